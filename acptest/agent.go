@@ -1,0 +1,347 @@
+// Package acptest is acpprobe's reference ACP agent: personas modelled on real agents
+// (claude, codex, gemini, minimal) and faults that misbehave on purpose. It runs in-process
+// (Serve, or Launcher for a transport.Pipe) or as a process (`acpprobe agent`), so the probe
+// and its tests have a known agent to talk to without any network or model.
+package acptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// Faults make the reference agent misbehave.
+type Faults struct {
+	// HangOn: when this method arrives, stop reading and answering until the agent is stopped
+	// (a signal, or the context for an in-process agent). Closing stdin does not end it.
+	HangOn string
+	// ExitBefore: when this method arrives, exit with status 3 without answering.
+	ExitBefore string
+	// GarbageStdout writes a line that is not JSON on stdout before the first answer.
+	GarbageStdout bool
+	// SlowStart waits this long before reading anything.
+	SlowStart time.Duration
+}
+
+// Config selects a persona and its faults.
+type Config struct {
+	Persona string
+	Faults
+}
+
+// ExitError ends an agent with an exit status.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return "exit status " + strconv.Itoa(e.Code) }
+
+// ExitCode is the status the agent exits with.
+func (e *ExitError) ExitCode() int { return e.Code }
+
+// ExitBeforeStatus is the exit status of the ExitBefore fault.
+const ExitBeforeStatus = 3
+
+// GarbageLine is what the GarbageStdout fault writes.
+const GarbageLine = "acptest: this line is not JSON-RPC"
+
+// Launcher runs the reference agent in-process behind a transport.Pipe.
+func Launcher(cfg Config) transport.Launcher {
+	return transport.Pipe{Name: "acptest-" + cfg.Persona, Serve: func(ctx context.Context, in io.Reader, out, errw io.Writer) error {
+		return Serve(ctx, in, out, errw, cfg)
+	}}
+}
+
+// Serve runs the reference agent on the given streams until stdin ends (nil), a fault ends it
+// (an *ExitError), or ctx is cancelled.
+func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, cfg Config) error {
+	p, ok := LookupPersona(cfg.Persona)
+	if !ok {
+		return fmt.Errorf("acptest: unknown persona %q (have %v)", cfg.Persona, PersonaNames())
+	}
+	if cfg.SlowStart > 0 {
+		t := time.NewTimer(cfg.SlowStart)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	a := &agent{p: p, cfg: cfg, out: stdout, errw: stderr, sessions: map[string]*session{}}
+	lines := make(chan jsonrpc.Line)
+	readErr := make(chan error, 1)
+	go func() {
+		lr := jsonrpc.NewLineReader(stdin, 0)
+		for {
+			line, err := lr.Next()
+			if err == nil || line.Size > 0 {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-readErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case line := <-lines:
+			if err := a.handle(ctx, line.Raw); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+type session struct {
+	mode   string
+	config map[string]string
+}
+
+type agent struct {
+	p        *Persona
+	cfg      Config
+	out      io.Writer
+	errw     io.Writer
+	mu       sync.Mutex
+	garbaged bool
+	nextID   int
+	sessions map[string]*session
+}
+
+func (a *agent) handle(ctx context.Context, raw []byte) error {
+	msg, err := jsonrpc.Decode(raw)
+	if err != nil {
+		return a.writeError(json.RawMessage("null"), &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error"})
+	}
+	switch msg.Kind() {
+	case jsonrpc.Request:
+	case jsonrpc.Notification, jsonrpc.Response:
+		return nil // session/cancel, $/cancel_request and answers to our requests need nothing
+	default:
+		return a.writeError(json.RawMessage("null"), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request"})
+	}
+	if msg.Method == a.cfg.ExitBefore {
+		fmt.Fprintf(a.errw, "acptest: exiting before answering %s\n", msg.Method)
+		return &ExitError{Code: ExitBeforeStatus}
+	}
+	if msg.Method == a.cfg.HangOn {
+		fmt.Fprintf(a.errw, "acptest: hanging on %s\n", msg.Method)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	result, rpcErr := a.dispatch(msg)
+	if rpcErr != nil {
+		return a.writeError(msg.ID, rpcErr)
+	}
+	if err := a.writeResult(msg.ID, result); err != nil {
+		return err
+	}
+	if msg.Method == acp.MethodSessionNew {
+		sid := acp.ParseObject(result).String("sessionId")
+		for _, u := range a.p.AfterNewSession {
+			if err := a.notify(acp.MethodSessionUpdate, map[string]any{"sessionId": sid, "update": u}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var (
+	errUnknownSession = &jsonrpc.Error{Code: jsonrpc.CodeResourceNotFound, Message: "Resource not found: session"}
+	errAuth           = &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: "Authentication required"}
+	errNotFound       = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
+)
+
+func invalidParams(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
+}
+
+func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
+	params := acp.ParseObject(msg.Params)
+	switch msg.Method {
+	case acp.MethodInitialize:
+		if _, ok := params.Int("protocolVersion"); !ok {
+			return nil, invalidParams("protocolVersion must be an integer")
+		}
+		return a.p.Initialize, nil
+	case acp.MethodSessionNew:
+		if a.p.NewSessionError != nil {
+			return nil, a.p.NewSessionError
+		}
+		if !params.Has("cwd") || params.Array("mcpServers") == nil {
+			return nil, invalidParams("cwd and mcpServers are required")
+		}
+		return a.newSession(), nil
+	case acp.MethodSessionPrompt:
+		return a.prompt(params)
+	}
+	behaviour, ok := a.p.Methods[msg.Method]
+	if !ok {
+		return nil, errNotFound
+	}
+	if behaviour == NeedsAuth {
+		return nil, errAuth
+	}
+	if msg.Method == acp.MethodSessionList {
+		return raw(`{"sessions":[]}`), nil
+	}
+	s := a.sessions[params.String("sessionId")]
+	if s == nil {
+		if behaviour == InvalidParamsOnUnknown {
+			return nil, invalidParams("Session not found: " + params.String("sessionId"))
+		}
+		return nil, errUnknownSession
+	}
+	switch msg.Method {
+	case acp.MethodSetConfigOption:
+		return a.setConfigOption(s, params)
+	case acp.MethodSetMode:
+		s.mode = params.String("modeId")
+		return raw(`{}`), nil
+	case acp.MethodSessionClose:
+		delete(a.sessions, params.String("sessionId"))
+		return raw(`{}`), nil
+	}
+	return raw(`{}`), nil
+}
+
+func (a *agent) newSession() json.RawMessage {
+	a.nextID++
+	sid := fmt.Sprintf("%s-session-%d", a.p.Name, a.nextID)
+	s := &session{config: map[string]string{}}
+	for _, o := range acp.ParseSessionResult(a.p.NewSession).ConfigOptions {
+		s.config[o.ID] = o.Current()
+	}
+	a.sessions[sid] = s
+	obj := acp.ParseObject(a.p.NewSession)
+	if obj == nil {
+		obj = acp.Object{}
+	}
+	obj["sessionId"], _ = json.Marshal(sid)
+	out, _ := json.Marshal(obj)
+	return out
+}
+
+// setConfigOption accepts a value the option offers and answers the complete option list.
+func (a *agent) setConfigOption(s *session, params acp.Object) (json.RawMessage, *jsonrpc.Error) {
+	opts := acp.ParseSessionResult(a.p.NewSession).ConfigOptions
+	id, value := params.String("configId"), params.String("value")
+	for _, o := range opts {
+		if o.ID != id {
+			continue
+		}
+		for _, v := range o.Values() {
+			if v == value {
+				s.config[id] = value
+				var list []map[string]any
+				for _, o2 := range acp.ParseObject(a.p.NewSession).Array("configOptions") {
+					var m map[string]any
+					_ = json.Unmarshal(o2, &m)
+					if cur, ok := s.config[fmt.Sprint(m["id"])]; ok {
+						m["currentValue"] = cur
+					}
+					list = append(list, m)
+				}
+				out, _ := json.Marshal(map[string]any{"configOptions": list})
+				return out, nil
+			}
+		}
+		return nil, invalidParams(fmt.Sprintf("%q is not a value of %s", value, id))
+	}
+	return nil, invalidParams("unknown config option " + id)
+}
+
+// prompt accepts an array of content blocks with a type; a text prompt gets one agent
+// message chunk and ends the turn.
+func (a *agent) prompt(params acp.Object) (json.RawMessage, *jsonrpc.Error) {
+	sid := params.String("sessionId")
+	if a.sessions[sid] == nil {
+		return nil, errUnknownSession
+	}
+	blocks := params.Array("prompt")
+	if blocks == nil {
+		return nil, invalidParams("prompt must be an array of content blocks")
+	}
+	for i, b := range blocks {
+		if acp.ParseObject(b).String("type") == "" {
+			return nil, invalidParams(fmt.Sprintf("prompt[%d] has no type", i))
+		}
+	}
+	if err := a.notify(acp.MethodSessionUpdate, map[string]any{"sessionId": sid,
+		"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]string{"type": "text", "text": "pong"}}}); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	return raw(`{"stopReason":"end_turn"}`), nil
+}
+
+func (a *agent) notify(method string, params any) error {
+	line, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	return a.write(line)
+}
+
+func (a *agent) writeResult(id json.RawMessage, result json.RawMessage) error {
+	line, err := jsonrpc.EncodeResult(id, result)
+	if err != nil {
+		return err
+	}
+	return a.write(a.order(line, id))
+}
+
+func (a *agent) writeError(id json.RawMessage, e *jsonrpc.Error) error {
+	line, err := jsonrpc.EncodeError(id, e)
+	if err != nil {
+		return err
+	}
+	return a.write(a.order(line, id))
+}
+
+// order moves "id" to the end of a response when the persona writes it that way.
+func (a *agent) order(line []byte, id json.RawMessage) []byte {
+	if !a.p.IDLast {
+		return line
+	}
+	prefix := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,`)
+	if !bytes.HasPrefix(line, prefix) {
+		return line
+	}
+	rest := line[len(prefix) : len(line)-1]
+	return []byte(`{"jsonrpc":"2.0",` + string(rest) + `,"id":` + string(id) + `}`)
+}
+
+func (a *agent) write(line []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cfg.GarbageStdout && !a.garbaged {
+		a.garbaged = true
+		if _, err := io.WriteString(a.out, GarbageLine+"\n"); err != nil {
+			return err
+		}
+	}
+	_, err := a.out.Write(append(line, '\n'))
+	return err
+}

@@ -1,0 +1,3 @@
+module github.com/acpprobe/acpprobe
+
+go 1.26

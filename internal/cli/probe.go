@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// probeFlags are the flags shared by every command that probes an agent.
+type probeFlags struct {
+	json           bool
+	command        string
+	cwd            string
+	env            envFlag
+	timeout        durationFlag
+	startupTimeout durationFlag
+	requestTimeout durationFlag
+	grace          durationFlag
+	protocol       int
+	authPolicy     string
+	noMethods      bool
+}
+
+func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
+	fs.BoolVar(&p.json, "json", false, "print the result as JSON on stdout")
+	if withCommand {
+		fs.StringVar(&p.command, "command", "", "the agent command as one string, split like a shell does (quotes honoured)")
+	}
+	fs.StringVar(&p.cwd, "cwd", "", "working directory of the agent and cwd of session/new (default: the current directory)")
+	fs.Var(&p.env, "env", "KEY=VALUE added to the agent's environment (repeatable)")
+	p.timeout.d = probe.DefaultTimeout
+	fs.Var(&p.timeout, "timeout", "total budget of the probe (e.g. 30s; a bare number is seconds)")
+	p.startupTimeout.d = probe.DefaultStartupTimeout
+	fs.Var(&p.startupTimeout, "startup-timeout", "budget for the agent's first answer (initialize)")
+	p.requestTimeout.d = probe.DefaultRequestTimeout
+	fs.Var(&p.requestTimeout, "request-timeout", "budget of each optional-method probe")
+	p.grace.d = transport.DefaultGrace
+	fs.Var(&p.grace, "grace", "how long each teardown step waits before the next (stdin close, SIGTERM, SIGKILL)")
+	fs.IntVar(&p.protocol, "protocol-version", acp.ProtocolVersion, "protocolVersion sent in initialize")
+	fs.StringVar(&p.authPolicy, "auth-policy", string(probe.AuthPolicySkip), "skip: record authMethods and go on; fail: stop before session/new when authMethods are advertised")
+	fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
+}
+
+// options turns the flags into probe options for the given argv.
+func (p *probeFlags) options(argv []string) (probe.Options, error) {
+	var opts probe.Options
+	cwd := p.cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return opts, err
+		}
+		cwd = wd
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return opts, usagef("--cwd %q: %v", p.cwd, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return opts, usagef("--cwd %q is not an existing directory", p.cwd)
+	}
+	if p.protocol < 1 || p.protocol > 65535 {
+		return opts, usagef("--protocol-version %d: want an integer from 1 to 65535", p.protocol)
+	}
+	switch probe.AuthPolicy(p.authPolicy) {
+	case probe.AuthPolicySkip, probe.AuthPolicyFail:
+	default:
+		return opts, usagef("--auth-policy %q: want skip or fail", p.authPolicy)
+	}
+	opts = probe.Options{
+		Launcher:        transport.Command{Argv: argv, Dir: abs, Env: p.env},
+		Cwd:             abs,
+		Timeout:         p.timeout.d,
+		StartupTimeout:  p.startupTimeout.d,
+		RequestTimeout:  p.requestTimeout.d,
+		Grace:           p.grace.d,
+		ProtocolVersion: p.protocol,
+		AuthPolicy:      probe.AuthPolicy(p.authPolicy),
+		SkipMethods:     p.noMethods,
+	}
+	return opts, nil
+}
+
+// agentArgv reads the agent command from --command or the positional arguments.
+func (p *probeFlags) agentArgv(args []string) ([]string, string, error) {
+	switch {
+	case p.command != "" && len(args) > 0:
+		return nil, "", usagef("give the agent command either with --command or after --, not both")
+	case p.command != "":
+		argv, err := shellSplit(p.command)
+		if err != nil {
+			return nil, "", usagef("--command: %v", err)
+		}
+		if len(argv) == 0 {
+			return nil, "", usagef("--command is empty")
+		}
+		return argv, p.command, nil
+	case len(args) == 0 || args[0] == "":
+		return nil, "", usagef("no agent command: use 'acpprobe probe -- <command> [args...]' or --command \"...\"")
+	}
+	return args, joinCommand(args), nil
+}
+
+func runProbe(ctx context.Context, args []string, stdio Stdio) int {
+	fs := newFlagSet("probe")
+	var pf probeFlags
+	pf.register(fs, true)
+	if err := parseFlags(fs, args, "acpprobe probe [flags] -- <agent command> [args...]", stdio.Out); err != nil {
+		return failUsage(stdio, "probe", err)
+	}
+	argv, command, err := pf.agentArgv(fs.Args())
+	if err != nil {
+		return failUsage(stdio, "probe", err)
+	}
+	opts, err := pf.options(argv)
+	if err != nil {
+		return failUsage(stdio, "probe", err)
+	}
+	opts.Command = command
+	return probeAndReport(ctx, opts, pf.json, stdio)
+}
+
+// probeAndReport runs the probe, prints the result, and maps it to an exit code.
+func probeAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio Stdio) int {
+	r, err := probe.Run(ctx, opts)
+	if err != nil {
+		return failUsage(stdio, "probe", err)
+	}
+	if asJSON {
+		if err := render.JSON(stdio.Out, r); err != nil {
+			fmt.Fprintln(stdio.Err, "acpprobe:", err)
+			return ExitNotProbed
+		}
+	} else if err := render.Text(stdio.Out, r); err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe:", err)
+		return ExitNotProbed
+	}
+	code := exitCode(r)
+	if r.Error != nil {
+		if asJSON {
+			line, _ := json.Marshal(map[string]any{"error": map[string]any{
+				"code": r.Error.Code, "stage": r.Error.Stage, "message": r.Error.Message, "exitCode": code}})
+			fmt.Fprintln(stdio.Err, string(line))
+		} else {
+			fmt.Fprintf(stdio.Err, "acpprobe: %s: %s\n", r.Error.Code, r.Error.Message)
+		}
+	}
+	return code
+}
+
+// exitCode maps a result to the process exit code.
+func exitCode(r *probe.Result) int {
+	if r.Error == nil {
+		return ExitOK
+	}
+	switch r.Error.Code {
+	case probe.ErrAuthRequired:
+		return ExitAuth
+	case probe.ErrInterrupted:
+		return ExitInterrupted
+	}
+	return ExitNotProbed
+}
+
+func runDemo(ctx context.Context, args []string, stdio Stdio) int {
+	fs := newFlagSet("demo")
+	var pf probeFlags
+	pf.register(fs, false)
+	persona := fs.String("persona", "claude", "reference-agent persona to probe (claude, codex, gemini, minimal)")
+	if err := parseFlags(fs, args, "acpprobe demo [flags]", stdio.Out); err != nil {
+		return failUsage(stdio, "demo", err)
+	}
+	if fs.NArg() > 0 {
+		return failUsage(stdio, "demo", usagef("takes no agent command (it probes the built-in reference agent); use 'acpprobe probe' for others"))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe demo: cannot find my own binary:", err)
+		return ExitNotProbed
+	}
+	argv := []string{self, "agent", "--persona", *persona}
+	if err := checkPersona(*persona); err != nil {
+		return failUsage(stdio, "demo", err)
+	}
+	opts, err := pf.options(argv)
+	if err != nil {
+		return failUsage(stdio, "demo", err)
+	}
+	opts.Command = "acpprobe agent --persona " + *persona
+	return probeAndReport(ctx, opts, pf.json, stdio)
+}
+
+// joinCommand renders argv as a command line a shell would split back into argv.
+func joinCommand(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			parts[i] = a
+			continue
+		}
+		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(parts, " ")
+}
+
+// envFlag collects repeated KEY=VALUE flags.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, ",") }
+
+func (e *envFlag) Set(v string) error {
+	k, _, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+// durationFlag is a time.Duration flag that also takes a bare number of seconds.
+type durationFlag struct{ d time.Duration }
+
+func (f *durationFlag) String() string { return f.d.String() }
+
+func (f *durationFlag) Set(v string) error {
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		f.d = time.Duration(secs * float64(time.Second))
+	} else if d, err := time.ParseDuration(v); err == nil {
+		f.d = d
+	} else {
+		return fmt.Errorf("want a duration like 30s or 1m, got %q", v)
+	}
+	if f.d <= 0 {
+		return fmt.Errorf("want a positive duration, got %q", v)
+	}
+	return nil
+}

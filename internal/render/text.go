@@ -1,0 +1,275 @@
+// Package render writes probe results for people (text) and machines (JSON).
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// JSON writes the result as indented JSON followed by a newline.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Text writes the human report of a probe: agent, protocol, capabilities, auth, modes,
+// config options, methods, timings, then the error if the probe could not complete.
+func Text(w io.Writer, r *probe.Result) error {
+	t := &textWriter{w: w}
+	t.section("Agent")
+	name := "(no agentInfo)"
+	if r.AgentInfo != nil {
+		name = r.AgentInfo.Name
+		if r.AgentInfo.Version != "" {
+			name += " " + r.AgentInfo.Version
+		}
+		if r.AgentInfo.Title != "" {
+			name += fmt.Sprintf(" (%s)", r.AgentInfo.Title)
+		}
+	}
+	t.kv("name", name)
+	if r.Agent.ID != nil {
+		t.kv("id", *r.Agent.ID)
+	}
+	t.kv("command", r.Agent.Command)
+	t.kv("cwd", r.Agent.Cwd)
+	t.kv("probed at", r.Agent.ProbedAt)
+
+	t.section("Protocol")
+	if r.ProtocolVersion != nil {
+		t.kv("version", fmt.Sprint(*r.ProtocolVersion))
+	} else {
+		t.kv("version", "(unknown)")
+	}
+
+	c := r.Capabilities
+	t.section("Capabilities")
+	t.kv("prompt", yesNo(map[string]bool{"text": true, "resource_link": true, "image": c.PromptCapabilities.Image,
+		"audio": c.PromptCapabilities.Audio, "resource (embedded)": c.PromptCapabilities.EmbeddedContext},
+		"text", "resource_link", "image", "audio", "resource (embedded)"))
+	t.kv("mcp servers", yesNo(map[string]bool{"stdio": true, "http": c.McpCapabilities.HTTP, "sse": c.McpCapabilities.SSE, "acp": c.McpCapabilities.ACP},
+		"stdio", "http", "sse", "acp"))
+	s := c.SessionCapabilities
+	t.kv("sessions", yesNo(map[string]bool{"load": c.LoadSession, "list": s.List, "resume": s.Resume, "close": s.Close,
+		"fork": s.Fork, "delete": s.Delete, "additionalDirectories": s.AdditionalDirectories},
+		"load", "list", "resume", "close", "fork", "delete", "additionalDirectories"))
+	t.kv("auth", yesNo(map[string]bool{"logout": c.Auth.Logout}, "logout"))
+	if len(c.MetaKeys) > 0 {
+		t.kv("_meta", strings.Join(c.MetaKeys, ", "))
+	}
+
+	t.section("Authentication")
+	t.kv("status", r.Auth.Status)
+	for _, e := range r.Auth.Evidence {
+		t.kv("evidence", e)
+	}
+	if len(r.AuthMethods) == 0 {
+		t.kv("methods", "(none advertised)")
+	}
+	for _, m := range r.AuthMethods {
+		o := acp.ParseObject(m)
+		kind := o.String("type")
+		if kind == "" {
+			kind = "agent"
+		}
+		line := fmt.Sprintf("%s — %s [%s]", o.String("id"), o.String("name"), kind)
+		if vars := o.Array("vars"); len(vars) > 0 {
+			var names []string
+			for _, v := range vars {
+				names = append(names, acp.ParseObject(v).String("name"))
+			}
+			line += " vars: " + strings.Join(names, ", ")
+		}
+		if meta := o.Object("_meta"); meta != nil {
+			line += " _meta: " + strings.Join(meta.Keys(), ", ")
+		}
+		t.kv("method", line)
+	}
+
+	t.section("Modes")
+	if len(r.Modes) == 0 {
+		t.line("(none)")
+	}
+	for _, m := range r.Modes {
+		mark := " "
+		if m.ID == r.CurrentModeID {
+			mark = "*"
+		}
+		t.line(fmt.Sprintf("%s %s — %s", mark, m.ID, m.Name))
+	}
+
+	t.section("Config options")
+	if len(r.ConfigOptions) == 0 {
+		t.line("(none)")
+	}
+	for _, o := range r.ConfigOptions {
+		cat := o.Category
+		if cat == "" {
+			cat = "-"
+		}
+		t.line(fmt.Sprintf("%s (%s, %s) = %s", o.ID, o.Type, cat, strings.Trim(string(o.CurrentValue), `"`)))
+		if len(o.Options) > 0 {
+			t.line("    values: " + strings.Join(o.Values(), ", "))
+		}
+	}
+	if len(r.LegacyModels) > 0 {
+		var ids []string
+		for _, m := range r.LegacyModels {
+			ids = append(ids, m.ID)
+		}
+		t.kv("legacy models", strings.Join(ids, ", "))
+	}
+	if r.Reasoning != nil {
+		t.kv("reasoning", fmt.Sprintf("%s: %s", r.Reasoning.ConfigID, strings.Join(r.Reasoning.Values, ", ")))
+	}
+
+	t.section("Methods")
+	for _, m := range acp.ProbedMethods {
+		ms, ok := r.Methods[m]
+		if !ok {
+			continue
+		}
+		detail := ms.Support
+		if ms.Code != nil {
+			detail += fmt.Sprintf(" (%d %s)", *ms.Code, ms.Message)
+		} else if ms.Message != "" {
+			detail += " (" + ms.Message + ")"
+		}
+		t.kv(m, detail)
+	}
+
+	if r.Notifications.Total > 0 || len(r.AgentRequests) > 0 {
+		t.section("Agent messages")
+		for _, k := range sortedKeys(r.Notifications.ByMethod) {
+			t.kv(k, fmt.Sprint(r.Notifications.ByMethod[k]))
+		}
+		for _, k := range sortedKeys(r.Notifications.BySessionUpdate) {
+			t.kv("  "+k, fmt.Sprint(r.Notifications.BySessionUpdate[k]))
+		}
+		for _, k := range sortedKeys(r.AgentRequests) {
+			t.kv("request "+k, fmt.Sprintf("%d (refused)", r.AgentRequests[k]))
+		}
+	}
+
+	if len(r.Findings) > 0 {
+		t.section("Findings")
+		for _, f := range r.Findings {
+			t.line(fmt.Sprintf("%-10s %s — %s", f.Tier, f.ID, f.Message))
+		}
+	}
+
+	tm := r.Timings
+	t.section("Timings")
+	t.kv("spawn→initialize", fmt.Sprintf("%.1f ms", tm.SpawnToInitializeMs))
+	t.kv("initialize", fmt.Sprintf("%.1f ms", tm.InitializeMs))
+	t.kv("session/new", fmt.Sprintf("%.1f ms", tm.SessionNewMs))
+	t.kv("methods", fmt.Sprintf("%.1f ms", tm.MethodsMs))
+	t.kv("teardown", fmt.Sprintf("%.1f ms", tm.TeardownMs))
+	t.kv("total", fmt.Sprintf("%.1f ms", tm.TotalMs))
+	if r.Exit != nil {
+		t.kv("exit", exitText(r))
+	}
+
+	if r.Error != nil {
+		t.section("Error")
+		t.kv("code", r.Error.Code)
+		t.kv("stage", r.Error.Stage)
+		t.kv("message", r.Error.Message)
+		if tail := lastLines(r.Error.Stderr, 10); tail != "" {
+			t.line("stderr (last lines):")
+			for _, l := range strings.Split(tail, "\n") {
+				t.line("  | " + l)
+			}
+		}
+	}
+	return t.err
+}
+
+func exitText(r *probe.Result) string {
+	x := r.Exit
+	var s string
+	switch {
+	case x.Signal != "":
+		s = "killed by " + x.Signal
+	case x.Code != nil:
+		s = fmt.Sprintf("status %d", *x.Code)
+	default:
+		s = "unknown"
+	}
+	switch x.By {
+	case "stdin":
+		s += fmt.Sprintf(", %.1f ms after stdin closed", *x.AfterStdinCloseMs)
+	case "sigterm", "sigkill":
+		s += ", did not leave after stdin closed"
+	case "self":
+		s += ", before teardown"
+	}
+	if x.GroupKilled {
+		s += "; leftover processes of its group were killed"
+	}
+	return s
+}
+
+type textWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *textWriter) line(s string) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintln(t.w, "  "+s)
+	}
+}
+
+func (t *textWriter) section(name string) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, "\n%s\n", name)
+	}
+}
+
+func (t *textWriter) kv(k, v string) { t.line(fmt.Sprintf("%-27s %s", k+":", v)) }
+
+// yesNo lists which of the named features are on and off, in the given order.
+func yesNo(on map[string]bool, order ...string) string {
+	var yes, no []string
+	for _, k := range order {
+		if on[k] {
+			yes = append(yes, k)
+		} else {
+			no = append(no, k)
+		}
+	}
+	s := strings.Join(yes, ", ")
+	if s == "" {
+		s = "(none)"
+	}
+	if len(no) > 0 {
+		s += "   (no: " + strings.Join(no, ", ") + ")"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}

@@ -1,0 +1,227 @@
+package probe
+
+import (
+	"encoding/json"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// ResultSchema names the version of the Result document.
+const ResultSchema = "acpprobe.result/v1"
+
+// Result is everything a probe learned about an agent. Its JSON field names are those of
+// acp-probe's AgentProbeResult (it is a superset), and the document is described by
+// schema/result.schema.json. Every list is present (possibly empty) so consumers never need
+// to tell null from [].
+type Result struct {
+	Schema          string              `json:"schema"`
+	Agent           AgentRef            `json:"agent"`
+	ProtocolVersion *int                `json:"protocolVersion"`
+	AgentInfo       *acp.Implementation `json:"agentInfo"`
+	Capabilities    Capabilities        `json:"capabilities"`
+	// AuthMethods are verbatim, including type, vars and _meta.
+	AuthMethods   []json.RawMessage  `json:"authMethods"`
+	Auth          AuthStatus         `json:"auth"`
+	Models        []acp.Model        `json:"models"`
+	LegacyModels  []acp.Model        `json:"legacyModels"`
+	Modes         []acp.Mode         `json:"modes"`
+	CurrentModeID string             `json:"currentModeId,omitempty"`
+	ConfigOptions []acp.ConfigOption `json:"configOptions"`
+	Reasoning     *Reasoning         `json:"reasoning"`
+	ModelConfig   *ModelConfig       `json:"modelConfig"`
+	// SupportsConfigOption is true iff session/set_config_option is implemented.
+	SupportsConfigOption bool                     `json:"supportsConfigOption"`
+	Methods              map[string]MethodSupport `json:"methods"`
+	Timings              Timings                  `json:"timings"`
+	Notifications        Notifications            `json:"notifications"`
+	// AgentRequests counts the requests the agent sent to the probe, by method (all refused).
+	AgentRequests map[string]int  `json:"agentRequests"`
+	StderrTail    string          `json:"stderrTail"`
+	StderrBytes   int64           `json:"stderrBytes"`
+	Exit          *transport.Exit `json:"exit"`
+	Findings      []Finding       `json:"findings"`
+	Error         *Error          `json:"error,omitempty"`
+	Raw           Raw             `json:"raw"`
+}
+
+// AgentRef says which agent was probed and when.
+type AgentRef struct {
+	ID         *string  `json:"id"`      // registry or config id; null for a raw command
+	Command    string   `json:"command"` // the command line as given
+	Argv       []string `json:"argv"`
+	Cwd        string   `json:"cwd"`
+	ProbedAt   string   `json:"probedAt"` // RFC 3339, UTC
+	DurationMs float64  `json:"durationMs"`
+	PID        int      `json:"pid,omitempty"`
+}
+
+// Capabilities are the agent's capabilities as booleans: an object capability is true when
+// present (the verbatim object stays in Raw.Initialize).
+type Capabilities struct {
+	LoadSession         bool                `json:"loadSession"`
+	PromptCapabilities  PromptCapabilities  `json:"promptCapabilities"`
+	McpCapabilities     McpCapabilities     `json:"mcpCapabilities"`
+	SessionCapabilities SessionCapabilities `json:"sessionCapabilities"`
+	Auth                AuthCapabilities    `json:"auth"`
+	Experimental        Experimental        `json:"experimental"`
+	// MetaKeys are the top-level keys of agentCapabilities._meta (vendor capabilities).
+	MetaKeys []string `json:"metaKeys"`
+}
+
+// PromptCapabilities say which content a prompt may carry beyond text and resource links.
+type PromptCapabilities struct {
+	Image           bool `json:"image"`
+	Audio           bool `json:"audio"`
+	EmbeddedContext bool `json:"embeddedContext"`
+}
+
+// McpCapabilities say which MCP transports the agent connects to (stdio is mandatory).
+type McpCapabilities struct {
+	HTTP bool `json:"http"`
+	SSE  bool `json:"sse"`
+	ACP  bool `json:"acp"`  // unstable MCP-over-ACP
+	Meta bool `json:"meta"` // _meta present on mcpCapabilities
+}
+
+// SessionCapabilities are the optional session methods the agent advertises.
+type SessionCapabilities struct {
+	Close                 bool `json:"close"`
+	List                  bool `json:"list"`
+	Resume                bool `json:"resume"`
+	Fork                  bool `json:"fork"`
+	AdditionalDirectories bool `json:"additionalDirectories"`
+	Delete                bool `json:"delete"`
+}
+
+// AuthCapabilities are agentCapabilities.auth.
+type AuthCapabilities struct {
+	Logout bool `json:"logout"`
+}
+
+// Experimental are capabilities outside stable v1 (presence).
+type Experimental struct {
+	Auth             bool `json:"auth"`
+	NES              bool `json:"nes"`
+	Providers        bool `json:"providers"`
+	PositionEncoding bool `json:"positionEncoding"`
+}
+
+// Authentication statuses.
+const (
+	AuthAuthenticated = "authenticated" // session/new succeeded without authenticate
+	AuthRequired      = "auth_required" // the agent said authentication is needed
+	AuthUnknown       = "unknown"       // the probe could not tell
+)
+
+// AuthStatus is the honest answer to "can a client use this agent without logging in?".
+type AuthStatus struct {
+	Status   string   `json:"status"`
+	Evidence []string `json:"evidence"`
+}
+
+// Reasoning points at the thought_level config option.
+type Reasoning struct {
+	ConfigID     string   `json:"configId"`
+	Values       []string `json:"values"`
+	DefaultValue string   `json:"defaultValue,omitempty"`
+}
+
+// ModelConfig points at the model config option: Values are the ids set_config_option accepts.
+type ModelConfig struct {
+	ConfigID     string   `json:"configId"`
+	Values       []string `json:"values"`
+	CurrentValue string   `json:"currentValue,omitempty"`
+}
+
+// Method support values.
+const (
+	Supported   = "supported"   // answered with anything but -32601
+	Unsupported = "unsupported" // answered -32601 method not found
+	Unknown     = "unknown"     // no answer within the request budget
+	Skipped     = "skipped"     // not probed (--no-methods, or the agent was gone)
+)
+
+// MethodSupport is how a method answered a side-effect-free call.
+type MethodSupport struct {
+	Support string `json:"support"`
+	Code    *int   `json:"code"` // the error code of the answer; null for a result or no answer
+	Message string `json:"message,omitempty"`
+	Ms      float64 `json:"ms"`
+}
+
+// Timings of the probe's steps, in milliseconds.
+type Timings struct {
+	SpawnToInitializeMs float64 `json:"spawnToInitializeMs"`
+	InitializeMs        float64 `json:"initializeMs"`
+	SessionNewMs        float64 `json:"sessionNewMs"`
+	MethodsMs           float64 `json:"methodsMs"`
+	TeardownMs          float64 `json:"teardownMs"`
+	TotalMs             float64 `json:"totalMs"`
+}
+
+// Notifications counts what the agent announced.
+type Notifications struct {
+	Total           int            `json:"total"`
+	ByMethod        map[string]int `json:"byMethod"`
+	BySessionUpdate map[string]int `json:"bySessionUpdate"`
+}
+
+// Raw holds the verbatim results of initialize and session/new (null when there was none).
+type Raw struct {
+	Initialize json.RawMessage `json:"initialize"`
+	NewSession json.RawMessage `json:"newSession"`
+}
+
+// Error codes of a probe that could not complete.
+const (
+	ErrSpawnFailed       = "spawn_failed"
+	ErrInitializeTimeout = "initialize_timeout"
+	ErrSessionNewTimeout = "session_new_timeout"
+	ErrAuthRequired      = "auth_required"
+	ErrProtocolMismatch  = "protocol_mismatch"
+	ErrAgentCrashed      = "agent_crashed"
+	ErrInterrupted       = "interrupted"
+	ErrUnknown           = "unknown"
+)
+
+// Stages of a probe.
+const (
+	StageSpawn      = "spawn"
+	StageInitialize = "initialize"
+	StageSessionNew = "session/new"
+	StageMethods    = "methods"
+)
+
+// Error says why a probe could not complete. What was learned before it is still in the Result.
+type Error struct {
+	Code    string `json:"code"`
+	Stage   string `json:"stage"`
+	Message string `json:"message"`
+	// AgentError is the agent's error object, verbatim, when the agent answered with one.
+	AgentError json.RawMessage `json:"agentError,omitempty"`
+	Stderr     string          `json:"stderr,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + " at " + e.Stage + ": " + e.Message }
+
+// Tiers of findings, from most to least severe.
+const (
+	TierMandatory  = "MANDATORY"  // a MUST of the protocol is broken
+	TierCapability = "CAPABILITY" // an advertised capability does not work
+	TierAdvisory   = "ADVISORY"   // a SHOULD, or a robustness problem
+	TierInfo       = "INFO"       // worth knowing
+)
+
+// Finding is one departure from the protocol (or a fact worth knowing), found in the recorded
+// session. Errors of the probe itself are never findings.
+type Finding struct {
+	ID       string          `json:"id"`
+	Tier     string          `json:"tier"`
+	Title    string          `json:"title"`
+	Message  string          `json:"message"`
+	Pointer  string          `json:"pointer,omitempty"`
+	Seq      int64           `json:"seq,omitempty"`
+	SpecRef  string          `json:"specRef,omitempty"`
+	Evidence json.RawMessage `json:"evidence,omitempty"`
+}

@@ -1,0 +1,308 @@
+//go:build unix
+
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Command launches an agent as a child process in a new process group.
+type Command struct {
+	Argv []string // program and arguments; the program is looked up on PATH
+	Dir  string   // working directory; the caller's when empty
+	// Env holds KEY=VALUE pairs merged over the process environment (a key given here
+	// replaces the inherited value).
+	Env []string
+	// StderrTail is how many trailing stderr bytes to keep (DefaultStderrTail when 0).
+	StderrTail int
+	// Stderr, when set, also receives every stderr chunk as it arrives.
+	Stderr io.Writer
+}
+
+// CommandLine returns the argv.
+func (c Command) CommandLine() []string { return append([]string(nil), c.Argv...) }
+
+// Launch starts the process. The error wraps the exec error (program not found, not
+// executable, bad working directory).
+func (c Command) Launch(ctx context.Context) (Agent, error) {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return nil, errors.New("empty command")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = MergeEnv(os.Environ(), c.Env)
+	cmd.SysProcAttr = newProcAttr()
+
+	var parentEnds, childEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		return r, w, err
+	}
+	stdinR, stdinW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	stdoutR, stdoutW, err := pipe()
+	if err != nil {
+		closeAll([]*os.File{stdinR, stdinW})
+		return nil, err
+	}
+	stderrR, stderrW, err := pipe()
+	if err != nil {
+		closeAll([]*os.File{stdinR, stdinW, stdoutR, stdoutW})
+		return nil, err
+	}
+	parentEnds = []*os.File{stdinW, stdoutR, stderrR}
+	childEnds = []*os.File{stdinR, stdoutW, stderrW}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+
+	if err := cmd.Start(); err != nil {
+		closeAll(parentEnds)
+		closeAll(childEnds)
+		return nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+	}
+	closeAll(childEnds)
+
+	tailSize := c.StderrTail
+	if tailSize <= 0 {
+		tailSize = DefaultStderrTail
+	}
+	p := &Process{
+		cmd:       cmd,
+		pid:       cmd.Process.Pid,
+		stdin:     stdinW,
+		stdout:    &eofReader{f: stdoutR, eof: make(chan struct{})},
+		stderrR:   stderrR,
+		tail:      NewTailBuffer(tailSize),
+		exited:    make(chan struct{}),
+		stderrEOF: make(chan struct{}),
+	}
+	var sink io.Writer = p.tail
+	if c.Stderr != nil {
+		sink = io.MultiWriter(p.tail, c.Stderr)
+	}
+	go func() {
+		_, _ = io.Copy(sink, stderrR)
+		close(p.stderrEOF)
+	}()
+	go p.wait()
+	return p, nil
+}
+
+// MergeEnv returns base with each KEY=VALUE of overlay replacing or adding its key.
+func MergeEnv(base, overlay []string) []string {
+	keys := map[string]bool{}
+	for _, kv := range overlay {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	out := make([]string, 0, len(base)+len(overlay))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, overlay...)
+}
+
+// Process is an agent running as a child process.
+type Process struct {
+	cmd       *exec.Cmd
+	pid       int
+	stdin     *os.File
+	stdout    *eofReader
+	stderrR   *os.File
+	tail      *TailBuffer
+	stderrEOF chan struct{}
+
+	mu         sync.Mutex
+	step       string    // current teardown step: "" (not started), "stdin", "sigterm", "sigkill"
+	stdinClose time.Time // when stdin was closed by the ladder
+	exit       Exit
+	exited     chan struct{}
+
+	shutdownOnce sync.Once
+}
+
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	state := p.cmd.ProcessState
+	if state == nil {
+		code := -1
+		p.exit.Code = &code
+		_ = err
+	} else if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		p.exit.Signal = signalName(ws.Signal())
+	} else {
+		code := state.ExitCode()
+		p.exit.Code = &code
+	}
+	p.exit.By = p.step
+	if p.exit.By == "" {
+		p.exit.By = "self"
+	}
+	if p.exit.By == "stdin" {
+		p.exit.AfterStdinCloseMs = msSince(p.stdinClose)
+	}
+	close(p.exited)
+}
+
+// Stdin is the agent's input.
+func (p *Process) Stdin() io.WriteCloser { return p.stdin }
+
+// Stdout is the agent's output.
+func (p *Process) Stdout() io.Reader { return p.stdout }
+
+// Exited is closed when the process has been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// StderrTail returns the last bytes of stderr.
+func (p *Process) StderrTail() []byte { return p.tail.Bytes() }
+
+// StderrBytes is the total number of stderr bytes written.
+func (p *Process) StderrBytes() int64 { return p.tail.Total() }
+
+// PID is the process id, which is also the id of its process group.
+func (p *Process) PID() int { return p.pid }
+
+// Exit is how the process ended (zero value while it runs).
+func (p *Process) Exit() Exit {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exit
+}
+
+func (p *Process) setStep(step string) {
+	p.mu.Lock()
+	p.step = step
+	if step == "stdin" {
+		p.stdinClose = time.Now()
+	}
+	p.mu.Unlock()
+}
+
+// Shutdown runs the teardown ladder: close stdin, wait grace, SIGTERM the group, wait grace,
+// SIGKILL the group. Processes of the group that outlive the agent are terminated the same
+// way. Finally the output pipes are closed once drained (or after a grace, if a process that
+// escaped the group still holds them).
+func (p *Process) Shutdown(ctx context.Context, grace time.Duration) Exit {
+	p.shutdownOnce.Do(func() { p.shutdown(ctx, grace) })
+	return p.Exit()
+}
+
+func (p *Process) shutdown(ctx context.Context, grace time.Duration) {
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	select {
+	case <-p.exited:
+	default:
+		p.setStep("stdin")
+		p.stdin.Close()
+		if !waitOrDone(ctx, p.exited, grace) {
+			p.setStep("sigterm")
+			_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+			if !waitOrDone(ctx, p.exited, grace) {
+				p.setStep("sigkill")
+				_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+				<-p.exited
+			}
+		}
+	}
+	p.stdin.Close()
+	if GroupAlive(p.pid) {
+		p.mu.Lock()
+		p.exit.GroupKilled = true
+		p.mu.Unlock()
+		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+		deadline := time.Now().Add(grace)
+		for GroupAlive(p.pid) && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	}
+	// Let the readers drain what the agent wrote before it went, then cut the pipes: a
+	// process that left the group may still hold them open.
+	drained := make(chan struct{})
+	go func() {
+		<-p.stdout.eof
+		<-p.stderrEOF
+		close(drained)
+	}()
+	waitOrDone(ctx, drained, grace)
+	p.stdout.f.Close()
+	p.stderrR.Close()
+}
+
+// waitOrDone waits for ch for at most d; it gives up early when ctx ends.
+func waitOrDone(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// eofReader marks when its file reached the end (or failed).
+type eofReader struct {
+	f    *os.File
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (r *eofReader) Read(b []byte) (int, error) {
+	n, err := r.f.Read(b)
+	if err != nil {
+		r.once.Do(func() { close(r.eof) })
+	}
+	return n, err
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}

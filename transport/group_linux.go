@@ -1,0 +1,48 @@
+package transport
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+func newProcAttr() *syscall.SysProcAttr {
+	// Pdeathsig: if acpprobe itself dies, the kernel kills the agent instead of orphaning it.
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// GroupAlive reports whether any live (non-zombie) process belongs to process group pgid.
+// Zombies do not count: they run nothing and are reaped by whoever inherited them.
+func GroupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the command name (which may hold spaces) start after the last ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := bytes.Fields(stat[i+1:])
+		if len(fields) < 3 {
+			continue
+		}
+		state, pgrp := string(fields[0]), string(fields[2])
+		if pgrp == strconv.Itoa(pgid) && state != "Z" && state != "X" {
+			return true
+		}
+	}
+	return false
+}

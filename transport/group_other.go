@@ -1,0 +1,10 @@
+//go:build unix && !linux
+
+package transport
+
+import "syscall"
+
+func newProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// GroupAlive reports whether any process belongs to process group pgid.
+func GroupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }

@@ -1,0 +1,116 @@
+// Package transport starts an ACP agent and owns its lifecycle: a child process (Command) or
+// an in-memory agent for tests (Pipe).
+//
+// A Command runs in its own process group with stdin and stdout on pipes, drains stderr
+// continuously keeping only the last bytes, and is torn down by a ladder that never leaves a
+// process behind: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group.
+// The protocol-level first step of the ladder (session/close when advertised) belongs to the
+// caller, which knows the session; see probe.
+package transport
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+)
+
+// DefaultStderrTail is how many trailing bytes of stderr an agent keeps (64 KiB).
+const DefaultStderrTail = 64 << 10
+
+// DefaultGrace is how long each step of the teardown ladder waits for the agent to go.
+const DefaultGrace = 2 * time.Second
+
+// Launcher starts an agent.
+type Launcher interface {
+	// Launch starts the agent. ctx bounds the start only, not the agent's life.
+	Launch(ctx context.Context) (Agent, error)
+	// CommandLine describes what is launched, for reports.
+	CommandLine() []string
+}
+
+// Agent is a running agent: its stdin, its stdout, and its end.
+type Agent interface {
+	// Stdin is the agent's input; closing it is the first step of a graceful stop.
+	Stdin() io.WriteCloser
+	// Stdout is the agent's output.
+	Stdout() io.Reader
+	// Exited is closed when the agent has ended; Exit tells how.
+	Exited() <-chan struct{}
+	// StderrTail returns the last bytes of stderr (at most the configured tail size).
+	StderrTail() []byte
+	// StderrBytes is the total number of stderr bytes the agent wrote.
+	StderrBytes() int64
+	// Shutdown runs the teardown ladder and returns how the agent ended. It is idempotent and
+	// always returns with nothing left running, whatever ctx says; ctx only shortens graces.
+	Shutdown(ctx context.Context, grace time.Duration) Exit
+	// Exit is how the agent ended; zero until Exited is closed.
+	Exit() Exit
+	// PID is the agent's process id (and process group id); 0 for an in-memory agent.
+	PID() int
+}
+
+// Exit records how an agent ended.
+type Exit struct {
+	Code   *int   `json:"code"`   // exit status when it exited by itself; nil when killed by a signal
+	Signal string `json:"signal"` // the signal that ended it ("SIGTERM", "SIGKILL", …); "" otherwise
+	// AfterStdinCloseMs is the time from closing stdin to exit when the agent left on its own
+	// within the grace; nil when it had already exited before or needed a signal.
+	AfterStdinCloseMs *float64 `json:"afterStdinCloseMs"`
+	// By says what ended it: "self" (before teardown started), "stdin" (left after stdin was
+	// closed), "sigterm", "sigkill".
+	By string `json:"by"`
+	// GroupKilled is true when processes of the agent's group outlived the agent and had to be
+	// signalled.
+	GroupKilled bool `json:"groupKilled,omitempty"`
+}
+
+// Ended reports whether the exit has been recorded.
+func (e Exit) Ended() bool { return e.By != "" }
+
+// TailBuffer keeps the last N bytes written to it and counts everything. It is safe for
+// concurrent use.
+type TailBuffer struct {
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	total int64
+}
+
+// NewTailBuffer keeps the last max bytes.
+func NewTailBuffer(max int) *TailBuffer { return &TailBuffer{max: max} }
+
+// Write appends p, dropping the oldest bytes beyond the limit. It never fails.
+func (t *TailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total += int64(len(p))
+	if len(p) >= t.max {
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return len(p), nil
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, p...)
+	return len(p), nil
+}
+
+// Bytes returns a copy of the kept tail.
+func (t *TailBuffer) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.buf...)
+}
+
+// Total is the number of bytes ever written.
+func (t *TailBuffer) Total() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total
+}
+
+func msSince(t time.Time) *float64 {
+	ms := float64(time.Since(t).Microseconds()) / 1000
+	return &ms
+}

@@ -144,9 +144,9 @@ const (
 
 // MethodSupport is how a method answered a side-effect-free call.
 type MethodSupport struct {
-	Support string `json:"support"`
-	Code    *int   `json:"code"` // the error code of the answer; null for a result or no answer
-	Message string `json:"message,omitempty"`
+	Support string  `json:"support"`
+	Code    *int    `json:"code"` // the error code of the answer; null for a result or no answer
+	Message string  `json:"message,omitempty"`
 	Ms      float64 `json:"ms"`
 }
 

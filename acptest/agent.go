@@ -31,6 +31,11 @@ type Faults struct {
 	GarbageStdout bool
 	// SlowStart waits this long before reading anything.
 	SlowStart time.Duration
+	// AnswerVersion, when not 0, replaces the protocolVersion of the initialize answer.
+	AnswerVersion int
+	// ClientRequests are agent→client requests (fs/read_text_file, terminal/create,
+	// session/request_permission, …) sent before answering session/new.
+	ClientRequests []string
 }
 
 // Config selects a persona and its faults.
@@ -127,6 +132,8 @@ type agent struct {
 	garbaged bool
 	nextID   int
 	sessions map[string]*session
+	// nextRequest numbers the agent's own requests to the client.
+	nextRequest int
 }
 
 func (a *agent) handle(ctx context.Context, raw []byte) error {
@@ -149,6 +156,11 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 		fmt.Fprintf(a.errw, "acptest: hanging on %s\n", msg.Method)
 		<-ctx.Done()
 		return ctx.Err()
+	}
+	if msg.Method == acp.MethodSessionNew {
+		if err := a.askClient(acp.ParseObject(msg.Params).String("cwd")); err != nil {
+			return err
+		}
 	}
 	result, rpcErr := a.dispatch(msg)
 	if rpcErr != nil {
@@ -184,6 +196,12 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 	case acp.MethodInitialize:
 		if _, ok := params.Int("protocolVersion"); !ok {
 			return nil, invalidParams("protocolVersion must be an integer")
+		}
+		if a.cfg.AnswerVersion != 0 {
+			o := acp.ParseObject(a.p.Initialize)
+			o["protocolVersion"] = json.RawMessage(strconv.Itoa(a.cfg.AnswerVersion))
+			out, _ := json.Marshal(o)
+			return out, nil
 		}
 		return a.p.Initialize, nil
 	case acp.MethodSessionNew:
@@ -294,6 +312,41 @@ func (a *agent) prompt(params acp.Object) (json.RawMessage, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	return raw(`{"stopReason":"end_turn"}`), nil
+}
+
+// askClient sends the configured agent→client requests. Their answers are not awaited: the
+// client's log shows what it answered.
+func (a *agent) askClient(cwd string) error {
+	const sid = "pending-session"
+	for _, method := range a.cfg.ClientRequests {
+		var params any
+		switch method {
+		case acp.MethodReadTextFile:
+			params = map[string]any{"sessionId": sid, "path": "/etc/hostname"}
+		case acp.MethodWriteTextFile:
+			params = map[string]any{"sessionId": sid, "path": cwd + "/acptest-must-not-exist.txt", "content": "written by acptest"}
+		case acp.MethodTerminalCreate:
+			params = map[string]any{"sessionId": sid, "command": "touch", "args": []string{cwd + "/acptest-must-not-exist.txt"}}
+		case acp.MethodRequestPermission:
+			params = map[string]any{"sessionId": sid,
+				"toolCall": map[string]any{"toolCallId": "call-1", "title": "Write acptest-must-not-exist.txt", "kind": "edit"},
+				"options":  []map[string]string{{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}}}
+		case acp.MethodElicitationCreate:
+			params = map[string]any{"sessionId": sid, "mode": "form", "message": "Your name?",
+				"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]string{"type": "string"}}}}
+		default:
+			params = map[string]any{}
+		}
+		a.nextRequest++
+		line, err := jsonrpc.EncodeRequest(int64(a.nextRequest), method, params)
+		if err != nil {
+			return err
+		}
+		if err := a.write(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *agent) notify(method string, params any) error {

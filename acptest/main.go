@@ -1,0 +1,84 @@
+package acptest
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Main runs the reference agent as a program: it parses args (the flags of `acpprobe agent`),
+// serves stdin/stdout until stdin ends, a fault fires or ctx ends (a signal), and returns the
+// exit status. Test binaries re-execute themselves through it to get a real agent process.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("acpprobe agent", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var cfg Config
+	fs.StringVar(&cfg.Persona, "persona", "claude", "persona: "+strings.Join(PersonaNames(), ", "))
+	fs.StringVar(&cfg.HangOn, "hang-on", "", "stop answering (and reading) when this method arrives")
+	fs.StringVar(&cfg.ExitBefore, "exit-before", "", fmt.Sprintf("exit with status %d when this method arrives, before answering", ExitBeforeStatus))
+	fs.BoolVar(&cfg.GarbageStdout, "garbage-stdout", false, "write a line that is not JSON on stdout before the first answer")
+	fs.DurationVar(&cfg.SlowStart, "slow-start", 0, "wait this long before reading anything (e.g. 2s)")
+	fs.IntVar(&cfg.AnswerVersion, "answer-version", 0, "answer initialize with this protocolVersion instead of the persona's")
+	fs.Func("request", "before answering session/new, send the client a request for this method (repeatable)", func(m string) error {
+		cfg.ClientRequests = append(cfg.ClientRequests, m)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: acpprobe agent [flags]\n\nRuns the reference ACP agent on stdin/stdout.\n\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintln(stderr, "acpprobe agent:", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "acpprobe agent: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if _, ok := LookupPersona(cfg.Persona); !ok {
+		fmt.Fprintf(stderr, "acpprobe agent: unknown persona %q (have %s)\n", cfg.Persona, strings.Join(PersonaNames(), ", "))
+		return 2
+	}
+	err := Serve(ctx, stdin, stdout, stderr, cfg)
+	var exit *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.Code
+	case ctx.Err() != nil:
+		return 128 + 15 // stopped by a signal: the status a shell reports for SIGTERM
+	}
+	fmt.Fprintln(stderr, "acpprobe agent:", err)
+	return 1
+}
+
+// Args renders a configuration as `acpprobe agent` flags, the inverse of Main's parsing.
+func (c Config) Args() []string {
+	args := []string{"--persona", c.Persona}
+	if c.HangOn != "" {
+		args = append(args, "--hang-on", c.HangOn)
+	}
+	if c.ExitBefore != "" {
+		args = append(args, "--exit-before", c.ExitBefore)
+	}
+	if c.GarbageStdout {
+		args = append(args, "--garbage-stdout")
+	}
+	if c.SlowStart > 0 {
+		args = append(args, "--slow-start", c.SlowStart.String())
+	}
+	if c.AnswerVersion != 0 {
+		args = append(args, "--answer-version", strconv.Itoa(c.AnswerVersion))
+	}
+	for _, m := range c.ClientRequests {
+		args = append(args, "--request", m)
+	}
+	return args
+}

@@ -1,0 +1,545 @@
+package probe_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// The test binary re-executes itself as the reference agent when this variable is set, so the
+// engine is tested against a real child process.
+const agentEnv = "ACPPROBE_TEST_AS_AGENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(agentEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		code := acptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// agentProcess launches this test binary as the reference agent with cfg.
+func agentProcess(t *testing.T, cfg acptest.Config) transport.Command {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A -race binary sleeps a second at exit (atexit_sleep_ms) unless told not to, which
+	// would make every agent miss the teardown grace.
+	return transport.Command{Argv: append([]string{exe}, cfg.Args()...), Env: []string{agentEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
+}
+
+// run probes cfg as a child process with short budgets and checks the invariants every probe
+// must hold: a result, an exit record, and no process of the agent's group left alive.
+func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.Result, []jsonrpc.Frame) {
+	t.Helper()
+	log := jsonrpc.NewLog()
+	opts := probe.Options{
+		Launcher:       agentProcess(t, cfg),
+		Cwd:            t.TempDir(),
+		Timeout:        10 * time.Second,
+		StartupTimeout: 5 * time.Second,
+		RequestTimeout: 2 * time.Second,
+		Grace:          500 * time.Millisecond,
+		Log:            log,
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	r, err := probe.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if r.Exit == nil || !r.Exit.Ended() {
+		t.Fatalf("no exit recorded: %+v", r.Exit)
+	}
+	if r.Agent.PID == 0 {
+		t.Fatal("no pid recorded")
+	}
+	if transport.GroupAlive(r.Agent.PID) {
+		t.Fatalf("process group %d still has live processes after the probe", r.Agent.PID)
+	}
+	if r.Schema != probe.ResultSchema {
+		t.Errorf("schema = %q", r.Schema)
+	}
+	if len(r.Methods) != 9 {
+		t.Errorf("methods has %d entries, want all 9 probed methods: %v", len(r.Methods), r.Methods)
+	}
+	return r, log.Frames()
+}
+
+func support(r *probe.Result) map[string]string {
+	m := map[string]string{}
+	for k, v := range r.Methods {
+		m[k] = v.Support
+	}
+	return m
+}
+
+func authIDs(r *probe.Result) []string {
+	var ids []string
+	for _, m := range r.AuthMethods {
+		var o struct{ ID string }
+		_ = json.Unmarshal(m, &o)
+		ids = append(ids, o.ID)
+	}
+	return ids
+}
+
+func TestClaudePersona(t *testing.T) {
+	r, _ := run(t, acptest.Config{Persona: "claude"}, nil)
+	if r.Error != nil {
+		t.Fatalf("error: %+v", r.Error)
+	}
+	if r.ProtocolVersion == nil || *r.ProtocolVersion != 1 {
+		t.Errorf("protocolVersion = %v", r.ProtocolVersion)
+	}
+	if r.AgentInfo == nil || r.AgentInfo.Name != "acptest-claude" {
+		t.Errorf("agentInfo = %+v", r.AgentInfo)
+	}
+	c := r.Capabilities
+	if !c.LoadSession || !c.PromptCapabilities.Image || c.PromptCapabilities.Audio || !c.PromptCapabilities.EmbeddedContext {
+		t.Errorf("prompt/load capabilities = %+v", c)
+	}
+	if !c.McpCapabilities.HTTP || !c.McpCapabilities.SSE || c.McpCapabilities.ACP {
+		t.Errorf("mcp = %+v", c.McpCapabilities)
+	}
+	want := probe.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true}
+	if c.SessionCapabilities != want {
+		t.Errorf("sessionCapabilities = %+v, want %+v", c.SessionCapabilities, want)
+	}
+	if !slices.Equal(c.MetaKeys, []string{"claudeCode"}) {
+		t.Errorf("metaKeys = %v", c.MetaKeys)
+	}
+	if r.Auth.Status != probe.AuthAuthenticated {
+		t.Errorf("auth = %+v", r.Auth)
+	}
+	var modes []string
+	for _, m := range r.Modes {
+		modes = append(modes, m.ID)
+	}
+	if !slices.Equal(modes, []string{"default", "acceptEdits", "plan", "bypassPermissions"}) || r.CurrentModeID != "default" {
+		t.Errorf("modes = %v current %q", modes, r.CurrentModeID)
+	}
+	if len(r.ConfigOptions) != 2 || r.ConfigOptions[0].ID != "mode" || r.ConfigOptions[1].Category != "model" {
+		t.Errorf("configOptions = %+v", r.ConfigOptions)
+	}
+	if r.ModelConfig == nil || r.ModelConfig.ConfigID != "model" || !slices.Equal(r.ModelConfig.Values, []string{"default", "opus", "haiku"}) || r.ModelConfig.CurrentValue != "default" {
+		t.Errorf("modelConfig = %+v", r.ModelConfig)
+	}
+	if len(r.Models) != 3 || r.Models[1].ID != "opus" || r.Models[1].Name != "Opus" {
+		t.Errorf("models = %+v", r.Models)
+	}
+	if len(r.LegacyModels) != 3 || r.LegacyModels[2].ID != "haiku" {
+		t.Errorf("legacyModels = %+v", r.LegacyModels)
+	}
+	if r.Reasoning != nil {
+		t.Errorf("reasoning = %+v, want nil (no thought_level option)", r.Reasoning)
+	}
+	wantSupport := map[string]string{
+		"session/set_config_option": probe.Supported, "session/set_mode": probe.Supported, "session/set_model": probe.Supported,
+		"session/load": probe.Supported, "session/resume": probe.Supported, "session/fork": probe.Supported,
+		"session/list": probe.Supported, "session/close": probe.Supported, "session/delete": probe.Unsupported,
+	}
+	if got := support(r); !mapsEqual(got, wantSupport) {
+		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
+	}
+	if m := r.Methods["session/load"]; m.Code == nil || *m.Code != jsonrpc.CodeResourceNotFound {
+		t.Errorf("session/load = %+v, want code -32002", m)
+	}
+	if m := r.Methods["session/list"]; m.Code != nil {
+		t.Errorf("session/list answered a result, code should be null: %+v", m)
+	}
+	if !r.SupportsConfigOption {
+		t.Error("supportsConfigOption = false")
+	}
+	if r.Notifications.ByMethod["session/update"] != 1 || r.Notifications.BySessionUpdate["available_commands_update"] != 1 {
+		t.Errorf("notifications = %+v", r.Notifications)
+	}
+	if r.Exit.By != "stdin" || r.Exit.Code == nil || *r.Exit.Code != 0 || r.Exit.AfterStdinCloseMs == nil {
+		t.Errorf("exit = %+v, want status 0 after stdin closed", r.Exit)
+	}
+	var raw struct{ AgentCapabilities map[string]any }
+	if err := json.Unmarshal(r.Raw.Initialize, &raw); err != nil || raw.AgentCapabilities["_meta"] == nil {
+		t.Errorf("raw.initialize not verbatim: %s", r.Raw.Initialize)
+	}
+	var ns struct{ SessionID string }
+	if err := json.Unmarshal(r.Raw.NewSession, &ns); err != nil || ns.SessionID != "claude-session-1" {
+		t.Errorf("raw.newSession = %s", r.Raw.NewSession)
+	}
+}
+
+func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "codex"}, nil)
+	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Error.Stage != probe.StageSessionNew {
+		t.Fatalf("error = %+v, want auth_required at session/new", r.Error)
+	}
+	if string(r.Error.AgentError) != `{"code":-32000,"message":"Authentication required"}` {
+		t.Errorf("agentError not verbatim: %s", r.Error.AgentError)
+	}
+	if r.Auth.Status != probe.AuthRequired || len(r.Auth.Evidence) == 0 {
+		t.Errorf("auth = %+v", r.Auth)
+	}
+	if ids := authIDs(r); !slices.Equal(ids, []string{"chatgpt", "codex-api-key", "openai-api-key"}) {
+		t.Errorf("auth method ids = %v", ids)
+	}
+	var m struct {
+		Type string
+		Vars []struct{ Name string }
+	}
+	if err := json.Unmarshal(r.AuthMethods[1], &m); err != nil || m.Type != "env_var" || len(m.Vars) != 1 || m.Vars[0].Name != "CODEX_API_KEY" {
+		t.Errorf("env_var auth method not verbatim: %s", r.AuthMethods[1])
+	}
+	if !r.Capabilities.LoadSession || !r.Capabilities.Auth.Logout || !r.Capabilities.SessionCapabilities.List {
+		t.Errorf("capabilities lost after the failure: %+v", r.Capabilities)
+	}
+	wantSupport := map[string]string{
+		"session/set_config_option": probe.Supported, "session/set_mode": probe.Supported, "session/set_model": probe.Unsupported,
+		"session/load": probe.Supported, "session/resume": probe.Supported, "session/fork": probe.Unsupported,
+		"session/list": probe.Supported, "session/close": probe.Supported, "session/delete": probe.Unsupported,
+	}
+	if got := support(r); !mapsEqual(got, wantSupport) {
+		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
+	}
+	if c := r.Methods["session/list"].Code; c == nil || *c != jsonrpc.CodeAuthRequired {
+		t.Errorf("session/list code = %v, want -32000", c)
+	}
+	// codex writes "id" as the last key; matching must not care.
+	found := false
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirAgent && strings.HasSuffix(string(f.Raw), `"id":1}`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the codex persona did not put id last; the test does not exercise id matching")
+	}
+}
+
+func TestGeminiPersonaNoConfigOptions(t *testing.T) {
+	r, _ := run(t, acptest.Config{Persona: "gemini"}, nil)
+	if r.Error != nil {
+		t.Fatalf("error: %+v", r.Error)
+	}
+	if !r.Capabilities.PromptCapabilities.Audio {
+		t.Error("audio = false")
+	}
+	if ids := authIDs(r); !slices.Equal(ids, []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}) {
+		t.Errorf("auth ids = %v", ids)
+	}
+	if r.SupportsConfigOption || r.Methods["session/set_config_option"].Support != probe.Unsupported {
+		t.Errorf("set_config_option = %+v, supportsConfigOption %v", r.Methods["session/set_config_option"], r.SupportsConfigOption)
+	}
+	if c := r.Methods["session/set_mode"].Code; c == nil || *c != jsonrpc.CodeInvalidParams {
+		t.Errorf("set_mode code = %v, want -32602 (still supported)", c)
+	}
+	if len(r.ConfigOptions) != 0 || r.ModelConfig != nil || len(r.Models) != 0 || len(r.Modes) != 3 {
+		t.Errorf("configOptions %v modelConfig %v models %v modes %v", r.ConfigOptions, r.ModelConfig, r.Models, r.Modes)
+	}
+	if r.Auth.Status != probe.AuthAuthenticated || !strings.Contains(r.Auth.Evidence[0], "4 authMethods") {
+		t.Errorf("auth = %+v", r.Auth)
+	}
+}
+
+func TestMinimalPersona(t *testing.T) {
+	r, _ := run(t, acptest.Config{Persona: "minimal"}, nil)
+	if r.Error != nil {
+		t.Fatalf("error: %+v", r.Error)
+	}
+	if r.AgentInfo != nil {
+		t.Errorf("agentInfo = %+v, want nil", r.AgentInfo)
+	}
+	if !zeroCaps(r.Capabilities) {
+		t.Errorf("capabilities = %+v, want all false", r.Capabilities)
+	}
+	for m, s := range r.Methods {
+		if s.Support != probe.Unsupported {
+			t.Errorf("%s = %+v, want unsupported", m, s)
+		}
+	}
+	if len(r.AuthMethods) != 0 || len(r.Modes) != 0 || len(r.ConfigOptions) != 0 {
+		t.Errorf("unexpected optional data: %+v", r)
+	}
+}
+
+func zeroCaps(c probe.Capabilities) bool {
+	return len(c.MetaKeys) == 0 && !c.LoadSession && c.PromptCapabilities == (probe.PromptCapabilities{}) &&
+		c.McpCapabilities == (probe.McpCapabilities{}) && c.SessionCapabilities == (probe.SessionCapabilities{}) &&
+		c.Auth == (probe.AuthCapabilities{}) && c.Experimental == (probe.Experimental{})
+}
+
+func TestFaults(t *testing.T) {
+	cases := []struct {
+		name      string
+		cfg       acptest.Config
+		tweak     func(*probe.Options)
+		code      string // expected error code ("" = success)
+		stage     string
+		exitBy    string // how the agent ended ("" = don't care)
+		exitCode  int    // when exitBy is self: the status
+		stderrHas string
+	}{
+		{name: "hang on initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "initialize"}},
+			tweak: func(o *probe.Options) { o.StartupTimeout = 300 * time.Millisecond },
+			code:  probe.ErrInitializeTimeout, stage: probe.StageInitialize, exitBy: "sigterm", stderrHas: "hanging on initialize"},
+		{name: "hang on session/new", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/new"}},
+			tweak: func(o *probe.Options) { o.Timeout = 700 * time.Millisecond },
+			code:  probe.ErrSessionNewTimeout, stage: probe.StageSessionNew, exitBy: "sigterm"},
+		{name: "exit before initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "initialize"}},
+			code: probe.ErrAgentCrashed, stage: probe.StageInitialize, exitBy: "self", exitCode: acptest.ExitBeforeStatus, stderrHas: "exiting before answering initialize"},
+		{name: "exit before session/new", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "session/new"}},
+			code: probe.ErrAgentCrashed, stage: probe.StageSessionNew, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
+		{name: "exit before a method probe", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "session/set_mode"}},
+			code: probe.ErrAgentCrashed, stage: probe.StageMethods, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
+		{name: "garbage on stdout", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{GarbageStdout: true}},
+			exitBy: "stdin"},
+		{name: "slow start within budget", cfg: acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 100 * time.Millisecond}},
+			exitBy: "stdin"},
+		{name: "slow start over the startup budget", cfg: acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 5 * time.Second}},
+			tweak: func(o *probe.Options) { o.StartupTimeout = 200 * time.Millisecond },
+			code:  probe.ErrInitializeTimeout, stage: probe.StageInitialize, exitBy: "sigterm"},
+		{name: "protocol version the probe cannot speak", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{AnswerVersion: 7}},
+			code: probe.ErrProtocolMismatch, stage: probe.StageInitialize, exitBy: "stdin"},
+		{name: "hang on a method probe leaves it unknown", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/list"}},
+			tweak:  func(o *probe.Options) { o.RequestTimeout = 300 * time.Millisecond },
+			exitBy: "sigterm"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, frames := run(t, tc.cfg, tc.tweak)
+			if tc.code == "" {
+				if r.Error != nil {
+					t.Fatalf("error = %+v, want none", r.Error)
+				}
+			} else {
+				if r.Error == nil || r.Error.Code != tc.code || r.Error.Stage != tc.stage {
+					t.Fatalf("error = %+v, want %s at %s", r.Error, tc.code, tc.stage)
+				}
+				if r.Error.Stderr != r.StderrTail {
+					t.Errorf("error does not carry the stderr tail")
+				}
+			}
+			if tc.exitBy != "" && r.Exit.By != tc.exitBy {
+				t.Errorf("exit = %+v, want by %s", r.Exit, tc.exitBy)
+			}
+			if tc.exitBy == "self" && (r.Exit.Code == nil || *r.Exit.Code != tc.exitCode) {
+				t.Errorf("exit = %+v, want status %d", r.Exit, tc.exitCode)
+			}
+			if tc.stderrHas != "" && !strings.Contains(r.StderrTail, tc.stderrHas) {
+				t.Errorf("stderr tail %q does not contain %q", r.StderrTail, tc.stderrHas)
+			}
+			switch tc.name {
+			case "garbage on stdout":
+				if !hasUndecodable(frames, acptest.GarbageLine) {
+					t.Error("the garbage line is not in the log as an undecodable agent frame")
+				}
+				if r.ProtocolVersion == nil || len(r.Modes) != 4 {
+					t.Errorf("the handshake after the garbage was not read: %+v", r)
+				}
+			case "exit before session/new", "exit before a method probe":
+				if !r.Capabilities.LoadSession || r.AgentInfo == nil {
+					t.Errorf("what initialize said is lost: %+v", r.Capabilities)
+				}
+			case "protocol version the probe cannot speak":
+				if r.ProtocolVersion == nil || *r.ProtocolVersion != 7 || !strings.Contains(r.Error.Message, "protocolVersion 7") {
+					t.Errorf("protocolVersion = %v, message %q", r.ProtocolVersion, r.Error.Message)
+				}
+				if m := r.Methods["session/list"]; m.Support != probe.Skipped {
+					t.Errorf("methods probed after a mismatch: %+v", m)
+				}
+			case "hang on a method probe leaves it unknown":
+				if m := r.Methods["session/list"]; m.Support != probe.Unknown || m.Code != nil {
+					t.Errorf("session/list = %+v, want unknown", m)
+				}
+			}
+		})
+	}
+}
+
+func hasUndecodable(frames []jsonrpc.Frame, raw string) bool {
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirAgent && f.Msg == nil && f.DecodeErr != nil && string(f.Raw) == raw {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAgentRequestsAreRefused checks that nothing the agent asks for is granted: file and
+// terminal requests get -32601, permission requests the outcome "cancelled".
+func TestAgentRequestsAreRefused(t *testing.T) {
+	methods := []string{"fs/read_text_file", "fs/write_text_file", "terminal/create", "session/request_permission", "elicitation/create"}
+	r, frames := run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{ClientRequests: methods}}, nil)
+	if r.Error != nil {
+		t.Fatalf("error: %+v", r.Error)
+	}
+	for _, m := range methods {
+		if r.AgentRequests[m] != 1 {
+			t.Errorf("agentRequests[%s] = %d", m, r.AgentRequests[m])
+		}
+	}
+	asked := map[string]string{} // id key → method
+	answered := map[string]string{}
+	for _, f := range frames {
+		if f.Msg == nil {
+			continue
+		}
+		key, _ := jsonrpc.IDKey(f.Msg.ID)
+		switch {
+		case f.Dir == jsonrpc.DirAgent && f.Msg.Kind() == jsonrpc.Request:
+			asked[key] = f.Msg.Method
+		case f.Dir == jsonrpc.DirClient && f.Msg.Kind() == jsonrpc.Response && asked[key] != "":
+			answered[asked[key]] = string(f.Raw)
+		}
+	}
+	for _, m := range methods {
+		got := answered[m]
+		if m == "session/request_permission" {
+			if !strings.Contains(got, `"result":{"outcome":{"outcome":"cancelled"}}`) {
+				t.Errorf("%s answered %s, want outcome cancelled", m, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, `"code":-32601`) || strings.Contains(got, `"result"`) {
+			t.Errorf("%s answered %q, want a -32601 error", m, got)
+		}
+	}
+}
+
+func TestInterruptTearsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	log := jsonrpc.NewLog()
+	// Cancel as soon as the probe has sent session/new to an agent that hangs on it.
+	log.Observe(func(f jsonrpc.Frame) {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == "session/new" {
+			cancel()
+		}
+	})
+	r, err := probe.Run(ctx, probe.Options{
+		Launcher: agentProcess(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/new"}}),
+		Cwd:      t.TempDir(), Grace: 300 * time.Millisecond, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error == nil || r.Error.Code != probe.ErrInterrupted {
+		t.Fatalf("error = %+v, want interrupted", r.Error)
+	}
+	if transport.GroupAlive(r.Agent.PID) {
+		t.Fatal("agent left running after an interrupt")
+	}
+	if r.Exit == nil || r.Exit.By != "sigterm" {
+		t.Errorf("exit = %+v", r.Exit)
+	}
+}
+
+func TestAuthPolicyFail(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "gemini"}, func(o *probe.Options) { o.AuthPolicy = probe.AuthPolicyFail })
+	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Auth.Status != probe.AuthRequired {
+		t.Fatalf("error = %+v auth %+v", r.Error, r.Auth)
+	}
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == "session/new" {
+			t.Fatal("session/new was sent under auth policy fail")
+		}
+	}
+}
+
+func TestSpawnFailed(t *testing.T) {
+	r, err := probe.Run(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"/nonexistent/acpprobe-agent"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error == nil || r.Error.Code != probe.ErrSpawnFailed || r.Error.Stage != probe.StageSpawn {
+		t.Fatalf("error = %+v", r.Error)
+	}
+	if !strings.Contains(r.Error.Message, "/nonexistent/acpprobe-agent") {
+		t.Errorf("message does not name the command: %q", r.Error.Message)
+	}
+}
+
+func TestNoMethods(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "claude"}, func(o *probe.Options) { o.SkipMethods = true })
+	for m, s := range r.Methods {
+		if s.Support != probe.Skipped {
+			t.Errorf("%s = %+v", m, s)
+		}
+	}
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == "session/set_mode" {
+			t.Fatal("method probes sent with SkipMethods")
+		}
+	}
+}
+
+// TestProbeSendsNothingHarmful checks the zero-side-effect contract over the probe's own
+// wire: no authenticate, logout or prompt; method probes only name the nonexistent session;
+// session/close only for the session the probe created.
+func TestProbeSendsNothingHarmful(t *testing.T) {
+	_, frames := run(t, acptest.Config{Persona: "claude"}, nil)
+	var sent []string
+	for _, f := range frames {
+		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request {
+			continue
+		}
+		sent = append(sent, f.Msg.Method)
+		switch f.Msg.Method {
+		case "authenticate", "logout", "session/prompt":
+			t.Errorf("probe sent %s", f.Msg.Method)
+		case "initialize", "session/new", "session/list":
+		case "session/close":
+			if !strings.Contains(string(f.Msg.Params), "claude-session-1") && !strings.Contains(string(f.Msg.Params), probe.NonexistentSessionID) {
+				t.Errorf("session/close of a session the probe did not create: %s", f.Msg.Params)
+			}
+		default:
+			if !strings.Contains(string(f.Msg.Params), probe.NonexistentSessionID) {
+				t.Errorf("%s sent on a real session: %s", f.Msg.Method, f.Msg.Params)
+			}
+		}
+		if strings.Contains(string(f.Raw), `"_meta"`) {
+			t.Errorf("probe sent _meta: %s", f.Raw)
+		}
+	}
+	if sent[0] != "initialize" || sent[1] != "session/new" || sent[len(sent)-1] != "session/close" {
+		t.Errorf("request order = %v", sent)
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	if _, err := probe.Run(context.Background(), probe.Options{}); err == nil {
+		t.Error("no launcher accepted")
+	}
+	if _, err := probe.Run(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"true"}}, Cwd: "relative/dir"}); err == nil {
+		t.Error("relative cwd accepted")
+	}
+	if _, err := probe.Run(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"true"}}, AuthPolicy: "maybe"}); err == nil {
+		t.Error("unknown auth policy accepted")
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

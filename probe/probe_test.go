@@ -76,6 +76,7 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.R
 	if r.Schema != probe.ResultSchema {
 		t.Errorf("schema = %q", r.Schema)
 	}
+	validateResult(t, r)
 	if len(r.Methods) != 9 {
 		t.Errorf("methods has %d entries, want all 9 probed methods: %v", len(r.Methods), r.Methods)
 	}

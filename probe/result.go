@@ -1,6 +1,7 @@
 package probe
 
 import (
+	_ "embed"
 	"encoding/json"
 
 	"github.com/acpprobe/acpprobe/acp"
@@ -225,3 +226,8 @@ type Finding struct {
 	SpecRef  string          `json:"specRef,omitempty"`
 	Evidence json.RawMessage `json:"evidence,omitempty"`
 }
+
+// ResultJSONSchema is the JSON Schema (draft 2020-12) of the Result document.
+//
+//go:embed result.schema.json
+var ResultJSONSchema []byte

@@ -1,0 +1,254 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+const grace = 300 * time.Millisecond
+
+func launch(t *testing.T, c transport.Command) transport.Agent {
+	t.Helper()
+	a, err := c.Launch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Shutdown(context.Background(), grace) })
+	return a
+}
+
+// readAll drains the agent's stdout on a goroutine and returns a channel with everything read.
+func readAll(a transport.Agent) <-chan string {
+	ch := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(a.Stdout())
+		ch <- string(b)
+	}()
+	return ch
+}
+
+func sh(script string) transport.Command {
+	return transport.Command{Argv: []string{"/bin/sh", "-c", script}}
+}
+
+func TestExitsWhenStdinCloses(t *testing.T) {
+	a := launch(t, transport.Command{Argv: []string{"cat"}})
+	out := readAll(a)
+	if _, err := a.Stdin().Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	x := a.Shutdown(context.Background(), 5*time.Second)
+	if x.By != "stdin" || x.Code == nil || *x.Code != 0 || x.AfterStdinCloseMs == nil || x.GroupKilled {
+		t.Fatalf("exit = %+v", x)
+	}
+	if got := <-out; got != "hello\n" {
+		t.Errorf("stdout = %q", got)
+	}
+	if transport.GroupAlive(a.PID()) {
+		t.Error("group alive")
+	}
+}
+
+func TestSigtermWhenStdinIgnored(t *testing.T) {
+	a := launch(t, transport.Command{Argv: []string{"sleep", "30"}})
+	x := a.Shutdown(context.Background(), grace)
+	if x.By != "sigterm" || x.Signal != "SIGTERM" || x.Code != nil || x.AfterStdinCloseMs != nil {
+		t.Fatalf("exit = %+v", x)
+	}
+}
+
+func TestSigkillWhenSigtermIgnored(t *testing.T) {
+	// The trap makes SIGTERM ignored in the shell and in what it starts.
+	a := launch(t, sh(`trap "" TERM; echo ready; while :; do sleep 1; done`))
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(a.Stdout(), buf); err != nil || string(buf) != "ready\n" {
+		t.Fatalf("read %q %v", buf, err)
+	}
+	x := a.Shutdown(context.Background(), grace)
+	if x.By != "sigkill" || x.Signal != "SIGKILL" {
+		t.Fatalf("exit = %+v", x)
+	}
+	if transport.GroupAlive(a.PID()) {
+		t.Error("group alive after SIGKILL")
+	}
+}
+
+func TestGrandchildKeepingStdoutOpen(t *testing.T) {
+	a := launch(t, sh(`sleep 30 & echo started; exit 0`))
+	out := readAll(a)
+	<-a.Exited()
+	if x := a.Exit(); x.By != "self" || x.Code == nil || *x.Code != 0 {
+		t.Fatalf("exit before teardown = %+v", x)
+	}
+	if !transport.GroupAlive(a.PID()) {
+		t.Fatal("the grandchild should still be alive before teardown")
+	}
+	x := a.Shutdown(context.Background(), grace)
+	if !x.GroupKilled {
+		t.Errorf("exit = %+v, want groupKilled", x)
+	}
+	if transport.GroupAlive(a.PID()) {
+		t.Error("grandchild survived teardown")
+	}
+	if got := <-out; got != "started\n" {
+		t.Errorf("stdout = %q", got)
+	}
+}
+
+// A process that leaves the group (setsid) cannot be signalled through it, but it must not
+// keep the probe waiting on the stdout it holds.
+func TestEscapedProcessDoesNotBlockTeardown(t *testing.T) {
+	dir := t.TempDir()
+	c := sh(`setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 30' & while [ ! -f pid ]; do :; done; exit 0`)
+	c.Dir = dir
+	a := launch(t, c)
+	out := readAll(a)
+	<-a.Exited()
+	pidText, err := os.ReadFile(dir + "/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatalf("escaped pid: %q", pidText)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	x := a.Shutdown(context.Background(), grace)
+	if x.By != "self" {
+		t.Errorf("exit = %+v", x)
+	}
+	select {
+	case <-out:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stdout reader still blocked after Shutdown")
+	}
+}
+
+func TestStderrTailKeepsTheEnd(t *testing.T) {
+	a := launch(t, sh(`head -c 200000 /dev/zero | tr '\0' a >&2; echo END >&2`))
+	<-a.Exited()
+	a.Shutdown(context.Background(), grace)
+	tail := a.StderrTail()
+	if len(tail) != transport.DefaultStderrTail || !bytes.HasSuffix(tail, []byte("aaaEND\n")) {
+		t.Errorf("tail: %d bytes, ends %q", len(tail), tail[max(0, len(tail)-10):])
+	}
+	if a.StderrBytes() != 200004 {
+		t.Errorf("stderr bytes = %d", a.StderrBytes())
+	}
+}
+
+func TestEnvMergedAndDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("ACPPROBE_INHERITED", "inherited")
+	t.Setenv("ACPPROBE_REPLACED", "old")
+	c := sh(`echo "$ACPPROBE_INHERITED $ACPPROBE_REPLACED $ACPPROBE_ADDED $(pwd)"`)
+	c.Env = []string{"ACPPROBE_REPLACED=new", "ACPPROBE_ADDED=added"}
+	c.Dir = dir
+	a := launch(t, c)
+	out := readAll(a)
+	a.Shutdown(context.Background(), 5*time.Second)
+	if got, want := <-out, "inherited new added "+dir+"\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestLaunchErrors(t *testing.T) {
+	if _, err := (transport.Command{}).Launch(context.Background()); err == nil {
+		t.Error("empty command launched")
+	}
+	_, err := transport.Command{Argv: []string{"/nonexistent/agent"}}.Launch(context.Background())
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "/nonexistent/agent") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = transport.Command{Argv: []string{"cat"}, Dir: "/nonexistent/dir"}.Launch(context.Background())
+	if err == nil {
+		t.Error("bad dir accepted")
+	}
+}
+
+func TestTailBuffer(t *testing.T) {
+	tb := transport.NewTailBuffer(5)
+	for _, s := range []string{"ab", "cd", "ef", "", "0123456789", "x"} {
+		tb.Write([]byte(s))
+	}
+	if got := string(tb.Bytes()); got != "6789x" {
+		t.Errorf("tail = %q", got)
+	}
+	if tb.Total() != 17 {
+		t.Errorf("total = %d", tb.Total())
+	}
+}
+
+func TestMergeEnv(t *testing.T) {
+	got := transport.MergeEnv([]string{"A=1", "B=2", "C=3=4"}, []string{"B=x", "D="})
+	want := []string{"A=1", "C=3=4", "B=x", "D="}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v want %v", got, want)
+	}
+}
+
+func TestPipeAgent(t *testing.T) {
+	echo := transport.Pipe{Name: "echo", Serve: func(ctx context.Context, in io.Reader, out, errw io.Writer) error {
+		io.WriteString(errw, "serving\n")
+		_, err := io.Copy(out, in)
+		return err
+	}}
+	a, err := echo.Launch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := readAll(a)
+	a.Stdin().Write([]byte("ping\n"))
+	x := a.Shutdown(context.Background(), time.Second)
+	if x.By != "stdin" || x.Code == nil || *x.Code != 0 {
+		t.Errorf("exit = %+v", x)
+	}
+	if got := <-out; got != "ping\n" {
+		t.Errorf("out = %q", got)
+	}
+	if string(a.StderrTail()) != "serving\n" || a.PID() != 0 {
+		t.Errorf("stderr %q pid %d", a.StderrTail(), a.PID())
+	}
+	if got := echo.CommandLine(); len(got) != 1 || got[0] != "pipe:echo" {
+		t.Errorf("command line %v", got)
+	}
+}
+
+type exitCode int
+
+func (e exitCode) Error() string { return "exit" }
+func (e exitCode) ExitCode() int { return int(e) }
+
+func TestPipeAgentLadder(t *testing.T) {
+	// Honours its context: ends at the "sigterm" step with the code it returns.
+	ctxAware := transport.Pipe{Serve: func(ctx context.Context, in io.Reader, out, errw io.Writer) error {
+		<-ctx.Done()
+		return exitCode(143)
+	}}
+	a, _ := ctxAware.Launch(context.Background())
+	if x := a.Shutdown(context.Background(), 50*time.Millisecond); x.By != "sigterm" || *x.Code != 143 {
+		t.Errorf("ctx-aware exit = %+v", x)
+	}
+	// Ignores everything but its pipes: ends at the "sigkill" step when they break.
+	block := make(chan struct{})
+	defer close(block)
+	stubborn := transport.Pipe{Serve: func(ctx context.Context, in io.Reader, out, errw io.Writer) error {
+		_, err := in.Read(make([]byte, 1)) // fails once the pipe is broken
+		<-block
+		return err
+	}}
+	a, _ = stubborn.Launch(context.Background())
+	if x := a.Shutdown(context.Background(), 50*time.Millisecond); x.By != "sigkill" || x.Signal != "SIGKILL" {
+		t.Errorf("stubborn exit = %+v", x)
+	}
+}

@@ -1,0 +1,157 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/acpprobe/acpprobe/internal/cli"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"acpprobe": func() {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := cli.Main(ctx, os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+			stop()
+			os.Exit(code)
+		},
+	})
+}
+
+// TestScripts runs the txtar scripts in testdata/script. Besides the standard commands they
+// can use:
+//
+//	exitcode N cmd args...      run cmd and require exit status N (stdout/stderr kept)
+//	jsoneq FILE POINTER VALUE   the JSON in FILE (or stdout/stderr) has VALUE (JSON, $VARS
+//	                            expanded) at POINTER
+//	validresult FILE            FILE holds a result that matches probe/result.schema.json
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			// Agents spawned by the script are -race test binaries: no exit sleep.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":    cmdExitCode,
+			"jsoneq":      cmdJSONEq,
+			"validresult": cmdValidResult,
+		},
+	})
+}
+
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		got = exitErr.ExitCode()
+	case err != nil:
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsoneq FILE POINTER VALUE")
+	}
+	var doc, want any
+	text := ts.ReadFile(args[0])
+	// stderr may hold a JSON line among others: use the last line that parses.
+	if args[0] == "stderr" {
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		text = lines[len(lines)-1]
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		ts.Fatalf("jsoneq: %s is not JSON: %v", args[0], err)
+	}
+	// Single-quoted script words are not expanded; expand $VARS in the value here.
+	if err := json.Unmarshal([]byte(os.Expand(args[2], ts.Getenv)), &want); err != nil {
+		ts.Fatalf("jsoneq: value %q is not JSON: %v", args[2], err)
+	}
+	got, ok := pointer(doc, args[1])
+	equal := ok && reflect.DeepEqual(got, want)
+	if equal == neg {
+		gotJSON, _ := json.Marshal(got)
+		ts.Fatalf("jsoneq: %s at %s is %s (found: %v), want %s%s", args[0], args[1], gotJSON, ok, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	}
+}
+
+// pointer resolves an RFC 6901 JSON pointer.
+func pointer(doc any, ptr string) (any, bool) {
+	if ptr == "" {
+		return doc, true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch v := doc.(type) {
+		case map[string]any:
+			next, ok := v[tok]
+			if !ok {
+				return nil, false
+			}
+			doc = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			doc = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+func cmdValidResult(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: validresult FILE")
+	}
+	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
+	if err != nil {
+		ts.Fatalf("schema: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("result.schema.json", schemaDoc); err != nil {
+		ts.Fatalf("schema: %v", err)
+	}
+	sch, err := c.Compile("result.schema.json")
+	if err != nil {
+		ts.Fatalf("schema: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(ts.ReadFile(args[0])))
+	if err != nil {
+		ts.Fatalf("%s is not JSON: %v", args[0], err)
+	}
+	err = sch.Validate(inst)
+	if (err == nil) == neg {
+		ts.Fatalf("validresult %s: %v", args[0], err)
+	}
+}

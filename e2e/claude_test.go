@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// TestClaudeAgentACP probes @zed-industries/claude-agent-acp 0.23.1 (which bundles Claude
+// Code 2.1.83 through @anthropic-ai/claude-agent-sdk 0.2.83). It advertises no authMethods.
+//
+// What its session/new does depends on the user and on IS_SANDBOX, not on credentials. The
+// adapter offers the bypassPermissions mode, and starts Claude Code with
+// --allow-dangerously-skip-permissions, unless it runs as root with IS_SANDBOX empty; Claude
+// Code refuses that flag as root unless IS_SANDBOX is exactly "1" ("--dangerously-skip-
+// permissions cannot be used with root/sudo privileges for security reasons", exit 1). So as
+// root with IS_SANDBOX=yes (truthy for the adapter, not "1" for Claude Code) session/new
+// answers a generic -32603 "Internal error" with data.details "Query closed before response
+// received": nothing names authentication, and the probe must say "unknown", not guess
+// auth_required. Everywhere else session/new succeeds without any login (a prompt would then
+// fail), and the probe truthfully reports "authenticated", with modes and models.
+func TestClaudeAgentACP(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	bin := agentBin(t, "claude-agent-acp")
+	root := os.Geteuid() == 0
+
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		refused bool // session/new fails
+		bypass  bool // the bypassPermissions mode is offered
+	}{
+		{name: "IS_SANDBOX=yes", env: []string{"IS_SANDBOX=yes"}, refused: root, bypass: true},
+		{name: "IS_SANDBOX unset", bypass: !root},
+		{name: "IS_SANDBOX=1", env: []string{"IS_SANDBOX=1"}, bypass: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := probeAgent(t, tc.env, bin)
+			checkClaudeHandshake(t, p)
+			if tc.refused {
+				checkClaudeRefusedAsRoot(t, p)
+			} else {
+				checkClaudeSession(t, p, tc.bypass)
+			}
+		})
+	}
+}
+
+// checkClaudeHandshake asserts what does not depend on session/new.
+func checkClaudeHandshake(t *testing.T, p probed) {
+	t.Helper()
+	r := p.res
+	check(t, "protocolVersion", r.ProtocolVersion, new(1))
+	if r.AgentInfo == nil {
+		t.Fatalf("agentInfo is nil")
+	}
+	check(t, "agentInfo.name", r.AgentInfo.Name, "@zed-industries/claude-agent-acp")
+	check(t, "agentInfo.title", r.AgentInfo.Title, "Claude Agent")
+	check(t, "agentInfo.version", r.AgentInfo.Version, "0.23.1")
+	check(t, "capabilities", r.Capabilities, probe.Capabilities{
+		LoadSession:         true,
+		PromptCapabilities:  probe.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:     probe.McpCapabilities{HTTP: true, SSE: true},
+		SessionCapabilities: probe.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true},
+		MetaKeys:            []string{"claudeCode"},
+	})
+	p.wantAuthMethods(t, []authMethod{})
+
+	// The same answers with or without a live session. load/resume/fork start a Claude Code
+	// process each and turn its early end into -32002 "Resource not found" (fork names a
+	// fresh random session id, not the one asked for).
+	p.wantMethods(t, map[string]method{
+		acp.MethodSetConfigOption: {probe.Supported, -32603}, // "Internal error", data.details "Session not found"
+		acp.MethodSetMode:         {probe.Supported, -32603},
+		acp.MethodSetModel:        {probe.Supported, -32603},
+		acp.MethodSessionLoad:     {probe.Supported, -32002},
+		acp.MethodSessionResume:   {probe.Supported, -32002},
+		acp.MethodSessionFork:     {probe.Supported, -32002},
+		acp.MethodSessionList:     {probe.Supported, 0}, // a result: {"sessions":[]}
+		acp.MethodSessionClose:    {probe.Supported, -32603},
+		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+	})
+	check(t, "supportsConfigOption", r.SupportsConfigOption, true)
+
+	// It keeps running after its stdin closes: the ladder has to SIGTERM it.
+	if r.Exit != nil {
+		check(t, "exit.by", r.Exit.By, "sigterm")
+		check(t, "exit.signal", r.Exit.Signal, "SIGTERM")
+	}
+}
+
+// checkClaudeRefusedAsRoot asserts the outcome as root with IS_SANDBOX=yes: session/new
+// fails, cause unknown.
+func checkClaudeRefusedAsRoot(t *testing.T, p probed) {
+	t.Helper()
+	r := p.res
+	p.wantError(t, probe.ErrUnknown, probe.StageSessionNew,
+		`{"code":-32603,"message":"Internal error","data":{"details":"Query closed before response received"}}`)
+	check(t, "auth.status", r.Auth.Status, probe.AuthUnknown)
+	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
+}
+
+// checkClaudeSession asserts a session created without login; bypass says whether the
+// bypassPermissions mode is offered.
+func checkClaudeSession(t *testing.T, p probed, bypass bool) {
+	t.Helper()
+	r := p.res
+	if r.Error != nil {
+		t.Fatalf("error = %v, want none (session/new succeeds without login)", r.Error)
+	}
+	check(t, "auth.status", r.Auth.Status, probe.AuthAuthenticated)
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(r.Raw.NewSession, &s); err != nil || s.SessionID == "" {
+		t.Fatalf("raw.newSession has no sessionId (%v): %s", err, r.Raw.NewSession)
+	}
+
+	modes := []string{}
+	for _, m := range r.Modes {
+		modes = append(modes, m.ID)
+	}
+	wantModes := []string{"default", "acceptEdits", "plan", "dontAsk"}
+	if bypass {
+		wantModes = append(wantModes, "bypassPermissions")
+	}
+	check(t, "modes", modes, wantModes)
+	check(t, "currentModeId", r.CurrentModeID, "default")
+	options := []string{}
+	for _, o := range r.ConfigOptions {
+		options = append(options, o.ID)
+	}
+	check(t, "configOptions ids", options, []string{"mode", "model"})
+	if r.ModelConfig == nil {
+		t.Errorf("modelConfig is nil, want the \"model\" config option")
+	} else {
+		check(t, "modelConfig.configId", r.ModelConfig.ConfigID, "model")
+		check(t, "modelConfig.currentValue", r.ModelConfig.CurrentValue, "default")
+		if !slices.Contains(r.ModelConfig.Values, "default") {
+			t.Errorf("modelConfig.values %q lack \"default\"", r.ModelConfig.Values)
+		}
+	}
+	if len(r.Models) == 0 || len(r.LegacyModels) != len(r.Models) {
+		t.Errorf("models: %d from the config option, %d legacy; want the same non-empty list in both",
+			len(r.Models), len(r.LegacyModels))
+	}
+	check(t, "reasoning", r.Reasoning, (*probe.Reasoning)(nil))
+
+	// session/close is advertised, so the teardown closes the live session first.
+	closed := false
+	for _, f := range p.log.Frames() {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == acp.MethodSessionClose &&
+			acp.ParseObject(f.Msg.Params).String("sessionId") == s.SessionID {
+			closed = true
+		}
+	}
+	if !closed {
+		t.Errorf("the teardown did not send session/close for session %s", s.SessionID)
+	}
+}

@@ -1,0 +1,380 @@
+// Package e2e is acpprobe's opt-in end-to-end suite: it probes real ACP agents, installed from
+// npm at pinned versions by scripts/install-e2e-agents.sh, and asserts what the probe
+// truthfully reports about them on a machine with no model access.
+//
+// The suite is skipped unless ACPPROBE_E2E=1; see README.md.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// enableVar turns the suite on.
+const enableVar = "ACPPROBE_E2E"
+
+// howToRun is the command line that installs the agents and runs the suite.
+const howToRun = "scripts/install-e2e-agents.sh && ACPPROBE_E2E=1 go test ./e2e/ -v"
+
+// Budgets: the first start of a node agent can take seconds, and the suite runs the agents in
+// parallel (under -race, too).
+const (
+	probeTimeout   = 60 * time.Second
+	startupTimeout = 45 * time.Second
+	requestTimeout = 20 * time.Second
+)
+
+// clearedVars could give an agent model access (or point it at a real account's credentials):
+// each agent gets them as empty strings.
+var clearedVars = []string{
+	"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+	"GOOGLE_APPLICATION_CREDENTIALS",
+	"ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+	"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_PROJECT",
+	// Not model access, but they change what claude-agent-acp and Claude Code do when run as
+	// root (see claude_test.go): the caller's values must not leak in.
+	"IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP",
+}
+
+// repoRoot is the module root (the parent of this file's directory).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the e2e directory")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// requireE2E skips the test unless the suite was asked for.
+func requireE2E(t *testing.T) {
+	t.Helper()
+	if os.Getenv(enableVar) != "1" {
+		t.Skipf("opt-in suite against real npm agents; run it with: %s", howToRun)
+	}
+}
+
+// agentBin returns the absolute path of an installed agent binary; a missing one fails the
+// test (the suite was asked for, so a missing install is an error, not a reason to skip).
+func agentBin(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(repoRoot(t), "e2e", ".agents", "node_modules", ".bin", name)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("%s=1 but agent %s is not installed (%v); run scripts/install-e2e-agents.sh first", enableVar, name, err)
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		t.Fatalf("%s is not an executable file; run scripts/install-e2e-agents.sh again", path)
+	}
+	return path
+}
+
+// sandbox is the isolated world an agent runs in.
+type sandbox struct {
+	home string // HOME and every config directory the agents know of
+	cwd  string // the agent's working directory and session/new cwd
+	env  []string
+}
+
+// newSandbox makes a fresh HOME and cwd; extraEnv (KEY=VALUE) is applied last.
+func newSandbox(t *testing.T, extraEnv ...string) sandbox {
+	t.Helper()
+	s := sandbox{home: t.TempDir(), cwd: t.TempDir()}
+	s.env = []string{
+		"HOME=" + s.home,
+		"XDG_CONFIG_HOME=" + filepath.Join(s.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(s.home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(s.home, ".local", "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(s.home, ".cache"),
+		// Agent-specific homes that would otherwise escape HOME when set in the caller's
+		// environment. codex requires CODEX_HOME to exist.
+		"CODEX_HOME=" + filepath.Join(s.home, ".codex"),
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(s.home, ".claude"),
+		"GEMINI_CLI_HOME=" + s.home,
+	}
+	if err := os.MkdirAll(filepath.Join(s.home, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range clearedVars {
+		s.env = append(s.env, k+"=")
+	}
+	s.env = transport.MergeEnv(s.env, extraEnv)
+	return s
+}
+
+// probed is one probe of a real agent.
+type probed struct {
+	res *probe.Result
+	log *jsonrpc.Log
+	box sandbox
+}
+
+// probeAgent probes argv through the library in a fresh sandbox (with extraEnv, KEY=VALUE, on
+// top) and checks what must hold for every agent: a result with an exit, a clean stdout,
+// nothing left running, nothing written to the working directory.
+func probeAgent(t *testing.T, extraEnv []string, argv ...string) probed {
+	t.Helper()
+	box := newSandbox(t, extraEnv...)
+	log := jsonrpc.NewLog()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*probeTimeout)
+	defer cancel()
+	res, err := probe.Run(ctx, probe.Options{
+		Launcher:       transport.Command{Argv: argv, Dir: box.cwd, Env: box.env},
+		Cwd:            box.cwd,
+		Timeout:        probeTimeout,
+		StartupTimeout: startupTimeout,
+		RequestTimeout: requestTimeout,
+		Log:            log,
+	})
+	if err != nil {
+		t.Fatalf("probe.Run: %v", err)
+	}
+	t.Logf("%s: %.0f ms (initialize %.0f ms, session/new %.0f ms, methods %.0f ms, teardown %.0f ms); error %v",
+		filepath.Base(argv[0]), res.Timings.TotalMs, res.Timings.SpawnToInitializeMs, res.Timings.SessionNewMs,
+		res.Timings.MethodsMs, res.Timings.TeardownMs, res.Error)
+	p := probed{res: res, log: log, box: box}
+	p.checkCommon(t)
+	return p
+}
+
+func (p probed) checkCommon(t *testing.T) {
+	t.Helper()
+	r := p.res
+	check(t, "schema", r.Schema, probe.ResultSchema)
+	check(t, "agent.cwd", r.Agent.Cwd, p.box.cwd)
+	if r.Agent.PID <= 0 {
+		t.Errorf("agent.pid = %d, want the child's pid", r.Agent.PID)
+	}
+	if r.Exit == nil {
+		t.Errorf("exit is nil: the teardown recorded no end of the agent")
+	} else if !r.Exit.Ended() {
+		t.Errorf("exit %+v does not say how the agent ended", *r.Exit)
+	}
+	if r.Agent.PID > 0 && transport.GroupAlive(r.Agent.PID) {
+		t.Errorf("process group %d is still alive after the probe", r.Agent.PID)
+	}
+	if left := survivors(p.box.home); len(left) > 0 {
+		t.Errorf("processes of this agent's sandbox survived the probe (escaped the group?):\n%s", strings.Join(left, "\n"))
+	}
+	// Every line the agent wrote on stdout is a whole JSON-RPC message.
+	for _, f := range p.log.Frames() {
+		if f.Dir != jsonrpc.DirAgent {
+			continue
+		}
+		if f.Oversize || f.DecodeErr != nil || f.Msg == nil {
+			t.Errorf("agent frame %d is not a JSON-RPC message (%v): %.200s", f.Seq, f.DecodeErr, f.Raw)
+		}
+	}
+	// The probe never prompts and grants no capability: the agents ask nothing of it and
+	// write nothing where they run.
+	check(t, "agentRequests", r.AgentRequests, map[string]int{})
+	entries, err := os.ReadDir(p.box.cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("the agent wrote %s into its working directory", e.Name())
+	}
+	wrote, files := homeEntries(p.box.home)
+	t.Logf("the agent wrote %d files under its HOME: %q", files, wrote)
+	if t.Failed() {
+		t.Logf("stderr tail of the agent:\n%s", r.StderrTail)
+	}
+}
+
+// survivors lists the live processes whose environment holds this sandbox's HOME: the
+// agent's descendants, wherever their process group. It polls briefly so that processes
+// already killed have time to be reaped. Linux only (nil elsewhere).
+func survivors(home string) []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	want := []byte("HOME=" + home)
+	var left []string
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		left = left[:0]
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if err != nil || len(env) == 0 {
+				continue // gone, a zombie, or not ours
+			}
+			for _, kv := range bytes.Split(env, []byte{0}) {
+				if bytes.Equal(kv, want) {
+					cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+					left = append(left, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+					break
+				}
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// check compares a value with its expectation.
+func check(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got  %s\n want %s", what, show(got), show(want))
+	}
+}
+
+func show(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// checkJSON compares raw JSON with the expected document, ignoring formatting and key order.
+func checkJSON(t *testing.T, what string, got json.RawMessage, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Errorf("%s: %v in %s", what, err, got)
+		return
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: bad expectation: %v", what, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s:\n got  %s\n want %s", what, got, want)
+	}
+}
+
+// wantError checks the probe error: code, stage and the agent's error object verbatim.
+func (p probed) wantError(t *testing.T, code, stage, agentError string) {
+	t.Helper()
+	e := p.res.Error
+	if e == nil {
+		t.Errorf("error is nil, want %s at %s", code, stage)
+		return
+	}
+	check(t, "error.code", e.Code, code)
+	check(t, "error.stage", e.Stage, stage)
+	checkJSON(t, "error.agentError", e.AgentError, agentError)
+}
+
+// method is the expected support of one optional method: the answer's error code, or 0 for a
+// result.
+type method struct {
+	support string
+	code    int
+}
+
+func (p probed) wantMethods(t *testing.T, want map[string]method) {
+	t.Helper()
+	got := map[string]method{}
+	for name, m := range p.res.Methods {
+		c := 0
+		if m.Code != nil {
+			c = *m.Code
+		}
+		got[name] = method{support: m.Support, code: c}
+	}
+	for name, w := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("methods[%s] missing, want %+v", name, w)
+		} else if g != w {
+			t.Errorf("methods[%s] = %+v (%q), want %+v", name, g, p.res.Methods[name].Message, w)
+		}
+	}
+	for name, g := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("methods[%s] = %+v, not expected", name, g)
+		}
+	}
+}
+
+// authMethod is the part of an authMethods entry the suite asserts.
+type authMethod struct {
+	ID   string
+	Type string   // "" when absent (the agent-driven default)
+	Vars []string // names of the env_var variables
+}
+
+func (p probed) wantAuthMethods(t *testing.T, want []authMethod) {
+	t.Helper()
+	got := []authMethod{}
+	for _, raw := range p.res.AuthMethods {
+		var m struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+			Vars []struct {
+				Name string `json:"name"`
+			} `json:"vars"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Errorf("authMethods entry %s: %v", raw, err)
+			continue
+		}
+		a := authMethod{ID: m.ID, Type: m.Type}
+		for _, v := range m.Vars {
+			a.Vars = append(a.Vars, v.Name)
+		}
+		got = append(got, a)
+	}
+	check(t, "authMethods", got, want)
+}
+
+// lastKey returns the last top-level key of a JSON object.
+func lastKey(raw []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", errors.New("not a JSON object")
+	}
+	last := ""
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		last, _ = tok.(string)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", err
+		}
+	}
+	return last, nil
+}
+
+// homeEntries lists what lies under dir down to two levels (relative paths), and how many
+// files there are in all, for the log.
+func homeEntries(dir string) (entries []string, files int) {
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return nil
+		}
+		if !d.IsDir() {
+			files++
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if strings.Count(rel, string(filepath.Separator)) < 2 {
+			entries = append(entries, rel)
+		}
+		return nil
+	})
+	return entries, files
+}

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp`: no API key, so
+// session/new answers -32000 and the probe reports auth_required; it does not implement
+// session/set_config_option, so supportsConfigOption is false.
+func TestGeminiCLI(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	p := probeAgent(t, nil, agentBin(t, "gemini"), "--acp")
+	r := p.res
+
+	check(t, "protocolVersion", r.ProtocolVersion, new(1))
+	check(t, "agentInfo.name", r.AgentInfo.Name, "gemini-cli")
+	check(t, "agentInfo.title", r.AgentInfo.Title, "Gemini CLI")
+	check(t, "agentInfo.version", r.AgentInfo.Version, "0.61.0")
+	check(t, "capabilities", r.Capabilities, probe.Capabilities{
+		LoadSession:        true,
+		PromptCapabilities: probe.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+		McpCapabilities:    probe.McpCapabilities{HTTP: true, SSE: true},
+		MetaKeys:           []string{},
+	})
+	p.wantAuthMethods(t, []authMethod{
+		{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"},
+	})
+
+	p.wantError(t, probe.ErrAuthRequired, probe.StageSessionNew,
+		`{"code":-32000,"message":"Gemini API key is missing or not configured."}`)
+	check(t, "auth.status", r.Auth.Status, probe.AuthRequired)
+	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
+
+	p.wantMethods(t, map[string]method{
+		acp.MethodSetConfigOption: {probe.Unsupported, -32601},
+		acp.MethodSetMode:         {probe.Supported, -32602}, // "Session not found: …"
+		acp.MethodSetModel:        {probe.Supported, -32602},
+		acp.MethodSessionLoad:     {probe.Supported, -32000},
+		acp.MethodSessionResume:   {probe.Unsupported, -32601},
+		acp.MethodSessionFork:     {probe.Unsupported, -32601},
+		acp.MethodSessionList:     {probe.Unsupported, -32601},
+		acp.MethodSessionClose:    {probe.Unsupported, -32601},
+		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+	})
+	check(t, "supportsConfigOption", r.SupportsConfigOption, false)
+
+	// It leaves by itself, with status 0, once its stdin closes.
+	if r.Exit != nil {
+		check(t, "exit.by", r.Exit.By, "stdin")
+		check(t, "exit.code", r.Exit.Code, new(0))
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -30,6 +31,7 @@ type probeFlags struct {
 	protocol       int
 	authPolicy     string
 	noMethods      bool
+	maxLineSize    int
 }
 
 func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
@@ -50,6 +52,7 @@ func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
 	fs.IntVar(&p.protocol, "protocol-version", acp.ProtocolVersion, "protocolVersion sent in initialize")
 	fs.StringVar(&p.authPolicy, "auth-policy", string(probe.AuthPolicySkip), "skip: record authMethods and go on; fail: stop before session/new when authMethods are advertised")
 	fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
+	fs.IntVar(&p.maxLineSize, "max-line-size", jsonrpc.DefaultMaxLineSize, "longest agent line kept whole, in bytes; longer lines are recorded as oversize and skipped")
 }
 
 // options turns the flags into probe options for the given argv.
@@ -70,6 +73,9 @@ func (p *probeFlags) options(argv []string) (probe.Options, error) {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return opts, usagef("--cwd %q is not an existing directory", p.cwd)
 	}
+	if p.maxLineSize < 1 {
+		return opts, usagef("--max-line-size %d: want a positive number of bytes", p.maxLineSize)
+	}
 	if p.protocol < 1 || p.protocol > 65535 {
 		return opts, usagef("--protocol-version %d: want an integer from 1 to 65535", p.protocol)
 	}
@@ -88,6 +94,7 @@ func (p *probeFlags) options(argv []string) (probe.Options, error) {
 		ProtocolVersion: p.protocol,
 		AuthPolicy:      probe.AuthPolicy(p.authPolicy),
 		SkipMethods:     p.noMethods,
+		MaxLineSize:     p.maxLineSize,
 	}
 	return opts, nil
 }

@@ -100,13 +100,15 @@ func (c *Conn) readLoop() {
 		}
 	}
 	c.cancelHandler()
+	// Release pending calls and mark the end in one locked step, so no Call can register in
+	// between and wait forever.
 	c.mu.Lock()
 	for k, ch := range c.pending {
 		close(ch)
 		delete(c.pending, k)
 	}
-	c.mu.Unlock()
 	close(c.done)
+	c.mu.Unlock()
 }
 
 func (c *Conn) dispatch(f Frame) {
@@ -151,18 +153,21 @@ func (c *Conn) answer(req *Message) {
 	} else {
 		line, err = EncodeResult(req.ID, result)
 	}
-	if err == nil {
-		_ = c.WriteLine(line)
+	if err != nil {
+		// The peer must still get an answer: say that ours could not be encoded.
+		line, _ = EncodeError(req.ID, &Error{Code: CodeInternalError, Message: "Internal error: the answer could not be encoded: " + err.Error()})
 	}
+	_ = c.WriteLine(line)
 }
 
-// WriteLine records line as written by this side and writes it followed by a newline.
+// WriteLine records line as written by this side and writes it followed by a newline. The log
+// keeps its own copy of line.
 func (c *Conn) WriteLine(line []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.log.Append(Frame{Dir: c.local, Raw: line})
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(append(buf, line...), '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.log.Append(Frame{Dir: c.local, Raw: buf[:len(line):len(line)]})
 	_, err := c.w.Write(buf)
 	return err
 }
@@ -189,9 +194,19 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (*Message, e
 		c.forget(key)
 		return nil, err
 	}
-	if err := c.WriteLine(line); err != nil {
+	// Write on a goroutine so a peer that stops reading cannot hold the caller past ctx: the
+	// write itself ends when the peer reads or its input is closed (teardown).
+	written := make(chan error, 1)
+	go func() { written <- c.WriteLine(line) }()
+	select {
+	case err := <-written:
+		if err != nil {
+			c.forget(key)
+			return nil, err
+		}
+	case <-ctx.Done():
 		c.forget(key)
-		return nil, err
+		return nil, ctx.Err()
 	}
 	select {
 	case m, ok := <-ch:

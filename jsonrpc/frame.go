@@ -89,7 +89,6 @@ func (l *Log) Observe(fn func(Frame)) {
 // Append stamps f with the next sequence number and the current time, decodes client and agent
 // lines, stores it, and returns the stored frame.
 func (l *Log) Append(f Frame) Frame {
-	at := l.Since()
 	if (f.Dir == DirClient || f.Dir == DirAgent) && !f.Oversize && f.Msg == nil && f.DecodeErr == nil {
 		f.Msg, f.DecodeErr = Decode(f.Raw)
 	}
@@ -99,7 +98,7 @@ func (l *Log) Append(f Frame) Frame {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f.Seq = int64(len(l.frames)) + 1
-	f.At = at
+	f.At = l.Since() // under the lock, so At never goes backwards along Seq
 	l.frames = append(l.frames, f)
 	for _, fn := range l.observers {
 		fn(f)

@@ -61,7 +61,7 @@ type Message struct {
 	HasMethod bool
 }
 
-// envelope is the wire shape used for decoding and encoding.
+// envelope is the wire shape used for encoding.
 type envelope struct {
 	JSONRPC json.RawMessage `json:"jsonrpc,omitempty"`
 	ID      json.RawMessage `json:"id,omitempty"`
@@ -75,10 +75,15 @@ type envelope struct {
 // string, a number…).
 var ErrNotObject = errors.New("not a JSON object")
 
+// jsonSpace is the whitespace JSON allows around a value (RFC 8259 §2).
+const jsonSpace = " \t\r\n"
+
 // Decode parses one line into a Message without judging it: it fails only when raw is not a
-// JSON object. Use Kind to classify the result and the conformance checks to judge it.
+// JSON object. Keys match exactly ("ID" is not "id", unlike encoding/json's default); for a
+// duplicated key the last one wins. Use Kind to classify the result and the conformance checks
+// to judge it.
 func Decode(raw []byte) (*Message, error) {
-	trimmed := bytes.TrimSpace(raw)
+	trimmed := bytes.Trim(raw, jsonSpace)
 	if len(trimmed) == 0 {
 		return nil, errors.New("empty line")
 	}
@@ -88,17 +93,14 @@ func Decode(raw []byte) (*Message, error) {
 		}
 		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
 	}
-	var env envelope
-	if err := json.Unmarshal(trimmed, &env); err != nil {
-		if !json.Valid(trimmed) {
-			return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
-		}
-		return nil, err
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &fields); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
 	}
-	m := &Message{JSONRPC: env.JSONRPC, ID: env.ID, Params: env.Params, Result: env.Result, Error: env.Error}
-	if env.Method != nil {
+	m := &Message{JSONRPC: fields["jsonrpc"], ID: fields["id"], Params: fields["params"], Result: fields["result"], Error: fields["error"]}
+	if method, ok := fields["method"]; ok {
 		m.HasMethod = true
-		_ = json.Unmarshal(env.Method, &m.Method) // a non-string method stays "" and is Invalid
+		_ = json.Unmarshal(method, &m.Method) // a non-string method stays "" and is Invalid
 	}
 	return m, nil
 }

@@ -24,8 +24,6 @@ type Command struct {
 	Env []string
 	// StderrTail is how many trailing stderr bytes to keep (DefaultStderrTail when 0).
 	StderrTail int
-	// Stderr, when set, also receives every stderr chunk as it arrives.
-	Stderr io.Writer
 }
 
 // CommandLine returns the argv.
@@ -33,7 +31,7 @@ func (c Command) CommandLine() []string { return append([]string(nil), c.Argv...
 
 // Launch starts the process. The error wraps the exec error (program not found, not
 // executable, bad working directory).
-func (c Command) Launch(ctx context.Context) (Agent, error) {
+func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return nil, errors.New("empty command")
 	}
@@ -95,8 +93,8 @@ func (c Command) Launch(ctx context.Context) (Agent, error) {
 		stderrEOF: make(chan struct{}),
 	}
 	var sink io.Writer = p.tail
-	if c.Stderr != nil {
-		sink = io.MultiWriter(p.tail, c.Stderr)
+	if stderr != nil {
+		sink = io.MultiWriter(p.tail, stderr)
 	}
 	go func() {
 		_, _ = io.Copy(sink, stderrR)

@@ -24,7 +24,7 @@ type Pipe struct {
 func (p Pipe) CommandLine() []string { return []string{"pipe:" + p.Name} }
 
 // Launch starts Serve on its own goroutine.
-func (p Pipe) Launch(ctx context.Context) (Agent, error) {
+func (p Pipe) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	if p.Serve == nil {
 		return nil, errors.New("pipe: no Serve function")
 	}
@@ -35,8 +35,12 @@ func (p Pipe) Launch(ctx context.Context) (Agent, error) {
 	outR, outW := io.Pipe()
 	serveCtx, cancel := context.WithCancel(context.Background())
 	a := &pipeAgent{stdin: inW, stdinR: inR, stdout: outR, cancel: cancel, tail: NewTailBuffer(DefaultStderrTail), exited: make(chan struct{})}
+	var errw io.Writer = a.tail
+	if stderr != nil {
+		errw = io.MultiWriter(a.tail, stderr)
+	}
 	go func() {
-		err := p.Serve(serveCtx, inR, outW, a.tail)
+		err := p.Serve(serveCtx, inR, outW, errw)
 		outW.Close()
 		inR.Close()
 		code := 0

@@ -23,8 +23,10 @@ const DefaultGrace = 2 * time.Second
 
 // Launcher starts an agent.
 type Launcher interface {
-	// Launch starts the agent. ctx bounds the start only, not the agent's life.
-	Launch(ctx context.Context) (Agent, error)
+	// Launch starts the agent. ctx bounds the start only, not the agent's life. stderr, when
+	// not nil, receives every chunk of the agent's stderr as it arrives (besides the tail the
+	// Agent keeps).
+	Launch(ctx context.Context, stderr io.Writer) (Agent, error)
 	// CommandLine describes what is launched, for reports.
 	CommandLine() []string
 }

@@ -19,7 +19,7 @@ const grace = 300 * time.Millisecond
 
 func launch(t *testing.T, c transport.Command) transport.Agent {
 	t.Helper()
-	a, err := c.Launch(context.Background())
+	a, err := c.Launch(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,14 +163,14 @@ func TestEnvMergedAndDir(t *testing.T) {
 }
 
 func TestLaunchErrors(t *testing.T) {
-	if _, err := (transport.Command{}).Launch(context.Background()); err == nil {
+	if _, err := (transport.Command{}).Launch(context.Background(), nil); err == nil {
 		t.Error("empty command launched")
 	}
-	_, err := transport.Command{Argv: []string{"/nonexistent/agent"}}.Launch(context.Background())
+	_, err := transport.Command{Argv: []string{"/nonexistent/agent"}}.Launch(context.Background(), nil)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "/nonexistent/agent") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = transport.Command{Argv: []string{"cat"}, Dir: "/nonexistent/dir"}.Launch(context.Background())
+	_, err = transport.Command{Argv: []string{"cat"}, Dir: "/nonexistent/dir"}.Launch(context.Background(), nil)
 	if err == nil {
 		t.Error("bad dir accepted")
 	}
@@ -203,7 +203,7 @@ func TestPipeAgent(t *testing.T) {
 		_, err := io.Copy(out, in)
 		return err
 	}}
-	a, err := echo.Launch(context.Background())
+	a, err := echo.Launch(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestPipeAgentLadder(t *testing.T) {
 		<-ctx.Done()
 		return exitCode(143)
 	}}
-	a, _ := ctxAware.Launch(context.Background())
+	a, _ := ctxAware.Launch(context.Background(), nil)
 	if x := a.Shutdown(context.Background(), 50*time.Millisecond); x.By != "sigterm" || *x.Code != 143 {
 		t.Errorf("ctx-aware exit = %+v", x)
 	}
@@ -247,7 +247,7 @@ func TestPipeAgentLadder(t *testing.T) {
 		<-block
 		return err
 	}}
-	a, _ = stubborn.Launch(context.Background())
+	a, _ = stubborn.Launch(context.Background(), nil)
 	if x := a.Shutdown(context.Background(), 50*time.Millisecond); x.By != "sigkill" || x.Signal != "SIGKILL" {
 		t.Errorf("stubborn exit = %+v", x)
 	}

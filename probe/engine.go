@@ -1,0 +1,283 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// Event kinds the engine records in the log (Frame.Kind of DirEvent frames). Their payloads
+// are JSON objects; FromFrames reads them back.
+const (
+	EventSpawn          = "spawn"           // SpawnInfo: what was launched, how, with which budgets
+	EventSpawnFailed    = "spawn-failed"    // {message}
+	EventStarted        = "started"         // {pid}
+	EventTimeout        = "timeout"         // {stage}: a budget ran out waiting for an answer
+	EventInterrupted    = "interrupted"     // {stage}: the caller cancelled the probe
+	EventAuthPolicyStop = "auth-policy"     // {policy, authMethods}: session/new not called
+	EventMethodsSkipped = "methods-skipped" // {reason}
+	EventEOF            = "eof"             // the agent's stdout ended
+	EventTeardown       = "teardown"        // {step}
+	EventExit           = "exit"            // transport.Exit
+	EventDone           = "done"            // the probe is over
+)
+
+// SpawnInfo is the payload of the spawn event: everything about the probe that is not on the
+// wire.
+type SpawnInfo struct {
+	AgentID          string     `json:"agentId,omitempty"`
+	Command          string     `json:"command"`
+	Argv             []string   `json:"argv"`
+	Cwd              string     `json:"cwd"`
+	ProbedAt         string     `json:"probedAt"`
+	ProtocolVersion  int        `json:"protocolVersion"`
+	AuthPolicy       AuthPolicy `json:"authPolicy"`
+	TimeoutMs        float64    `json:"timeoutMs"`
+	StartupTimeoutMs float64    `json:"startupTimeoutMs"`
+	RequestTimeoutMs float64    `json:"requestTimeoutMs"`
+}
+
+// Run probes one agent. The error is non-nil only when the options are unusable; everything
+// that goes wrong with the agent is reported in Result.Error, next to what was learned.
+// Cancelling ctx interrupts the probe (Error.Code "interrupted") and still tears the agent down.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{opts: opts, log: opts.Log}
+	e.run(ctx)
+	return FromFrames(e.log.Frames()), nil
+}
+
+type engine struct {
+	opts  Options
+	log   *jsonrpc.Log
+	agent transport.Agent
+	conn  *jsonrpc.Conn
+	eof   chan struct{} // closed once the eof event is in the log
+
+	parent       context.Context // the caller's context: its end means "interrupted"
+	sessionID    string
+	canClose     bool // the agent advertises sessionCapabilities.close
+	authAdvertis int  // number of authMethods advertised
+}
+
+func (e *engine) run(parent context.Context) {
+	e.parent = parent
+	ctx, cancel := context.WithTimeout(parent, e.opts.Timeout)
+	defer cancel()
+	defer e.event(EventDone, nil)
+
+	e.event(EventSpawn, SpawnInfo{
+		AgentID: e.opts.AgentID, Command: e.opts.Command, Argv: e.opts.Launcher.CommandLine(), Cwd: e.opts.Cwd,
+		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
+		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: e.opts.AuthPolicy,
+		TimeoutMs: ms(e.opts.Timeout), StartupTimeoutMs: ms(e.opts.StartupTimeout), RequestTimeoutMs: ms(e.opts.RequestTimeout),
+	})
+	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
+	if err != nil {
+		e.event(EventSpawnFailed, map[string]string{"message": err.Error()})
+		return
+	}
+	e.agent = agent
+	e.event(EventStarted, map[string]int{"pid": agent.PID()})
+	e.conn = jsonrpc.NewConn(agent.Stdout(), agent.Stdin(), jsonrpc.ConnOptions{
+		Log: e.log, MaxLineSize: e.opts.MaxLineSize, Handler: refuse,
+	})
+	e.eof = make(chan struct{})
+	go func() {
+		<-e.conn.Done()
+		e.event(EventEOF, nil)
+		close(e.eof)
+	}()
+	e.conn.Start()
+	defer e.teardown()
+
+	if !e.initialize(ctx) {
+		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the handshake failed"})
+		return
+	}
+	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {
+		e.event(EventAuthPolicyStop, map[string]any{"policy": AuthPolicyFail, "authMethods": e.authAdvertis})
+	} else {
+		e.newSession(ctx)
+	}
+	switch {
+	case e.opts.SkipMethods:
+		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed (method detection turned off)"})
+	case !e.alive():
+		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the agent had gone"})
+	case ctx.Err() != nil:
+		e.interruptedOr(StageMethods, func() {
+			e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the total budget was spent"})
+		})
+	default:
+		e.probeMethods(ctx)
+		if parent.Err() != nil {
+			e.event(EventInterrupted, map[string]string{"stage": StageMethods})
+		}
+	}
+}
+
+// initialize performs the first exchange; false means the probe cannot go on.
+func (e *engine) initialize(ctx context.Context) bool {
+	ictx, cancel := context.WithTimeout(ctx, e.opts.StartupTimeout)
+	defer cancel()
+	params := map[string]any{
+		"protocolVersion": e.opts.ProtocolVersion,
+		"clientCapabilities": map[string]any{
+			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
+			"terminal": false,
+		},
+		"clientInfo": map[string]string{"name": "acpprobe", "title": "acpprobe", "version": Version},
+	}
+	resp, err := e.conn.Call(ictx, acp.MethodInitialize, params)
+	if err != nil {
+		e.noAnswer(StageInitialize, err)
+		return false
+	}
+	if resp.Err() != nil {
+		return false
+	}
+	init := acp.ParseInitializeResult(resp.Result)
+	e.canClose = init.Capabilities.Object("sessionCapabilities").Has("close")
+	e.authAdvertis = len(init.AuthMethods)
+	return init.VersionOK && init.ProtocolVersion == acp.ProtocolVersion
+}
+
+func (e *engine) newSession(ctx context.Context) {
+	resp, err := e.conn.Call(ctx, acp.MethodSessionNew, map[string]any{"cwd": e.opts.Cwd, "mcpServers": []any{}})
+	if err != nil {
+		e.noAnswer(StageSessionNew, err)
+		return
+	}
+	if resp.Err() == nil {
+		e.sessionID = acp.ParseSessionResult(resp.Result).SessionID
+	}
+}
+
+// noAnswer records why a call got no answer: the caller gave up (interrupted) or the budget ran
+// out (timeout). When the agent went away, the eof and exit events already say so.
+func (e *engine) noAnswer(stage string, err error) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		e.interruptedOr(stage, func() { e.event(EventTimeout, map[string]string{"stage": stage}) })
+	}
+}
+
+func (e *engine) interruptedOr(stage string, otherwise func()) {
+	if e.parent.Err() != nil {
+		e.event(EventInterrupted, map[string]string{"stage": stage})
+		return
+	}
+	otherwise()
+}
+
+// MethodParams are the side-effect-free calls that detect each optional method: every one
+// names a session that does not exist, or only reads.
+func MethodParams(method, cwd string) map[string]any {
+	sid := NonexistentSessionID
+	switch method {
+	case acp.MethodSetConfigOption:
+		return map[string]any{"sessionId": sid, "configId": "acpprobe-nonexistent-option", "value": "acpprobe-nonexistent-value"}
+	case acp.MethodSetMode:
+		return map[string]any{"sessionId": sid, "modeId": "acpprobe-nonexistent-mode"}
+	case acp.MethodSetModel:
+		return map[string]any{"sessionId": sid, "modelId": "acpprobe-nonexistent-model"}
+	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionFork:
+		return map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}
+	case acp.MethodSessionList:
+		return map[string]any{"cwd": cwd}
+	default: // session/close, session/delete
+		return map[string]any{"sessionId": sid}
+	}
+}
+
+// probeMethods calls every optional method at once, each with its own budget.
+func (e *engine) probeMethods(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, method := range acp.ProbedMethods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
+			defer cancel()
+			_, _ = e.conn.Call(mctx, method, MethodParams(method, e.opts.Cwd))
+		}()
+	}
+	wg.Wait()
+}
+
+// alive reports whether the agent's output is still open.
+func (e *engine) alive() bool {
+	select {
+	case <-e.conn.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// teardown closes the session when the agent advertises session/close, runs the transport's
+// ladder, and waits for the output to drain. It runs on its own clock: an expired budget or an
+// interrupt still tears the agent down.
+func (e *engine) teardown() {
+	if !e.alive() {
+		// The agent closed its output: give it the grace to exit by itself, so the record
+		// says how it ended rather than how the ladder ended it.
+		t := time.NewTimer(e.opts.Grace)
+		select {
+		case <-e.agent.Exited():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if e.sessionID != "" && e.canClose && e.alive() {
+		e.event(EventTeardown, map[string]string{"step": "session/close"})
+		cctx, cancel := context.WithTimeout(context.Background(), min(e.opts.RequestTimeout, e.opts.Grace))
+		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
+		cancel()
+	}
+	e.event(EventTeardown, map[string]string{"step": "ladder"})
+	exit := e.agent.Shutdown(context.Background(), e.opts.Grace)
+	<-e.eof
+	e.conn.Wait()
+	e.event(EventExit, exit)
+}
+
+func (e *engine) event(kind string, payload any) {
+	var b []byte
+	if payload != nil {
+		b, _ = json.Marshal(payload)
+	}
+	e.log.Event(kind, b)
+}
+
+// stderrSink records each stderr chunk of the agent in the log.
+type stderrSink struct{ log *jsonrpc.Log }
+
+func (s stderrSink) Write(p []byte) (int, error) {
+	s.log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: append([]byte(nil), p...)})
+	return len(p), nil
+}
+
+var _ io.Writer = stderrSink{}
+
+// refuse answers every request an agent makes of the probe: permission requests are
+// cancelled (the outcome the protocol defines for "no decision"), everything else is an
+// unknown method, since the probe declares no client capability.
+func refuse(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
+	if req.Method == acp.MethodRequestPermission {
+		return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: acpprobe grants no client capability"}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -122,4 +122,3 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
-

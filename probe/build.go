@@ -245,8 +245,20 @@ func (b *builder) crashMessage(stage string) string {
 	return "the agent closed its output before answering " + stage + " (the process was still running)"
 }
 
-// methods reads the optional-method probes: the requests for probed methods sent before
-// teardown.
+// methodsEnd is the seq where method detection ended: the first step or teardown event (0
+// when neither happened).
+func (b *builder) methodsEnd() int64 {
+	var end int64
+	for _, kind := range []string{EventStep, EventTeardown} {
+		if f, ok := b.event(kind); ok && (end == 0 || f.Seq < end) {
+			end = f.Seq
+		}
+	}
+	return end
+}
+
+// methods reads the optional-method probes: the requests for probed methods sent before the
+// first step or teardown.
 func (b *builder) methods() {
 	r := b.r
 	if f, ok := b.event(EventMethodsSkipped); ok {
@@ -257,13 +269,13 @@ func (b *builder) methods() {
 		}
 		return
 	}
-	teardown, _ := b.event(EventTeardown)
+	end := b.methodsEnd()
 	eof, sawEOF := b.event(EventEOF)
-	goneEarly := sawEOF && (teardown.Seq == 0 || eof.Seq < teardown.Seq)
+	goneEarly := sawEOF && (end == 0 || eof.Seq < end)
 	probed := map[string]bool{}
 	for _, req := range b.requests {
 		m := req.Msg.Method
-		if !isProbed(m) || probed[m] || (teardown.Seq != 0 && req.Seq > teardown.Seq) {
+		if !isProbed(m) || probed[m] || (end != 0 && req.Seq > end) {
 			continue
 		}
 		probed[m] = true
@@ -373,15 +385,22 @@ func (b *builder) timings() {
 		t.SessionNewMs = ms(answer.At - req.At)
 	}
 	teardown, hasTeardown := b.event(EventTeardown)
+	methodsEnd := b.methodsEnd()
+	var endAt time.Duration
+	for _, f := range b.frames {
+		if f.Seq == methodsEnd {
+			endAt = f.At
+		}
+	}
 	var first, last time.Duration = -1, -1
 	for _, req := range b.requests {
-		if !isProbed(req.Msg.Method) || (hasTeardown && req.Seq > teardown.Seq) {
+		if !isProbed(req.Msg.Method) || (methodsEnd != 0 && req.Seq > methodsEnd) {
 			continue
 		}
 		if first < 0 {
 			first = req.At
 		}
-		end := teardown.At
+		end := endAt
 		if a, ok := b.answers[req.Seq]; ok {
 			end = a.At
 		}

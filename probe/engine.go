@@ -23,6 +23,7 @@ const (
 	EventInterrupted    = "interrupted"     // {stage}: the caller cancelled the probe
 	EventAuthPolicyStop = "auth-policy"     // {policy, authMethods}: session/new not called
 	EventMethodsSkipped = "methods-skipped" // {reason}
+	EventStep           = "step"            // {name}: an extra step (Options.Steps) begins
 	EventEOF            = "eof"             // the agent's stdout ended
 	EventTeardown       = "teardown"        // {step}
 	EventExit           = "exit"            // transport.Exit
@@ -105,6 +106,10 @@ func (e *engine) run(parent context.Context) {
 		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the handshake failed"})
 		return
 	}
+	if e.opts.InitializeOnly {
+		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed (initialize only)"})
+		return
+	}
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {
 		e.event(EventAuthPolicyStop, map[string]any{"policy": AuthPolicyFail, "authMethods": e.authAdvertis})
 	} else {
@@ -123,9 +128,56 @@ func (e *engine) run(parent context.Context) {
 		e.probeMethods(ctx)
 		if parent.Err() != nil {
 			e.event(EventInterrupted, map[string]string{"stage": StageMethods})
+			return
 		}
 	}
+	e.runSteps(ctx)
 }
+
+// runSteps runs the extra steps in order while the agent is there and the budget lasts.
+func (e *engine) runSteps(ctx context.Context) {
+	s := &Session{e: e, ID: e.sessionID, Cwd: e.opts.Cwd, RequestTimeout: e.opts.RequestTimeout}
+	for _, step := range e.opts.Steps {
+		if !e.alive() || ctx.Err() != nil {
+			return
+		}
+		e.event(EventStep, map[string]string{"name": step.Name()})
+		step.Run(ctx, s)
+	}
+}
+
+// Step is an extra exchange run by the engine after method detection, before teardown. The
+// conformance package provides them; everything they send and receive is in the log, where
+// the checks find it.
+type Step interface {
+	Name() string
+	Run(ctx context.Context, s *Session)
+}
+
+// Session is what a Step may do with the agent.
+type Session struct {
+	e *engine
+	// ID is the session the probe created ("" when session/new failed).
+	ID string
+	// Cwd is the absolute cwd of the probe.
+	Cwd string
+	// RequestTimeout is the budget of one request.
+	RequestTimeout time.Duration
+}
+
+// Call sends a request and waits for its answer within ctx.
+func (s *Session) Call(ctx context.Context, method string, params any) (*jsonrpc.Message, error) {
+	return s.e.conn.Call(ctx, method, params)
+}
+
+// Notify sends a notification.
+func (s *Session) Notify(method string, params any) error { return s.e.conn.Notify(method, params) }
+
+// Alive reports whether the agent's output is still open.
+func (s *Session) Alive() bool { return s.e.alive() }
+
+// Event records an event in the log.
+func (s *Session) Event(kind string, payload any) { s.e.event(kind, payload) }
 
 // initialize performs the first exchange; false means the probe cannot go on.
 func (e *engine) initialize(ctx context.Context) bool {

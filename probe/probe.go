@@ -73,6 +73,12 @@ type Options struct {
 	// Log, when set, receives every frame; pass one to read the session afterwards or to
 	// write a transcript as it happens.
 	Log *jsonrpc.Log
+	// Steps are extra exchanges (the conformance package's active checks) run after method
+	// detection and before teardown, when initialize succeeded and the agent is still there.
+	Steps []Step
+	// InitializeOnly stops after initialize (no session/new, no method detection): a second,
+	// short connection such as the version-negotiation check.
+	InitializeOnly bool
 }
 
 func (o Options) withDefaults() (Options, error) {

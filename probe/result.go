@@ -42,8 +42,13 @@ type Result struct {
 	StderrBytes   int64           `json:"stderrBytes"`
 	Exit          *transport.Exit `json:"exit"`
 	Findings      []Finding       `json:"findings"`
-	Error         *Error          `json:"error,omitempty"`
-	Raw           Raw             `json:"raw"`
+	// PromptShapes is filled by the prompt-shape probe (acpprobe check --prompt-shapes).
+	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
+	// Verdict is filled by acpprobe check: how the findings compare with --fail-on and the
+	// baseline.
+	Verdict *Verdict `json:"verdict,omitempty"`
+	Error   *Error   `json:"error,omitempty"`
+	Raw     Raw      `json:"raw"`
 }
 
 // AgentRef says which agent was probed and when.
@@ -225,6 +230,78 @@ type Finding struct {
 	Seq      int64           `json:"seq,omitempty"`
 	SpecRef  string          `json:"specRef,omitempty"`
 	Evidence json.RawMessage `json:"evidence,omitempty"`
+	// Known is set when a baseline lists the finding's id; KnownReason says why it is accepted.
+	Known       bool   `json:"known,omitempty"`
+	KnownReason string `json:"knownReason,omitempty"`
+}
+
+// PromptShapes is what session/prompt says about prompt shapes no agent can start a turn on:
+// each probe's answer verbatim, and the content-block branches inferred from the errors.
+type PromptShapes struct {
+	// Session says which session the shapes named: the probes use a session id that does not
+	// exist, so even an agent that accepted a shape could not start a turn.
+	Session string `json:"session"`
+	// SessionCreated tells whether session/new had succeeded (the shapes do not use it).
+	SessionCreated bool         `json:"sessionCreated"`
+	Probes         []ShapeProbe `json:"probes"`
+	// ErrorStyle is how the agent words schema errors: zod-union, zod-tree, zod-issues, serde,
+	// or text.
+	ErrorStyle       string        `json:"errorStyle"`
+	InferredBranches []ShapeBranch `json:"inferredBranches"`
+	// RequiredFields are fields the errors name as missing without saying for which branch.
+	RequiredFields []string `json:"requiredFields,omitempty"`
+	// Prompt is the --allow-prompt run: one valid text prompt, cancelled at once.
+	Prompt *PromptRun `json:"prompt,omitempty"`
+}
+
+// ShapeProbe is one prompt shape and the agent's answer.
+type ShapeProbe struct {
+	Name   string          `json:"name"`
+	Prompt json.RawMessage `json:"prompt"`
+	Seq    int64           `json:"seq,omitempty"`
+	// Outcome is rejected (a shape error), accepted (the shape passed validation: the answer
+	// was about the session, or a result), or no-answer.
+	Outcome string          `json:"outcome"`
+	Code    *int            `json:"code"`
+	Answer  json.RawMessage `json:"answer"`
+}
+
+// ShapeBranch is one content-block variant the agent's validator accepts.
+type ShapeBranch struct {
+	Type     string   `json:"type"`
+	Required []string `json:"required"`
+}
+
+// PromptRun is the result of sending one valid prompt (--allow-prompt) and cancelling it.
+type PromptRun struct {
+	// SchemaAccepted: the prompt was not rejected as malformed.
+	SchemaAccepted bool `json:"schemaAccepted"`
+	// Answered: the session/prompt request got an answer within the window; StopReason is it.
+	Answered   bool   `json:"answered"`
+	StopReason string `json:"stopReason,omitempty"`
+	Code       *int   `json:"code"`
+	// Updates counts the session/update kinds that arrived in the window.
+	Updates  map[string]int `json:"updates"`
+	WindowMs float64        `json:"windowMs"`
+}
+
+// Verdict is how acpprobe check judged the findings.
+type Verdict struct {
+	FailOn string `json:"failOn"`
+	// Failed is true when a finding not in the baseline is at or above FailOn.
+	Failed bool `json:"failed"`
+	// Counts are the findings per tier, not counting known ones.
+	Counts   map[string]int `json:"counts"`
+	Known    int            `json:"known"`
+	Baseline string         `json:"baseline,omitempty"`
+	// Stale are baseline entries that no longer occur.
+	Stale []BaselineEntry `json:"stale"`
+}
+
+// BaselineEntry is one known finding id and why it is accepted.
+type BaselineEntry struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
 }
 
 // ResultJSONSchema is the JSON Schema (draft 2020-12) of the Result document.

@@ -52,6 +52,7 @@ type walker struct {
 // shape is what the applicable schemas say about one object.
 type shape struct {
 	props      map[string][]string // key → locations of its schemas
+	siblings   map[string]bool     // keys defined by union branches that do not apply
 	additional []string            // locations of additionalProperties schemas
 	items      []string            // for arrays: locations of item schemas
 	described  bool                // some applicable schema lists properties
@@ -59,14 +60,14 @@ type shape struct {
 }
 
 func (w *walker) walk(loc string, inst any, ptr string) {
-	sh := &shape{props: map[string][]string{}}
+	sh := &shape{props: map[string][]string{}, siblings: map[string]bool{}}
 	w.collect(loc, inst, sh, 0)
 	switch v := inst.(type) {
 	case map[string]any:
 		if sh.described && !sh.open {
 			for k := range v {
-				if k == "_meta" || len(sh.props[k]) > 0 {
-					continue
+				if k == "_meta" || len(sh.props[k]) > 0 || sh.siblings[k] {
+					continue // a name the protocol defines (here or in another variant)
 				}
 				id := ptr + "\x00" + k
 				if !w.seen[id] {
@@ -160,6 +161,39 @@ func (w *walker) collect(loc string, inst any, sh *shape, depth int) {
 		for _, bl := range chosen {
 			w.collect(bl, inst, sh, depth+1)
 		}
+		// Keys of the other branches are protocol names with a value that does not fit
+		// here (an unknown discriminator value, say): not custom keys.
+		for i := range subs {
+			other := &shape{props: map[string][]string{}, siblings: map[string]bool{}}
+			w.collectNames(loc+"/"+kw+"/"+strconv.Itoa(i), other, depth+1)
+			for k := range other.props {
+				sh.siblings[k] = true
+			}
+		}
+	}
+}
+
+// collectNames gathers the property names a schema defines, through $ref and allOf only.
+func (w *walker) collectNames(loc string, sh *shape, depth int) {
+	if depth > 64 {
+		return
+	}
+	node, ok := w.s.node(loc).(map[string]any)
+	if !ok {
+		return
+	}
+	if ref, ok := node["$ref"].(string); ok {
+		w.collectNames(ref, sh, depth+1)
+	}
+	if props, ok := node["properties"].(map[string]any); ok {
+		for k := range props {
+			sh.props[k] = append(sh.props[k], loc)
+		}
+	}
+	if subs, ok := node["allOf"].([]any); ok {
+		for i := range subs {
+			w.collectNames(loc+"/allOf/"+strconv.Itoa(i), sh, depth+1)
+		}
 	}
 }
 
@@ -229,4 +263,73 @@ func dedup(locs []string) []string {
 		}
 	}
 	return out
+}
+
+// Tolerated reports whether a violation of the named type lies in a field that the reference
+// SDKs read leniently (x-deserialize-default-on-error, x-deserialize-skip-invalid-items,
+// x-deserialize-default-on-null): a bad value there is defaulted or dropped, not fatal.
+func (s *Set) Tolerated(def string, v Violation) bool {
+	locs := []string{"#/$defs/" + def}
+	if v.Pointer == "" {
+		return false
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(v.Pointer, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		var next []string
+		for _, loc := range locs {
+			for _, l := range s.expand(loc, 0) {
+				node, _ := s.node(l).(map[string]any)
+				if props, ok := node["properties"].(map[string]any); ok {
+					if _, has := props[tok]; has {
+						next = append(next, l+"/properties/"+escape(tok))
+					}
+				}
+				if _, ok := node["items"].(map[string]any); ok {
+					if _, err := strconv.Atoi(tok); err == nil {
+						next = append(next, l+"/items")
+					}
+				}
+			}
+		}
+		for _, l := range next {
+			if lenient(s.node(l)) {
+				return true
+			}
+		}
+		if len(next) == 0 {
+			return false
+		}
+		locs = next
+	}
+	return false
+}
+
+// expand returns loc and every location it reaches through $ref, allOf, anyOf and oneOf.
+func (s *Set) expand(loc string, depth int) []string {
+	if depth > 16 {
+		return nil
+	}
+	out := []string{loc}
+	node, _ := s.node(loc).(map[string]any)
+	if ref, ok := node["$ref"].(string); ok {
+		out = append(out, s.expand(ref, depth+1)...)
+	}
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		if subs, ok := node[kw].([]any); ok {
+			for i := range subs {
+				out = append(out, s.expand(loc+"/"+kw+"/"+strconv.Itoa(i), depth+1)...)
+			}
+		}
+	}
+	return out
+}
+
+func lenient(node any) bool {
+	m, _ := node.(map[string]any)
+	for _, k := range []string{"x-deserialize-default-on-error", "x-deserialize-skip-invalid-items", "x-deserialize-default-on-null"} {
+		if b, _ := m[k].(bool); b {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -138,18 +139,61 @@ func runProbe(ctx context.Context, args []string, stdio Stdio) int {
 	return probeAndReport(ctx, opts, pf.json, stdio)
 }
 
-// probeAndReport runs the probe, prints the result, and maps it to an exit code.
+// probeAndReport runs the probe, judges the recorded session, prints the result, and maps it
+// to an exit code.
 func probeAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio Stdio) int {
+	return runAndReport(ctx, opts, asJSON, stdio, nil)
+}
+
+// checkSpec is what acpprobe check adds to a probe.
+type checkSpec struct {
+	schema       string
+	deep         bool
+	failOn       string
+	baseline     []probe.BaselineEntry
+	baselinePath string
+}
+
+// deepVersion is the protocol version the --deep connection asks for: no agent supports it.
+const deepVersion = 999
+
+func runAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio Stdio, check *checkSpec) int {
+	if opts.Log == nil {
+		opts.Log = jsonrpc.NewLog()
+	}
 	r, err := probe.Run(ctx, opts)
 	if err != nil {
 		return failUsage(stdio, "probe", err)
 	}
-	if asJSON {
-		if err := render.JSON(stdio.Out, r); err != nil {
-			fmt.Fprintln(stdio.Err, "acpprobe:", err)
-			return ExitNotProbed
+	evalOpts := conformance.Options{}
+	if check != nil {
+		evalOpts.Schema = check.schema
+		if check.deep && ctx.Err() == nil && r.ProtocolVersion != nil {
+			deep := opts
+			deep.Log = jsonrpc.NewLog()
+			deep.ProtocolVersion = deepVersion
+			deep.InitializeOnly = true
+			deep.Steps = nil
+			if _, err := probe.Run(ctx, deep); err == nil {
+				evalOpts.Deep, evalOpts.DeepVersion = deep.Log.Frames(), deepVersion
+			}
 		}
-	} else if err := render.Text(stdio.Out, r); err != nil {
+	}
+	findings, err := conformance.Evaluate(opts.Log.Frames(), r, evalOpts)
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe:", err)
+		return ExitNotProbed
+	}
+	r.Findings = findings
+	if check != nil {
+		conformance.Judge(r, check.failOn, check.baseline, check.baselinePath)
+	}
+	if asJSON {
+		err = render.JSON(stdio.Out, r)
+	} else {
+		err = render.Text(stdio.Out, r)
+	}
+	if err != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe:", err)
 		return ExitNotProbed
 	}
@@ -166,8 +210,15 @@ func probeAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio 
 	return code
 }
 
-// exitCode maps a result to the process exit code.
+// exitCode maps a result to the process exit code: an interrupt first, then a failed check
+// verdict, then the probe's own outcome.
 func exitCode(r *probe.Result) int {
+	if r.Error != nil && r.Error.Code == probe.ErrInterrupted {
+		return ExitInterrupted
+	}
+	if r.Verdict != nil && r.Verdict.Failed {
+		return ExitFindings
+	}
 	if r.Error == nil {
 		return ExitOK
 	}

@@ -159,12 +159,31 @@ func Text(w io.Writer, r *probe.Result) error {
 		}
 	}
 
-	if len(r.Findings) > 0 {
-		t.section("Findings")
-		for _, f := range r.Findings {
-			t.line(fmt.Sprintf("%-10s %s — %s", f.Tier, f.ID, f.Message))
+	if ps := r.PromptShapes; ps != nil {
+		t.section("Prompt shapes")
+		t.kv("session", fmt.Sprintf("%s (session/new succeeded: %v)", ps.Session, ps.SessionCreated))
+		for _, p := range ps.Probes {
+			code := ""
+			if p.Code != nil {
+				code = fmt.Sprintf(" (%d)", *p.Code)
+			}
+			t.kv(p.Name, p.Outcome+code)
+		}
+		if ps.ErrorStyle != "" {
+			t.kv("error style", ps.ErrorStyle)
+		}
+		for _, b := range ps.InferredBranches {
+			t.kv("accepts", fmt.Sprintf("%s {%s}", b.Type, strings.Join(b.Required, ", ")))
+		}
+		if len(ps.RequiredFields) > 0 {
+			t.kv("required fields", strings.Join(ps.RequiredFields, ", "))
+		}
+		if p := ps.Prompt; p != nil {
+			t.kv("valid prompt", fmt.Sprintf("schema accepted %v, answered %v %s, updates %v", p.SchemaAccepted, p.Answered, p.StopReason, p.Updates))
 		}
 	}
+
+	findingsText(t, r)
 
 	tm := r.Timings
 	t.section("Timings")
@@ -191,6 +210,64 @@ func Text(w io.Writer, r *probe.Result) error {
 		}
 	}
 	return t.err
+}
+
+// findingsText groups the findings by tier, with the pointer and the one-line why.
+func findingsText(t *textWriter, r *probe.Result) {
+	t.section(fmt.Sprintf("Findings (%d)", len(r.Findings)))
+	if len(r.Findings) == 0 {
+		t.line("(none)")
+	}
+	tiers := []string{probe.TierMandatory, probe.TierCapability, probe.TierAdvisory, probe.TierInfo}
+	for _, tier := range tiers {
+		var group []probe.Finding
+		for _, f := range r.Findings {
+			if f.Tier == tier {
+				group = append(group, f)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		t.line(fmt.Sprintf("%s (%d)", tier, len(group)))
+		for _, f := range group {
+			where := ""
+			if f.Seq != 0 {
+				where = fmt.Sprintf(" [line %d", f.Seq)
+				if f.Pointer != "" {
+					where += " " + f.Pointer
+				}
+				where += "]"
+			} else if f.Pointer != "" {
+				where = " [" + f.Pointer + "]"
+			}
+			known := ""
+			if f.Known {
+				known = " (known: " + f.KnownReason + ")"
+			}
+			t.line(fmt.Sprintf("  %s%s%s", f.ID, where, known))
+			t.line("      " + f.Message)
+		}
+	}
+	if v := r.Verdict; v != nil {
+		verdict := "pass"
+		if v.Failed {
+			verdict = "FAIL"
+		}
+		t.section("Verdict")
+		t.kv("result", fmt.Sprintf("%s (fail on %s and above)", verdict, v.FailOn))
+		var counts []string
+		for _, tier := range tiers {
+			counts = append(counts, fmt.Sprintf("%s %d", tier, v.Counts[tier]))
+		}
+		t.kv("new findings", strings.Join(counts, ", "))
+		if v.Baseline != "" {
+			t.kv("baseline", fmt.Sprintf("%s: %d known", v.Baseline, v.Known))
+		}
+		for _, s := range v.Stale {
+			t.kv("stale", fmt.Sprintf("%s (%s) no longer occurs: remove it from the baseline", s.ID, s.Reason))
+		}
+	}
 }
 
 func exitText(r *probe.Result) string {

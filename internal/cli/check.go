@@ -76,4 +76,3 @@ func listChecks(asJSON bool, stdio Stdio) int {
 	tw.Flush()
 	return ExitOK
 }
-

@@ -36,7 +36,25 @@ type Faults struct {
 	// ClientRequests are agent→client requests (fs/read_text_file, terminal/create,
 	// session/request_permission, …) sent before answering session/new.
 	ClientRequests []string
+	// StdoutBanner writes a log line on stdout at start, before reading anything.
+	StdoutBanner bool
+	// BadEnvelope follows the initialize answer with broken envelopes: a response to an id
+	// never sent, one with both result and error, a notification without "jsonrpc".
+	BadEnvelope bool
+	// WrongInvalidParamsCode answers invalid params with -32603 instead of -32602.
+	WrongInvalidParamsCode bool
+	// AnswerNotifications answers unknown notifications with an error (without an id).
+	AnswerNotifications bool
+	// IgnoreStdinEOF keeps the agent running after stdin closes, until it is signalled.
+	IgnoreStdinEOF bool
+	// ExtraKeys adds keys outside _meta to the initialize answer.
+	ExtraKeys bool
+	// IgnoreUnknownRequests leaves requests for unknown methods unanswered.
+	IgnoreUnknownRequests bool
 }
+
+// BannerLine is what the StdoutBanner fault writes.
+const BannerLine = "acptest agent starting (this banner belongs on stderr)"
 
 // Config selects a persona and its faults.
 type Config struct {
@@ -82,6 +100,11 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, cfg C
 		}
 	}
 	a := &agent{p: p, cfg: cfg, out: stdout, errw: stderr, sessions: map[string]*session{}}
+	if cfg.StdoutBanner {
+		if _, err := io.WriteString(stdout, BannerLine+"\n"); err != nil {
+			return err
+		}
+	}
 	lines := make(chan jsonrpc.Line)
 	readErr := make(chan error, 1)
 	go func() {
@@ -107,6 +130,10 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, cfg C
 			return ctx.Err()
 		case err := <-readErr:
 			if errors.Is(err, io.EOF) {
+				if cfg.IgnoreStdinEOF {
+					<-ctx.Done()
+					return ctx.Err()
+				}
 				return nil
 			}
 			return err
@@ -143,8 +170,14 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	}
 	switch msg.Kind() {
 	case jsonrpc.Request:
-	case jsonrpc.Notification, jsonrpc.Response:
-		return nil // session/cancel, $/cancel_request and answers to our requests need nothing
+	case jsonrpc.Notification:
+		if a.cfg.AnswerNotifications && msg.Method != acp.MethodSessionCancel && msg.Method != acp.MethodCancelRequest {
+			line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": jsonrpc.CodeMethodNotFound, "message": "Method not found", "data": msg.Method}})
+			return a.write(line)
+		}
+		return nil // session/cancel, $/cancel_request need nothing
+	case jsonrpc.Response:
+		return nil // answers to our own requests
 	default:
 		return a.writeError(json.RawMessage("null"), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request"})
 	}
@@ -163,11 +196,25 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 		}
 	}
 	result, rpcErr := a.dispatch(msg)
+	if rpcErr == errNotFound && a.cfg.IgnoreUnknownRequests {
+		return nil
+	}
 	if rpcErr != nil {
 		return a.writeError(msg.ID, rpcErr)
 	}
 	if err := a.writeResult(msg.ID, result); err != nil {
 		return err
+	}
+	if msg.Method == acp.MethodInitialize && a.cfg.BadEnvelope {
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":4242,"result":{}}`,
+			`{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{},"error":{"code":-32603,"message":"both"}}`,
+			`{"method":"session/update","params":{"sessionId":"none","update":{"sessionUpdate":"current_mode_update","currentModeId":"default"}}}`,
+		} {
+			if err := a.write([]byte(line)); err != nil {
+				return err
+			}
+		}
 	}
 	if msg.Method == acp.MethodSessionNew {
 		sid := acp.ParseObject(result).String("sessionId")
@@ -197,13 +244,21 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		if _, ok := params.Int("protocolVersion"); !ok {
 			return nil, invalidParams("protocolVersion must be an integer")
 		}
+		o := acp.ParseObject(a.p.Initialize)
 		if a.cfg.AnswerVersion != 0 {
-			o := acp.ParseObject(a.p.Initialize)
 			o["protocolVersion"] = json.RawMessage(strconv.Itoa(a.cfg.AnswerVersion))
-			out, _ := json.Marshal(o)
-			return out, nil
 		}
-		return a.p.Initialize, nil
+		if a.cfg.ExtraKeys {
+			o["vendorBuild"] = json.RawMessage(`"acptest"`)
+			caps := o.Object("agentCapabilities")
+			if caps == nil {
+				caps = acp.Object{}
+			}
+			caps["streaming"] = json.RawMessage("true")
+			o["agentCapabilities"], _ = json.Marshal(caps)
+		}
+		out, _ := json.Marshal(o)
+		return out, nil
 	case acp.MethodSessionNew:
 		if a.p.NewSessionError != nil {
 			return nil, a.p.NewSessionError
@@ -291,21 +346,22 @@ func (a *agent) setConfigOption(s *session, params acp.Object) (json.RawMessage,
 	return nil, invalidParams("unknown config option " + id)
 }
 
-// prompt accepts an array of content blocks with a type; a text prompt gets one agent
-// message chunk and ends the turn.
+// prompt validates the prompt first (as the SDKs do, before any session lookup), then answers
+// a valid prompt on a known session with one agent message chunk and the end of the turn.
 func (a *agent) prompt(params acp.Object) (json.RawMessage, *jsonrpc.Error) {
+	code := 0
+	if a.cfg.WrongInvalidParamsCode {
+		code = jsonrpc.CodeInternalError
+	}
+	if err := validatePrompt(params["prompt"], a.p.PromptErrors, code); err != nil {
+		return nil, err
+	}
 	sid := params.String("sessionId")
 	if a.sessions[sid] == nil {
-		return nil, errUnknownSession
-	}
-	blocks := params.Array("prompt")
-	if blocks == nil {
-		return nil, invalidParams("prompt must be an array of content blocks")
-	}
-	for i, b := range blocks {
-		if acp.ParseObject(b).String("type") == "" {
-			return nil, invalidParams(fmt.Sprintf("prompt[%d] has no type", i))
+		if a.p.NewSessionError != nil {
+			return nil, a.p.NewSessionError
 		}
+		return nil, errUnknownSession
 	}
 	if err := a.notify(acp.MethodSessionUpdate, map[string]any{"sessionId": sid,
 		"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]string{"type": "text", "text": "pong"}}}); err != nil {

@@ -23,6 +23,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.GarbageStdout, "garbage-stdout", false, "write a line that is not JSON on stdout before the first answer")
 	fs.DurationVar(&cfg.SlowStart, "slow-start", 0, "wait this long before reading anything (e.g. 2s)")
 	fs.IntVar(&cfg.AnswerVersion, "answer-version", 0, "answer initialize with this protocolVersion instead of the persona's")
+	fs.BoolVar(&cfg.StdoutBanner, "stdout-banner", false, "write a log line on stdout at start")
+	fs.BoolVar(&cfg.BadEnvelope, "bad-envelope", false, "follow the initialize answer with an unknown-id response, a result+error response and a notification without jsonrpc")
+	fs.BoolVar(&cfg.WrongInvalidParamsCode, "wrong-code-for-invalid-params", false, "answer invalid params with -32603 instead of -32602")
+	fs.BoolVar(&cfg.AnswerNotifications, "answer-notifications", false, "answer unknown notifications with an error (as codex-acp does)")
+	fs.BoolVar(&cfg.IgnoreStdinEOF, "ignore-stdin-eof", false, "keep running after stdin closes, until signalled")
+	fs.BoolVar(&cfg.ExtraKeys, "extra-keys", false, "add keys outside _meta to the initialize answer")
+	fs.BoolVar(&cfg.IgnoreUnknownRequests, "ignore-unknown-requests", false, "leave requests for unknown methods unanswered")
 	fs.Func("request", "before answering session/new, send the client a request for this method (repeatable)", func(m string) error {
 		cfg.ClientRequests = append(cfg.ClientRequests, m)
 		return nil
@@ -79,6 +86,18 @@ func (c Config) Args() []string {
 	}
 	for _, m := range c.ClientRequests {
 		args = append(args, "--request", m)
+	}
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{
+		{c.StdoutBanner, "--stdout-banner"}, {c.BadEnvelope, "--bad-envelope"}, {c.WrongInvalidParamsCode, "--wrong-code-for-invalid-params"},
+		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
+		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"},
+	} {
+		if f.on {
+			args = append(args, f.flag)
+		}
 	}
 	return args
 }

@@ -24,6 +24,8 @@ type Persona struct {
 	Methods map[string]Behaviour
 	// IDLast writes responses with "id" as the last key (as codex-acp does).
 	IDLast bool
+	// PromptErrors is how invalid session/prompt params are worded (Style…).
+	PromptErrors string
 }
 
 // Behaviour is how a persona answers an optional method.
@@ -71,6 +73,7 @@ var personas = map[string]*Persona{
 			"session/set_config_option": Works, "session/set_mode": Works, "session/set_model": Works,
 			"session/load": Works, "session/resume": Works, "session/fork": Works, "session/list": Works, "session/close": Works,
 		},
+		PromptErrors: StyleZodTree,
 	},
 	"codex": {
 		Name:        "codex",
@@ -87,7 +90,8 @@ var personas = map[string]*Persona{
 			"session/set_config_option": Works, "session/set_mode": Works, "session/close": Works,
 			"session/load": NeedsAuth, "session/resume": NeedsAuth, "session/list": NeedsAuth,
 		},
-		IDLast: true,
+		IDLast:       true,
+		PromptErrors: StyleSerde,
 	},
 	"gemini": {
 		Name:        "gemini",
@@ -106,6 +110,7 @@ var personas = map[string]*Persona{
 		Methods: map[string]Behaviour{
 			"session/set_mode": InvalidParamsOnUnknown, "session/set_model": InvalidParamsOnUnknown, "session/load": Works,
 		},
+		PromptErrors: StyleZodUnion,
 	},
 	"minimal": {
 		Name:        "minimal",

@@ -278,8 +278,8 @@ func (e *evaluator) agentMethod(f jsonrpc.Frame, part schema.Part) {
 	m := f.Msg
 	set, def := e.typeFor(m.Method, schema.HandledByClient, part)
 	if def == "" {
-		if !strings.HasPrefix(m.Method, "_") && !strings.HasPrefix(m.Method, "$/") {
-			if _, other := e.set.TypeFor(m.Method, schema.HandledByAgent, part); !other {
+		if !strings.HasPrefix(m.Method, "_") && !strings.HasPrefix(m.Method, "$/") && !e.knownMethod(m.Method) {
+			{
 				e.add("protocol.unknown-method", f.Seq, "/method", fmt.Sprintf("%s is not an ACP client method; custom methods must start with _", m.Method), nil)
 			}
 		}
@@ -295,6 +295,20 @@ func (e *evaluator) agentMethod(f jsonrpc.Frame, part schema.Part) {
 		params = json.RawMessage("null")
 	}
 	e.validate(f, def, set, params, "/params")
+}
+
+// knownMethod reports whether any schema set defines method, in any direction or form.
+func (e *evaluator) knownMethod(method string) bool {
+	for _, set := range append([]*schema.Set{e.set}, e.alts...) {
+		for _, side := range []schema.Side{schema.HandledByAgent, schema.HandledByClient} {
+			for _, part := range []schema.Part{schema.Params, schema.Result, schema.Notification} {
+				if _, ok := set.TypeFor(method, side, part); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // clientGate names the client capability a client method needs (all of them are off in the
@@ -595,10 +609,11 @@ func supportText(m probe.MethodSupport) string {
 	return fmt.Sprintf("%d %s", *m.Code, m.Message)
 }
 
-// methodSeq is the seq of the answer to the method-detection request for method.
+// methodSeq is the seq of the answer to the method-detection request for method (the first
+// request for it: detection runs before any step or teardown).
 func (e *evaluator) methodSeq(method string) int64 {
 	for _, f := range e.frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == method && bytes.Contains(f.Msg.Params, []byte(probe.NonexistentSessionID)) {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request && f.Msg.Method == method {
 			if a, ok := e.answer[f.Seq]; ok {
 				return a.Seq
 			}

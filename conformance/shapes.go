@@ -61,20 +61,28 @@ func buildShapes(e *evaluator) *probe.PromptShapes {
 		}
 		ps.Probes = append(ps.Probes, p)
 	}
-	// An error just like the control's means the shape passed validation and only the
-	// session was wrong.
+	// An answer just like the control's means the shape got past validation to the session
+	// lookup — if the agent validates first, which it does when it rejected any other shape
+	// with a shape error. Otherwise the probe cannot tell.
+	validatesFirst := false
+	for _, p := range ps.Probes {
+		if p.Outcome == "rejected" && (control == nil || !sameError(p.Answer, control.Answer)) && inf.isShapeError(p.Answer) {
+			validatesFirst = true
+		}
+	}
 	for i := range ps.Probes {
 		p := &ps.Probes[i]
-		if control == nil || p.Name == control.Name || p.Outcome != "rejected" {
+		if control == nil || p.Name == control.Name || p.Outcome != "rejected" || !sameError(p.Answer, control.Answer) {
 			continue
 		}
-		if sameError(p.Answer, control.Answer) && !inf.isShapeError(p.Answer) {
+		p.Outcome = "undetermined"
+		if validatesFirst {
 			p.Outcome = "accepted"
 		}
 	}
 	for _, p := range ps.Probes {
 		if sh := byPrompt[string(p.Prompt)]; sh.malformed && p.Outcome == "accepted" {
-			e.add("prompt.shape-accepted", p.Seq, "/params/prompt", fmt.Sprintf("the malformed prompt shape %q passed validation (%s); the agent's validator is lax", p.Name, p.Answer), nil)
+			e.add("prompt.shape-accepted", p.Seq, "/params/prompt", fmt.Sprintf("the malformed prompt shape %q passed validation (answer: %s); the agent's validator is lax", p.Name, p.Answer), nil)
 		}
 	}
 	ps.ErrorStyle = inf.style

@@ -259,8 +259,10 @@ type ShapeProbe struct {
 	Name   string          `json:"name"`
 	Prompt json.RawMessage `json:"prompt"`
 	Seq    int64           `json:"seq,omitempty"`
-	// Outcome is rejected (a shape error), accepted (the shape passed validation: the answer
-	// was about the session, or a result), or no-answer.
+	// Outcome is rejected (a shape error), accepted (the shape passed validation: a result,
+	// or the same answer as the valid control shape from an agent that validates before it
+	// looks the session up), undetermined (answered like the control by an agent that looks
+	// the session up first), or no-answer.
 	Outcome string          `json:"outcome"`
 	Code    *int            `json:"code"`
 	Answer  json.RawMessage `json:"answer"`

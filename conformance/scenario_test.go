@@ -1,0 +1,175 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// A scenario (testdata/scenarios/*.txtar) is a recorded session and the findings it must
+// produce. Its comment says what it shows. Sections:
+//
+//	-- frames --     one frame per line:
+//	                   > LINE            the client wrote LINE
+//	                   < LINE            the agent wrote LINE
+//	                   <q "GO STRING"    the agent wrote these bytes (strconv.Unquote)
+//	                   <u LINE           the agent wrote LINE and its output ended without a newline
+//	                   <o SIZE PREFIX    the agent wrote an oversize line of SIZE bytes
+//	                   2 TEXT            the agent wrote TEXT on stderr
+//	                   2* N TEXT         … N times
+//	                   ! KIND [JSON]     an engine event (spawn is added when missing)
+//	-- deep --       frames of the --deep connection (same syntax)
+//	-- findings --   "ID SEQ" per expected finding (SEQ 0 when the finding has none), or "none"
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("testdata/scenarios/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			a, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sections := map[string]string{}
+			for _, f := range a.Files {
+				sections[f.Name] = string(f.Data)
+			}
+			frames := buildFrames(t, sections["frames"])
+			r := probe.FromFrames(frames)
+			opts := Options{}
+			if deep, ok := sections["deep"]; ok {
+				opts.Deep, opts.DeepVersion = buildFrames(t, deep), 999
+			}
+			findings, err := Evaluate(frames, r, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range findings {
+				got = append(got, fmt.Sprintf("%s %d", f.ID, f.Seq))
+				if _, ok := Lookup(f.ID); !ok || f.Tier == "" || f.Message == "" || f.SpecRef == "" {
+					t.Errorf("incomplete finding %+v", f)
+				}
+			}
+			want := expectedFindings(sections["findings"])
+			sort.Strings(got)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				var detail strings.Builder
+				for _, f := range findings {
+					fmt.Fprintf(&detail, "  %s %d %s: %s\n", f.ID, f.Seq, f.Pointer, f.Message)
+				}
+				t.Errorf("findings:\n got %q\nwant %q\n%s", got, want, detail.String())
+			}
+		})
+	}
+}
+
+func expectedFindings(section string) []string {
+	var want []string
+	for _, line := range strings.Split(section, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line == "none" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		want = append(want, line)
+	}
+	sort.Strings(want)
+	return want
+}
+
+// buildFrames turns a frames section into a log's frames.
+func buildFrames(t *testing.T, section string) []jsonrpc.Frame {
+	t.Helper()
+	log := jsonrpc.NewLog()
+	lines := strings.Split(strings.TrimRight(section, "\n"), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "! spawn") {
+		log.Event(probe.EventSpawn, []byte(`{"command":"scenario","argv":["scenario"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
+	}
+	for i, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		tag, rest, _ := strings.Cut(line, " ")
+		switch tag {
+		case ">":
+			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirClient, Raw: []byte(rest)})
+		case "<":
+			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(rest)})
+		case "<q":
+			raw, err := strconv.Unquote(rest)
+			if err != nil {
+				t.Fatalf("line %d: %v", i+1, err)
+			}
+			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(raw)})
+		case "<u":
+			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(rest), Unterminated: true})
+		case "<o":
+			sizeText, prefix, _ := strings.Cut(rest, " ")
+			size, _ := strconv.ParseInt(sizeText, 10, 64)
+			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(prefix), Size: size, Oversize: true})
+		case "2":
+			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: []byte(rest + "\n")})
+		case "2*":
+			countText, text, _ := strings.Cut(rest, " ")
+			count, _ := strconv.Atoi(countText)
+			for range count {
+				log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: []byte(text + "\n")})
+			}
+		case "!":
+			kind, payload, _ := strings.Cut(rest, " ")
+			if payload != "" && !json.Valid([]byte(payload)) {
+				t.Fatalf("line %d: event payload is not JSON: %s", i+1, payload)
+			}
+			var raw []byte
+			if payload != "" {
+				raw = []byte(payload)
+			}
+			log.Event(kind, raw)
+		default:
+			t.Fatalf("line %d: unknown frame tag %q", i+1, tag)
+		}
+	}
+	return log.Frames()
+}
+
+// TestEveryCheckHasAFailingScenario keeps the catalogue and the scenarios together: each check
+// must fire in at least one scenario, and clean.txtar (no findings at all) is the passing case
+// of all of them.
+func TestEveryCheckHasAFailingScenario(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
+	fired := map[string]bool{}
+	for _, file := range files {
+		a, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range a.Files {
+			if f.Name != "findings" {
+				continue
+			}
+			for _, line := range expectedFindings(string(f.Data)) {
+				id, _, _ := strings.Cut(line, " ")
+				fired[id] = true
+			}
+		}
+	}
+	for _, c := range Checks() {
+		if !fired[c.ID] {
+			t.Errorf("check %s has no scenario where it fires", c.ID)
+		}
+	}
+	if _, err := os.Stat("testdata/scenarios/clean.txtar"); err != nil {
+		t.Error("clean.txtar (the passing case of every check) is missing")
+	}
+}

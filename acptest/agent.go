@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +53,10 @@ type Faults struct {
 	ExtraKeys bool
 	// IgnoreUnknownRequests leaves requests for unknown methods unanswered.
 	IgnoreUnknownRequests bool
+	// LeakSecrets writes the values of the environment variables named in LeakEnv on stderr
+	// and in the initialize answer (_meta credential keys, a bearer header, plain text), to
+	// test that they are redacted.
+	LeakEnv []string
 }
 
 // BannerLine is what the StdoutBanner fault writes.
@@ -247,6 +253,16 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		o := acp.ParseObject(a.p.Initialize)
 		if a.cfg.AnswerVersion != 0 {
 			o["protocolVersion"] = json.RawMessage(strconv.Itoa(a.cfg.AnswerVersion))
+		}
+		if len(a.cfg.LeakEnv) > 0 {
+			var vals []string
+			for _, name := range a.cfg.LeakEnv {
+				vals = append(vals, os.Getenv(name))
+			}
+			fmt.Fprintf(a.errw, "acptest: leaking %s\n", strings.Join(vals, " "))
+			meta := map[string]any{"codebuddy.ai/accessToken": vals[0], "authSession": vals[len(vals)-1],
+				"note": "Authorization: Bearer " + vals[0], "text": strings.Join(vals, ",")}
+			o["_meta"], _ = json.Marshal(meta)
 		}
 		if a.cfg.ExtraKeys {
 			o["vendorBuild"] = json.RawMessage(`"acptest"`)

@@ -30,6 +30,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.IgnoreStdinEOF, "ignore-stdin-eof", false, "keep running after stdin closes, until signalled")
 	fs.BoolVar(&cfg.ExtraKeys, "extra-keys", false, "add keys outside _meta to the initialize answer")
 	fs.BoolVar(&cfg.IgnoreUnknownRequests, "ignore-unknown-requests", false, "leave requests for unknown methods unanswered")
+	fs.Func("leak-env", "write this environment variable's value on stderr and in the initialize answer (repeatable)", func(name string) error {
+		cfg.LeakEnv = append(cfg.LeakEnv, name)
+		return nil
+	})
 	fs.Func("request", "before answering session/new, send the client a request for this method (repeatable)", func(m string) error {
 		cfg.ClientRequests = append(cfg.ClientRequests, m)
 		return nil
@@ -86,6 +90,9 @@ func (c Config) Args() []string {
 	}
 	for _, m := range c.ClientRequests {
 		args = append(args, "--request", m)
+	}
+	for _, name := range c.LeakEnv {
+		args = append(args, "--leak-env", name)
 	}
 	for _, f := range []struct {
 		on   bool

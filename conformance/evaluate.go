@@ -21,10 +21,27 @@ type Options struct {
 	// Schema is the schema set to validate against (schema.V1, V1Unstable, V2); empty means v1,
 	// or v2 when protocol version 2 was negotiated.
 	Schema string
-	// Deep holds the frames of the second, initialize-only connection of --deep, which asked
-	// for DeepVersion.
-	Deep        []jsonrpc.Frame
-	DeepVersion int
+	// Deep holds the frames of the second, initialize-only connection of --deep (see
+	// SplitDeep), which asked for a version no agent supports.
+	Deep []jsonrpc.Frame
+}
+
+// SplitDeep separates a recording into the main session (up to its done event) and the
+// --deep connection that may follow it in the same log.
+func SplitDeep(frames []jsonrpc.Frame) (main, deep []jsonrpc.Frame) {
+	for i, f := range frames {
+		if f.Dir == jsonrpc.DirEvent && f.Kind == probe.EventDone {
+			rest := frames[i+1:]
+			if len(rest) > 0 && rest[0].Dir == jsonrpc.DirEvent && rest[0].Kind == probe.EventSpawn {
+				var s probe.SpawnInfo
+				if json.Unmarshal(rest[0].Raw, &s) == nil && s.InitializeOnly {
+					return frames[:i+1], rest
+				}
+			}
+			return frames, nil
+		}
+	}
+	return frames, nil
 }
 
 // maxPerCheck bounds the findings of one check; the last one says how many more there were.
@@ -691,7 +708,11 @@ func (e *evaluator) deep() {
 		return
 	}
 	deep := probe.FromFrames(e.opts.Deep)
-	asked := e.opts.DeepVersion
+	var spawn probe.SpawnInfo
+	if len(e.opts.Deep) > 0 {
+		_ = json.Unmarshal(e.opts.Deep[0].Raw, &spawn)
+	}
+	asked := spawn.ProtocolVersion
 	switch {
 	case deep.Error != nil && deep.ProtocolVersion == nil:
 		e.add("protocol.version-negotiation", 0, "", fmt.Sprintf("asked for protocolVersion %d, the agent did not answer with a version (%s: %s)", asked, deep.Error.Code, deep.Error.Message), nil)

@@ -49,7 +49,7 @@ func TestScenarios(t *testing.T) {
 			r := probe.FromFrames(frames)
 			opts := Options{}
 			if deep, ok := sections["deep"]; ok {
-				opts.Deep, opts.DeepVersion = buildFrames(t, deep), 999
+				opts.Deep = buildFrames(t, deep)
 			}
 			findings, err := Evaluate(frames, r, opts)
 			if err != nil {

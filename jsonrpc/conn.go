@@ -175,23 +175,8 @@ func (c *Conn) WriteLine(line []byte) error {
 // Call sends a request and waits for its answer, the end of ctx, or the end of the peer's
 // output (ErrClosed). The returned message is a response; check Err() for an error answer.
 func (c *Conn) Call(ctx context.Context, method string, params any) (*Message, error) {
-	c.mu.Lock()
-	c.nextID++
-	id := c.nextID
-	key := "n:" + strconv.FormatInt(id, 10)
-	ch := make(chan *Message, 1)
-	select {
-	case <-c.done:
-		c.mu.Unlock()
-		return nil, ErrClosed
-	default:
-	}
-	c.pending[key] = ch
-	c.mu.Unlock()
-
-	line, err := EncodeRequest(id, method, params)
+	p, line, err := c.prepare(method, params)
 	if err != nil {
-		c.forget(key)
 		return nil, err
 	}
 	// Write on a goroutine so a peer that stops reading cannot hold the caller past ctx: the
@@ -201,21 +186,69 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (*Message, e
 	select {
 	case err := <-written:
 		if err != nil {
-			c.forget(key)
+			c.forget(p.key)
 			return nil, err
 		}
 	case <-ctx.Done():
-		c.forget(key)
+		c.forget(p.key)
 		return nil, ctx.Err()
 	}
+	return p.Wait(ctx)
+}
+
+// Pending is a request that was written and awaits its answer.
+type Pending struct {
+	c   *Conn
+	key string
+	ch  chan *Message
+}
+
+// Request writes a request and returns at once; Wait collects the answer. Requests written
+// one after another from one goroutine reach the peer in that order.
+func (c *Conn) Request(method string, params any) (*Pending, error) {
+	p, line, err := c.prepare(method, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.WriteLine(line); err != nil {
+		c.forget(p.key)
+		return nil, err
+	}
+	return p, nil
+}
+
+// prepare registers a new request id and encodes the request line.
+func (c *Conn) prepare(method string, params any) (*Pending, []byte, error) {
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	p := &Pending{c: c, key: "n:" + strconv.FormatInt(id, 10), ch: make(chan *Message, 1)}
 	select {
-	case m, ok := <-ch:
+	case <-c.done:
+		c.mu.Unlock()
+		return nil, nil, ErrClosed
+	default:
+	}
+	c.pending[p.key] = p.ch
+	c.mu.Unlock()
+	line, err := EncodeRequest(id, method, params)
+	if err != nil {
+		c.forget(p.key)
+		return nil, nil, err
+	}
+	return p, line, nil
+}
+
+// Wait waits for the answer, the end of ctx, or the end of the peer's output (ErrClosed).
+func (p *Pending) Wait(ctx context.Context) (*Message, error) {
+	select {
+	case m, ok := <-p.ch:
 		if !ok {
 			return nil, ErrClosed
 		}
 		return m, nil
 	case <-ctx.Done():
-		c.forget(key)
+		p.c.forget(p.key)
 		return nil, ctx.Err()
 	}
 }

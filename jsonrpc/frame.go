@@ -67,6 +67,15 @@ type Log struct {
 	mu        sync.Mutex
 	frames    []Frame
 	observers []func(Frame)
+	filter    func(Frame) Frame
+}
+
+// SetFilter makes every frame pass through fn before it is stored or observed (redaction).
+// fn may change Raw; Msg is decoded afterwards from what fn returns.
+func (l *Log) SetFilter(fn func(Frame) Frame) {
+	l.mu.Lock()
+	l.filter = fn
+	l.mu.Unlock()
 }
 
 // NewLog starts an empty log whose clock starts now.
@@ -89,6 +98,12 @@ func (l *Log) Observe(fn func(Frame)) {
 // Append stamps f with the next sequence number and the current time, decodes client and agent
 // lines, stores it, and returns the stored frame.
 func (l *Log) Append(f Frame) Frame {
+	l.mu.Lock()
+	filter := l.filter
+	l.mu.Unlock()
+	if filter != nil {
+		f = filter(f)
+	}
 	if (f.Dir == DirClient || f.Dir == DirAgent) && !f.Oversize && f.Msg == nil && f.DecodeErr == nil {
 		f.Msg, f.DecodeErr = Decode(f.Raw)
 	}

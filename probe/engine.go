@@ -43,6 +43,8 @@ type SpawnInfo struct {
 	TimeoutMs        float64    `json:"timeoutMs"`
 	StartupTimeoutMs float64    `json:"startupTimeoutMs"`
 	RequestTimeoutMs float64    `json:"requestTimeoutMs"`
+	// InitializeOnly marks a second, initialize-only connection (check --deep).
+	InitializeOnly bool `json:"initializeOnly,omitempty"`
 }
 
 // Run probes one agent. The error is non-nil only when the options are unusable; everything
@@ -82,6 +84,7 @@ func (e *engine) run(parent context.Context) {
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
 		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: e.opts.AuthPolicy,
 		TimeoutMs: ms(e.opts.Timeout), StartupTimeoutMs: ms(e.opts.StartupTimeout), RequestTimeoutMs: ms(e.opts.RequestTimeout),
+		InitializeOnly: e.opts.InitializeOnly,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
 	if err != nil {
@@ -221,6 +224,15 @@ func (e *engine) newSession(ctx context.Context) {
 func (e *engine) noAnswer(stage string, err error) {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		e.interruptedOr(stage, func() { e.event(EventTimeout, map[string]string{"stage": stage}) })
+		return
+	}
+	// The agent went away (its output ended, or writing to it failed): let its output drain
+	// to the end so that teardown sees it gone.
+	t := time.NewTimer(e.opts.Grace)
+	defer t.Stop()
+	select {
+	case <-e.conn.Done():
+	case <-t.C:
 	}
 }
 
@@ -252,19 +264,40 @@ func MethodParams(method, cwd string) map[string]any {
 	}
 }
 
-// probeMethods calls every optional method at once, each with its own budget.
+// probeMethods sends every optional-method request at once, in a fixed order, then waits for
+// the answers, each within its own budget.
 func (e *engine) probeMethods(ctx context.Context) {
+	sent := make(chan *jsonrpc.Pending, len(acp.ProbedMethods))
+	go func() {
+		defer close(sent)
+		for _, method := range acp.ProbedMethods {
+			p, err := e.conn.Request(method, MethodParams(method, e.opts.Cwd))
+			if err != nil {
+				return
+			}
+			sent <- p
+		}
+	}()
 	var wg sync.WaitGroup
-	for _, method := range acp.ProbedMethods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			mctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
-			defer cancel()
-			_, _ = e.conn.Call(mctx, method, MethodParams(method, e.opts.Cwd))
-		}()
+	for {
+		select {
+		case p, ok := <-sent:
+			if !ok {
+				wg.Wait()
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
+				defer cancel()
+				_, _ = p.Wait(mctx)
+			}()
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
 	}
-	wg.Wait()
 }
 
 // alive reports whether the agent's output is still open.
@@ -282,8 +315,10 @@ func (e *engine) alive() bool {
 // interrupt still tears the agent down.
 func (e *engine) teardown() {
 	if !e.alive() {
-		// The agent closed its output: give it the grace to exit by itself, so the record
-		// says how it ended rather than how the ladder ended it.
+		// The agent closed its output: the eof event goes in the record before teardown, and
+		// the agent gets the grace to exit by itself, so the record says how it ended rather
+		// than how the ladder ended it.
+		<-e.eof
 		t := time.NewTimer(e.opts.Grace)
 		select {
 		case <-e.agent.Exited():

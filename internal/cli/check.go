@@ -53,7 +53,7 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	opts.Command = command
 	opts.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: *shapes, AllowPrompt: *allowPrompt})
-	return runAndReport(ctx, opts, pf.json, stdio, spec)
+	return runAndReport(ctx, opts, &pf, stdio, spec)
 }
 
 func listChecks(asJSON bool, stdio Stdio) int {

@@ -41,6 +41,8 @@ func commands() []command {
 	return []command{
 		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", runProbe},
 		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", runCheck},
+		{"analyze", "rebuild the result and findings of a recorded transcript, offline", runAnalyze},
+		{"replay", "act as the agent recorded in a transcript, on stdio", runReplay},
 		{"demo", "probe the built-in reference agent (no setup needed)", runDemo},
 		{"agent", "run the built-in reference agent on stdio", runAgent},
 		{"version", "print acpprobe's version", runVersion},

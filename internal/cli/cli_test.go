@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 //	jsoneq FILE POINTER VALUE   the JSON in FILE (or stdout/stderr) has VALUE (JSON, $VARS
 //	                            expanded) at POINTER
 //	validresult FILE            FILE holds a result that matches probe/result.schema.json
+//	sameresult A B              two results agree on everything but times, pids, commands
+//	                            and transcript line numbers
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
@@ -51,6 +53,7 @@ func TestScripts(t *testing.T) {
 			"exitcode":    cmdExitCode,
 			"jsoneq":      cmdJSONEq,
 			"validresult": cmdValidResult,
+			"sameresult":  cmdSameResult,
 		},
 	})
 }
@@ -155,3 +158,46 @@ func cmdValidResult(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("validresult %s: %v", args[0], err)
 	}
 }
+
+func cmdSameResult(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: sameresult A B")
+	}
+	a, b := structural(ts, args[0]), structural(ts, args[1])
+	if reflect.DeepEqual(a, b) == neg {
+		ja, _ := json.MarshalIndent(a, "", " ")
+		jb, _ := json.MarshalIndent(b, "", " ")
+		ts.Fatalf("results differ (neg=%v):\n%s\n---\n%s", neg, ja, jb)
+	}
+}
+
+// structural is a result without what legitimately differs between two probes of the same
+// agent: times, pids, the command, transcript line numbers.
+func structural(ts *testscript.TestScript, file string) map[string]any {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(ts.ReadFile(file)), &doc); err != nil {
+		ts.Fatalf("%s: %v", file, err)
+	}
+	delete(doc, "agent")
+	delete(doc, "timings")
+	delete(doc, "stderrTail")
+	delete(doc, "stderrBytes")
+	if x, ok := doc["exit"].(map[string]any); ok {
+		delete(x, "afterStdinCloseMs")
+	}
+	for _, m := range asMap(doc["methods"]) {
+		delete(asMap(m), "ms")
+	}
+	for _, f := range asList(doc["findings"]) {
+		delete(asMap(f), "seq")
+	}
+	if ps := asMap(doc["promptShapes"]); ps != nil {
+		for _, p := range asList(ps["probes"]) {
+			delete(asMap(p), "seq")
+		}
+	}
+	return doc
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func asList(v any) []any         { l, _ := v.([]any); return l }

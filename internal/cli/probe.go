@@ -16,6 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/transcript"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -33,6 +34,8 @@ type probeFlags struct {
 	authPolicy     string
 	noMethods      bool
 	maxLineSize    int
+	transcript     string
+	noRedact       bool
 }
 
 func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
@@ -53,6 +56,8 @@ func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
 	fs.IntVar(&p.protocol, "protocol-version", acp.ProtocolVersion, "protocolVersion sent in initialize")
 	fs.StringVar(&p.authPolicy, "auth-policy", string(probe.AuthPolicySkip), "skip: record authMethods and go on; fail: stop before session/new when authMethods are advertised")
 	fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
+	fs.StringVar(&p.transcript, "transcript", "", "record the session, losslessly, as an NDJSON transcript in this file (see acpprobe analyze, replay)")
+	fs.BoolVar(&p.noRedact, "no-redact", false, "keep secrets (--env values, *_API_KEY/*_TOKEN values, bearer tokens, sk- keys, credential _meta) in the transcript and result")
 	fs.IntVar(&p.maxLineSize, "max-line-size", jsonrpc.DefaultMaxLineSize, "longest agent line kept whole, in bytes; longer lines are recorded as oversize and skipped")
 }
 
@@ -136,16 +141,17 @@ func runProbe(ctx context.Context, args []string, stdio Stdio) int {
 		return failUsage(stdio, "probe", err)
 	}
 	opts.Command = command
-	return probeAndReport(ctx, opts, pf.json, stdio)
+	return probeAndReport(ctx, opts, &pf, stdio)
 }
 
 // probeAndReport runs the probe, judges the recorded session, prints the result, and maps it
 // to an exit code.
-func probeAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio Stdio) int {
-	return runAndReport(ctx, opts, asJSON, stdio, nil)
+func probeAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio Stdio) int {
+	return runAndReport(ctx, opts, pf, stdio, nil)
 }
 
-// checkSpec is what acpprobe check adds to a probe.
+// checkSpec is what acpprobe check (and analyze) add to a probe: the schema set and a
+// verdict against --fail-on and a baseline.
 type checkSpec struct {
 	schema       string
 	deep         bool
@@ -157,29 +163,47 @@ type checkSpec struct {
 // deepVersion is the protocol version the --deep connection asks for: no agent supports it.
 const deepVersion = 999
 
-func runAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio Stdio, check *checkSpec) int {
-	if opts.Log == nil {
-		opts.Log = jsonrpc.NewLog()
+// runAndReport probes (recording the session, redacted, into a transcript when asked), then
+// reports the recording through the same path as acpprobe analyze.
+func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio Stdio, check *checkSpec) int {
+	tool := "probe"
+	if check != nil {
+		tool = "check"
 	}
-	r, err := probe.Run(ctx, opts)
+	rec, err := pf.record(opts, tool)
 	if err != nil {
-		return failUsage(stdio, "probe", err)
+		fmt.Fprintln(stdio.Err, "acpprobe:", err)
+		return ExitUsage
 	}
-	evalOpts := conformance.Options{}
+	opts.Log = rec.log
+	if _, err := probe.Run(ctx, opts); err != nil {
+		rec.close()
+		return failUsage(stdio, tool, err)
+	}
+	if check != nil && check.deep && ctx.Err() == nil {
+		deep := opts
+		deep.ProtocolVersion = deepVersion
+		deep.InitializeOnly = true
+		deep.Steps = nil
+		_, _ = probe.Run(ctx, deep) // same log: the transcript keeps both connections
+	}
+	if err := rec.close(); err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe: transcript:", err)
+		return ExitNotProbed
+	}
+	return report(rec.log.Frames(), check, pf.json, stdio)
+}
+
+// report rebuilds the result from a recording, judges it, prints it and returns the exit code.
+// A live probe and the analysis of its transcript both end here.
+func report(frames []jsonrpc.Frame, check *checkSpec, asJSON bool, stdio Stdio) int {
+	main, deep := conformance.SplitDeep(frames)
+	r := probe.FromFrames(main)
+	evalOpts := conformance.Options{Deep: deep}
 	if check != nil {
 		evalOpts.Schema = check.schema
-		if check.deep && ctx.Err() == nil && r.ProtocolVersion != nil {
-			deep := opts
-			deep.Log = jsonrpc.NewLog()
-			deep.ProtocolVersion = deepVersion
-			deep.InitializeOnly = true
-			deep.Steps = nil
-			if _, err := probe.Run(ctx, deep); err == nil {
-				evalOpts.Deep, evalOpts.DeepVersion = deep.Log.Frames(), deepVersion
-			}
-		}
 	}
-	findings, err := conformance.Evaluate(opts.Log.Frames(), r, evalOpts)
+	findings, err := conformance.Evaluate(main, r, evalOpts)
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe:", err)
 		return ExitNotProbed
@@ -208,6 +232,63 @@ func runAndReport(ctx context.Context, opts probe.Options, asJSON bool, stdio St
 		}
 	}
 	return code
+}
+
+// recording is the log of a probe with its redaction and transcript file.
+type recording struct {
+	log  *jsonrpc.Log
+	file *os.File
+	tw   *transcript.Writer
+}
+
+// record makes the log of a probe: redacted unless --no-redact, written to --transcript FILE
+// as it happens.
+func (p *probeFlags) record(opts probe.Options, tool string) (*recording, error) {
+	rec := &recording{log: jsonrpc.NewLog()}
+	red := transcript.NewRedactor(p.envValues(), os.Environ(), nil)
+	if !p.noRedact {
+		rec.log.SetFilter(red.Frame)
+	}
+	if p.transcript == "" {
+		return rec, nil
+	}
+	f, err := os.Create(p.transcript)
+	if err != nil {
+		return nil, err
+	}
+	h := transcript.Header{Version: probe.Version, Tool: tool, Command: opts.Command, Argv: opts.Launcher.CommandLine(),
+		Cwd: opts.Cwd, Start: rec.log.Start().UTC().Format(time.RFC3339Nano), Redacted: !p.noRedact}
+	if !p.noRedact {
+		h.Command, h.Argv = red.String(h.Command), red.Strings(h.Argv)
+	}
+	tw, err := transcript.NewWriter(f, h)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rec.file, rec.tw = f, tw
+	rec.log.Observe(tw.Frame)
+	return rec, nil
+}
+
+func (r *recording) close() error {
+	if r.file == nil {
+		return nil
+	}
+	err := r.tw.Err()
+	if cerr := r.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (p *probeFlags) envValues() []string {
+	var vals []string
+	for _, kv := range p.env {
+		_, v, _ := strings.Cut(kv, "=")
+		vals = append(vals, v)
+	}
+	return vals
 }
 
 // exitCode maps a result to the process exit code: an interrupt first, then a failed check
@@ -256,7 +337,7 @@ func runDemo(ctx context.Context, args []string, stdio Stdio) int {
 		return failUsage(stdio, "demo", err)
 	}
 	opts.Command = "acpprobe agent --persona " + *persona
-	return probeAndReport(ctx, opts, pf.json, stdio)
+	return probeAndReport(ctx, opts, &pf, stdio)
 }
 
 // joinCommand renders argv as a command line a shell would split back into argv.

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/acp/schema"
+	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/transcript"
+)
+
+// runAnalyze rebuilds the result and findings of a recorded session, through the same code
+// as a live probe.
+func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
+	fs := newFlagSet("analyze")
+	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
+	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
+	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check transcripts: mandatory)")
+	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
+	if err := parseFlags(fs, args, "acpprobe analyze [flags] TRANSCRIPT", stdio.Out); err != nil {
+		return failUsage(stdio, "analyze", err)
+	}
+	if fs.NArg() != 1 {
+		return failUsage(stdio, "analyze", usagef("want one transcript file, got %d arguments", fs.NArg()))
+	}
+	header, frames, err := readTranscript(fs.Arg(0))
+	if err != nil {
+		return failUsage(stdio, "analyze", err)
+	}
+	var spec *checkSpec
+	if *schemaName != "" || *failOn != "" || *baselinePath != "" || header.Tool == "check" {
+		spec = &checkSpec{schema: *schemaName, failOn: "MANDATORY", baselinePath: *baselinePath}
+		if *schemaName != "" {
+			if _, err := schema.Load(*schemaName); err != nil {
+				return failUsage(stdio, "analyze", usagef("--schema: %v", err))
+			}
+		}
+		if *failOn != "" {
+			if spec.failOn, err = conformance.ParseTier(*failOn); err != nil {
+				return failUsage(stdio, "analyze", usagef("--fail-on: %v", err))
+			}
+		}
+		if *baselinePath != "" {
+			if spec.baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
+				return failUsage(stdio, "analyze", usagef("--baseline: %v", err))
+			}
+		}
+	}
+	return report(frames, spec, *asJSON, stdio)
+}
+
+// runReplay acts as the recorded agent on stdio.
+func runReplay(ctx context.Context, args []string, stdio Stdio) int {
+	fs := newFlagSet("replay")
+	timing := fs.Bool("timing", false, "reproduce the recorded delays")
+	if err := parseFlags(fs, args, "acpprobe replay [--timing] TRANSCRIPT", stdio.Out); err != nil {
+		return failUsage(stdio, "replay", err)
+	}
+	if fs.NArg() != 1 {
+		return failUsage(stdio, "replay", usagef("want one transcript file, got %d arguments", fs.NArg()))
+	}
+	_, frames, err := readTranscript(fs.Arg(0))
+	if err != nil {
+		return failUsage(stdio, "replay", err)
+	}
+	main, _ := conformance.SplitDeep(frames)
+	err = transcript.NewReplayer(main).Serve(ctx, stdio.In, stdio.Out, stdio.Err, *timing)
+	var exit *transcript.ExitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &exit):
+		return exit.Code
+	case ctx.Err() != nil:
+		return 128 + 15
+	}
+	fmt.Fprintln(stdio.Err, "acpprobe replay:", err)
+	return 1
+}
+
+func readTranscript(path string) (transcript.Header, []jsonrpc.Frame, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return transcript.Header{}, nil, usagef("%v", err)
+	}
+	defer f.Close()
+	h, frames, err := transcript.Read(f)
+	if err != nil {
+		return h, nil, usagef("%s: %v", path, err)
+	}
+	return h, frames, nil
+}

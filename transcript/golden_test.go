@@ -1,0 +1,92 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/transcript"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts")
+
+// TestGoldenTranscripts records a check of each reference persona and compares the transcript,
+// with times blanked, with testdata/golden/<persona>.ndjson (-update rewrites them). A
+// transcript must also read back into the same frames and analyze into the same result.
+func TestGoldenTranscripts(t *testing.T) {
+	for _, persona := range acptest.PersonaNames() {
+		t.Run(persona, func(t *testing.T) {
+			log := jsonrpc.NewLog()
+			var buf bytes.Buffer
+			tw, err := transcript.NewWriter(&buf, transcript.Header{Version: "golden", Tool: "check", Command: "acpprobe agent --persona " + persona,
+				Argv: []string{"pipe:acptest-" + persona}, Cwd: "/work", Start: "2026-01-01T00:00:00Z", Redacted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			log.Observe(tw.Frame)
+			live, err := probe.Run(context.Background(), probe.Options{
+				Launcher: acptest.Launcher(acptest.Config{Persona: persona}), Cwd: "/work", Log: log,
+				Steps: conformance.Steps(conformance.StepOptions{PromptShapes: true}),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := normalize(buf.Bytes())
+			path := filepath.Join("testdata", "golden", persona+".ndjson")
+			if *update {
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("transcript differs from %s (-update if intended):\n%s", path, got)
+			}
+			_, frames, err := transcript.Read(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, buf.Bytes())
+			}
+			again, _ := json.Marshal(probe.FromFrames(frames))
+			first, _ := json.Marshal(live)
+			if !bytes.Equal(again, first) {
+				t.Errorf("the transcript analyzes to a different result:\n%s\n%s", again, first)
+			}
+		})
+	}
+}
+
+var volatile = regexp.MustCompile(`"(seq|t|afterStdinCloseMs)":[0-9.e+-]+|"probedAt":"[^"]*"`)
+
+// normalize blanks times and sequence numbers and groups the lines by direction: within a
+// direction the order is fixed, across directions it depends on scheduling (requests are
+// pipelined while answers come back).
+func normalize(b []byte) []byte {
+	b = volatile.ReplaceAllFunc(b, func(m []byte) []byte {
+		key, _, _ := bytes.Cut(m, []byte(":"))
+		return append(append([]byte{}, key...), `:0`...)
+	})
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	var out []byte
+	for _, dir := range []string{"", `"dir":"client"`, `"dir":"agent"`, `"dir":"stderr"`, `"dir":"event"`} {
+		for _, l := range lines {
+			isDir := bytes.Contains(l, []byte(`"dir":"`))
+			if (dir == "" && !isDir) || (dir != "" && bytes.Contains(l, []byte(dir))) {
+				out = append(out, l...)
+			}
+		}
+	}
+	return out
+}

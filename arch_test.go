@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"transport":       {"jsonrpc"},
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
+	"tap":             {"jsonrpc", "transport"},
 	"e2e":             {"probe", "transport"},
 }
 

@@ -43,6 +43,7 @@ func commands() []command {
 		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", runCheck},
 		{"analyze", "rebuild the result and findings of a recorded transcript, offline", runAnalyze},
 		{"replay", "act as the agent recorded in a transcript, on stdio", runReplay},
+		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", runTap},
 		{"demo", "probe the built-in reference agent (no setup needed)", runDemo},
 		{"agent", "run the built-in reference agent on stdio", runAgent},
 		{"version", "print acpprobe's version", runVersion},

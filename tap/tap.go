@@ -1,0 +1,205 @@
+// Package tap is a transparent proxy between an ACP client (an editor) and an agent: the editor
+// launches acpprobe tap instead of the agent, every byte passes through unchanged in both
+// directions as soon as it is read, and a copy of each line goes to a jsonrpc.Log for a
+// transcript or live checks. The agent runs in its own process group, which is torn down
+// when the editor goes away.
+package tap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// Options configure a tap.
+type Options struct {
+	Agent transport.Launcher
+	// Editor side: what the editor writes (to the agent), and where the agent's output goes.
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Log receives a copy of every line (client and agent), stderr chunk and event.
+	Log *jsonrpc.Log
+	// MaxLineSize bounds a line kept whole in the log (forwarding is never limited).
+	MaxLineSize int
+	// Grace is each step of the teardown ladder.
+	Grace time.Duration
+	// Signals are forwarded to the agent's process group.
+	Signals <-chan os.Signal
+}
+
+// Event kinds the tap adds to the log.
+const (
+	EventEditorEOF = "editor-eof" // the editor closed the agent's input
+	EventSignal    = "signal"     // {signal}: forwarded to the agent
+)
+
+// Run proxies until the agent has exited and its output is drained, and returns how it ended.
+// The error is non-nil only when the agent could not be started.
+func Run(ctx context.Context, o Options) (transport.Exit, error) {
+	if o.Log == nil {
+		o.Log = jsonrpc.NewLog()
+	}
+	event(o.Log, "spawn", map[string]any{"argv": o.Agent.CommandLine(), "tap": true})
+	agent, err := o.Agent.Launch(ctx, stderrTee{o.Stderr, o.Log})
+	if err != nil {
+		event(o.Log, "spawn-failed", map[string]string{"message": err.Error()})
+		return transport.Exit{}, err
+	}
+	event(o.Log, "started", map[string]int{"pid": agent.PID()})
+
+	editorGone := make(chan struct{})
+	var goneOnce sync.Once
+	leave := func() { goneOnce.Do(func() { close(editorGone) }) }
+
+	// editor → agent
+	go func() {
+		s := newSplitter(o.Log, jsonrpc.DirClient, o.MaxLineSize)
+		pump(o.Stdin, agent.Stdin(), s)
+		s.flush()
+		event(o.Log, EventEditorEOF, nil)
+		leave()
+	}()
+	// agent → editor
+	drained := make(chan struct{})
+	go func() {
+		s := newSplitter(o.Log, jsonrpc.DirAgent, o.MaxLineSize)
+		if werr := pump(agent.Stdout(), o.Stdout, s); werr != nil {
+			leave() // the editor stopped reading: it is gone
+		}
+		s.flush()
+		event(o.Log, "eof", nil)
+		close(drained)
+	}()
+
+	var exit transport.Exit
+	for done := false; !done; {
+		select {
+		case sig := <-o.Signals:
+			if s, ok := sig.(syscall.Signal); ok && agent.PID() > 0 {
+				event(o.Log, EventSignal, map[string]string{"signal": s.String()})
+				_ = syscall.Kill(-agent.PID(), s)
+			}
+		case <-editorGone:
+			event(o.Log, "teardown", map[string]string{"step": "ladder"})
+			exit = agent.Shutdown(context.Background(), o.Grace)
+			done = true
+		case <-agent.Exited():
+			// The agent left on its own: collect its output, then clean up its group.
+			t := time.NewTimer(o.Grace)
+			select {
+			case <-drained:
+			case <-t.C:
+			}
+			t.Stop()
+			event(o.Log, "teardown", map[string]string{"step": "ladder"})
+			exit = agent.Shutdown(context.Background(), o.Grace)
+			done = true
+		}
+	}
+	<-drained
+	event(o.Log, "exit", exit)
+	event(o.Log, "done", nil)
+	return exit, nil
+}
+
+// pump copies src to dst chunk by chunk, handing every chunk to the splitter after it was
+// forwarded. It returns the write error, if writing failed.
+func pump(src io.Reader, dst io.Writer, s *splitter) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				s.write(buf[:n])
+				return werr
+			}
+			s.write(buf[:n])
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// splitter cuts a byte stream into lines for the log.
+type splitter struct {
+	log      *jsonrpc.Log
+	dir      jsonrpc.Dir
+	max      int
+	line     []byte
+	size     int64
+	oversize bool
+}
+
+func newSplitter(log *jsonrpc.Log, dir jsonrpc.Dir, max int) *splitter {
+	if max <= 0 {
+		max = jsonrpc.DefaultMaxLineSize
+	}
+	return &splitter{log: log, dir: dir, max: max}
+}
+
+func (s *splitter) write(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		s.size += int64(len(chunk))
+		if !s.oversize {
+			s.line = append(s.line, chunk...)
+			if s.size > int64(s.max) {
+				s.oversize = true
+				s.line = append([]byte(nil), s.line[:min(len(s.line), jsonrpc.OversizePrefix)]...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		s.emit(false)
+		p = p[i+1:]
+	}
+}
+
+func (s *splitter) emit(unterminated bool) {
+	s.log.Append(jsonrpc.Frame{Dir: s.dir, Raw: s.line, Size: s.size, Oversize: s.oversize, Unterminated: unterminated})
+	s.line, s.size, s.oversize = nil, 0, false
+}
+
+// flush logs a last line the stream left without a newline.
+func (s *splitter) flush() {
+	if s.size > 0 {
+		s.emit(true)
+	}
+}
+
+// stderrTee passes the agent's stderr through to the editor and logs each chunk.
+type stderrTee struct {
+	w   io.Writer
+	log *jsonrpc.Log
+}
+
+func (t stderrTee) Write(p []byte) (int, error) {
+	t.log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: append([]byte(nil), p...)})
+	if t.w != nil {
+		_, _ = t.w.Write(p)
+	}
+	return len(p), nil
+}
+
+func event(log *jsonrpc.Log, kind string, payload any) {
+	var b []byte
+	if payload != nil {
+		b, _ = json.Marshal(payload)
+	}
+	log.Event(kind, b)
+}

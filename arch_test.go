@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "transport"},
-	"e2e":             {"probe", "transport"},
+	"e2e":             {"acp", "conformance", "jsonrpc", "probe", "transport"}, // test files only
 }
 
 func TestImportArrows(t *testing.T) {

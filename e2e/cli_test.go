@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/acpprobe/acpprobe/probe"
@@ -22,39 +25,13 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 	t.Parallel()
 	agent := agentBin(t, "codex-acp")
 
-	bin := filepath.Join(t.TempDir(), "acpprobe")
-	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "./cmd/acpprobe")
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/acpprobe: %v\n%s", err, out)
-	}
-
 	box := newSandbox(t)
-	cmd := exec.Command(bin, "probe", "--json",
-		"--timeout", probeTimeout.String(), "--startup-timeout", startupTimeout.String(),
-		"--request-timeout", requestTimeout.String(), "--", agent)
-	cmd.Dir = box.cwd // the default --cwd
-	cmd.Env = transport.MergeEnv(os.Environ(), box.env)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	code := 0
-	switch {
-	case errors.As(err, &exitErr):
-		code = exitErr.ExitCode()
-	case err != nil:
-		t.Fatalf("run acpprobe: %v", err)
-	}
+	code, stdout, stderr := runCLI(t, box, "probe", "--json", "--", agent)
 	check(t, "exit code", code, 4)
 
-	var res probe.Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("stdout is not a JSON result: %v\n%s", err, stdout.Bytes())
-	}
-	check(t, "schema", res.Schema, probe.ResultSchema)
+	res := resultDoc(t, stdout)
 	if res.Error == nil {
-		t.Fatalf("result has no error; stdout:\n%s", stdout.Bytes())
+		t.Fatalf("result has no error; stdout:\n%s", stdout)
 	}
 	check(t, "error.code", res.Error.Code, probe.ErrAuthRequired)
 	check(t, "error.stage", res.Error.Stage, probe.StageSessionNew)
@@ -66,6 +43,198 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 	if res.Exit == nil {
 		t.Errorf("exit is nil")
 	}
+	checkGone(t, box, res)
+
+	env := errorEnvelope(t, stderr)
+	check(t, "envelope.error.code", env.Code, probe.ErrAuthRequired)
+	check(t, "envelope.error.stage", env.Stage, probe.StageSessionNew)
+	check(t, "envelope.error.exitCode", env.ExitCode, 4)
+	if !strings.Contains(env.Message, "-32000") {
+		t.Errorf("envelope.error.message %q does not quote the agent's -32000", env.Message)
+	}
+}
+
+// TestCLICheckCodexJSON runs `acpprobe check --json` on codex-acp: its answer to the unknown
+// notification gives two MANDATORY findings, so the failed verdict wins over the
+// authentication error and the exit code is 1, not 4; the stderr envelope still names
+// auth_required, with exitCode 1.
+func TestCLICheckCodexJSON(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	agent := agentBin(t, "codex-acp")
+
+	box := newSandbox(t)
+	code, stdout, stderr := runCLI(t, box, "check", "--json", "--", agent)
+	check(t, "exit code", code, 1)
+
+	res := resultDoc(t, stdout)
+	if res.Error == nil || res.Error.Code != probe.ErrAuthRequired {
+		t.Errorf("error = %s, want auth_required", show(res.Error))
+	}
+	if v := res.Verdict; v == nil {
+		t.Errorf("verdict is nil")
+	} else {
+		check(t, "verdict.failed", v.Failed, true)
+		check(t, "verdict.failOn", v.FailOn, probe.TierMandatory)
+		check(t, "verdict.counts.MANDATORY", v.Counts[probe.TierMandatory], 2)
+		check(t, "verdict.known", v.Known, 0)
+	}
+	// Without --prompt-shapes there are no shapes, so no capability.prompt-content; without
+	// --deep no version negotiation. The rest is what TestCheckCodexACP finds.
+	got := []string{}
+	for _, f := range res.Findings {
+		if f.ID == "protocol.leftover-processes" {
+			t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
+			continue
+		}
+		got = append(got, strings.TrimSpace(f.Tier+" "+f.ID+" "+f.Pointer))
+	}
+	slices.Sort(got)
+	check(t, "findings", got, []string{
+		"ADVISORY protocol.stdin-exit",
+		"INFO schema.legacy-field /result/authMethods/1/type",
+		"INFO schema.legacy-field /result/authMethods/2/type",
+		"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp",
+		"MANDATORY envelope.invalid-message",
+		"MANDATORY protocol.notification-answered",
+	})
+	if res.PromptShapes != nil {
+		t.Errorf("promptShapes = %s, want none without --prompt-shapes", show(res.PromptShapes))
+	}
+	checkGone(t, box, res)
+
+	env := errorEnvelope(t, stderr)
+	check(t, "envelope.error.code", env.Code, probe.ErrAuthRequired)
+	check(t, "envelope.error.exitCode", env.ExitCode, 1)
+}
+
+// TestCLICheckGeminiText runs `acpprobe check` (text output) on `gemini --acp`, as is and
+// with --prompt-shapes --deep (both connections in one log, split again by the report): no
+// finding at or above MANDATORY either way, so the verdict passes and the exit code is the
+// probe's own, 4 (authentication required).
+func TestCLICheckGeminiText(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	agent := agentBin(t, "gemini")
+
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		more  []string // what the text must also show
+	}{
+		{name: "plain"},
+		{name: "prompt-shapes deep", flags: []string{"--prompt-shapes", "--deep"}, more: []string{
+			`(?m)^Prompt shapes$`,
+			`(?m)^  valid-text-control: +accepted \(-32602\)$`,
+			`(?m)^  kind-text: +rejected \(-32603\)$`,
+			`(?m)^  error style: +zod-union$`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			box := newSandbox(t)
+			args := append(append([]string{}, tc.flags...), "--", agent, "--acp")
+			code, stdout, stderr := runCLI(t, box, "check", args...)
+			check(t, "exit code", code, 4)
+
+			for _, re := range append([]string{
+				`(?m)^Findings \(2\)$`,
+				`(?m)^    protocol\.invalid-params \[line \d+ /error/code\]$`,
+				`(?m)^    capability\.legacy-method \[line \d+\]$`,
+				`(?m)^  result: +pass \(fail on MANDATORY and above\)$`,
+				`(?m)^  new findings: +MANDATORY 0, CAPABILITY 0, ADVISORY 1, INFO 1$`,
+				`(?m)^  code: +auth_required$`,
+			}, tc.more...) {
+				if !regexp.MustCompile(re).MatchString(stdout) {
+					t.Errorf("stdout does not match %s:\n%s", re, stdout)
+				}
+			}
+			// stderr: the one-line error, not the JSON envelope (no --json).
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "acpprobe: auth_required: ") {
+				t.Errorf("stderr = %q, want the one line \"acpprobe: auth_required: …\"", stderr)
+			}
+			if left := survivors(box.home); len(left) > 0 {
+				t.Errorf("processes of the sandbox survived acpprobe:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// cliBuild is the acpprobe binary, built once for every CLI test.
+var cliBuild struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+	out  []byte
+}
+
+// TestMain removes the built binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cliBuild.dir != "" {
+		os.RemoveAll(cliBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// buildCLI builds ./cmd/acpprobe (once) and returns the binary's path.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	cliBuild.once.Do(func() {
+		if cliBuild.dir, cliBuild.err = os.MkdirTemp("", "acpprobe-e2e-"); cliBuild.err != nil {
+			return
+		}
+		cliBuild.path = filepath.Join(cliBuild.dir, "acpprobe")
+		build := exec.Command("go", "build", "-buildvcs=false", "-o", cliBuild.path, "./cmd/acpprobe")
+		build.Dir = root
+		cliBuild.out, cliBuild.err = build.CombinedOutput()
+	})
+	if cliBuild.err != nil {
+		t.Fatalf("go build ./cmd/acpprobe: %v\n%s", cliBuild.err, cliBuild.out)
+	}
+	return cliBuild.path
+}
+
+// runCLI runs `acpprobe <command> <budget flags> <args…>` in box (its cwd is the default
+// --cwd) and returns the exit code, stdout and stderr.
+func runCLI(t *testing.T, box sandbox, command string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	argv := append([]string{command,
+		"--timeout", probeTimeout.String(), "--startup-timeout", startupTimeout.String(),
+		"--request-timeout", requestTimeout.String()}, args...)
+	cmd := exec.Command(buildCLI(t), argv...)
+	cmd.Dir = box.cwd
+	cmd.Env = transport.MergeEnv(os.Environ(), box.env)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("run acpprobe %s: %v", command, err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// resultDoc decodes the result document acpprobe printed with --json.
+func resultDoc(t *testing.T, stdout string) probe.Result {
+	t.Helper()
+	var res probe.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not a JSON result: %v\n%s", err, stdout)
+	}
+	check(t, "schema", res.Schema, probe.ResultSchema)
+	return res
+}
+
+// checkGone asserts that nothing of the probed agent outlived acpprobe.
+func checkGone(t *testing.T, box sandbox, res probe.Result) {
+	t.Helper()
 	if res.Agent.PID <= 0 {
 		t.Errorf("agent.pid = %d", res.Agent.PID)
 	} else if transport.GroupAlive(res.Agent.PID) {
@@ -74,32 +243,34 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 	if left := survivors(box.home); len(left) > 0 {
 		t.Errorf("processes of the sandbox survived acpprobe:\n%s", strings.Join(left, "\n"))
 	}
+}
 
-	// stderr: exactly one JSON line, the error envelope.
-	var envelopes []string
-	for _, line := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
+// envelope is the {"error":{…}} line acpprobe writes on stderr with --json.
+type envelope struct {
+	Code     string `json:"code"`
+	Stage    string `json:"stage"`
+	Message  string `json:"message"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// errorEnvelope asserts that stderr carries exactly one JSON line, the error envelope, and
+// returns it.
+func errorEnvelope(t *testing.T, stderr string) envelope {
+	t.Helper()
+	var lines []string
+	for _, line := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
 		if strings.HasPrefix(line, "{") {
-			envelopes = append(envelopes, line)
+			lines = append(lines, line)
 		}
 	}
-	if len(envelopes) != 1 {
-		t.Fatalf("stderr has %d JSON lines, want 1 error envelope:\n%s", len(envelopes), stderr.String())
+	if len(lines) != 1 {
+		t.Fatalf("stderr has %d JSON lines, want 1 error envelope:\n%s", len(lines), stderr)
 	}
 	var env struct {
-		Error *struct {
-			Code     string `json:"code"`
-			Stage    string `json:"stage"`
-			Message  string `json:"message"`
-			ExitCode int    `json:"exitCode"`
-		} `json:"error"`
+		Error *envelope `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(envelopes[0]), &env); err != nil || env.Error == nil {
-		t.Fatalf("stderr line is not an {\"error\":…} envelope (%v): %s", err, envelopes[0])
+	if err := json.Unmarshal([]byte(lines[0]), &env); err != nil || env.Error == nil {
+		t.Fatalf("stderr line is not an {\"error\":…} envelope (%v): %s", err, lines[0])
 	}
-	check(t, "envelope.error.code", env.Error.Code, probe.ErrAuthRequired)
-	check(t, "envelope.error.stage", env.Error.Stage, probe.StageSessionNew)
-	check(t, "envelope.error.exitCode", env.Error.ExitCode, 4)
-	if !strings.Contains(env.Error.Message, "-32000") {
-		t.Errorf("envelope.error.message %q does not quote the agent's -32000", env.Error.Message)
-	}
+	return *env.Error
 }

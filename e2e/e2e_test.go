@@ -129,18 +129,29 @@ type probed struct {
 // nothing left running, nothing written to the working directory.
 func probeAgent(t *testing.T, extraEnv []string, argv ...string) probed {
 	t.Helper()
-	box := newSandbox(t, extraEnv...)
+	return probeIn(t, newSandbox(t, extraEnv...), argv, nil)
+}
+
+// probeIn probes argv through the library in box, with the suite's budgets and a fresh log;
+// tune, when not nil, adjusts the options (steps, protocol version, …) before the run. It
+// checks what must hold for every agent (see probeAgent).
+func probeIn(t *testing.T, box sandbox, argv []string, tune func(*probe.Options)) probed {
+	t.Helper()
 	log := jsonrpc.NewLog()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*probeTimeout)
-	defer cancel()
-	res, err := probe.Run(ctx, probe.Options{
+	opts := probe.Options{
 		Launcher:       transport.Command{Argv: argv, Dir: box.cwd, Env: box.env},
 		Cwd:            box.cwd,
 		Timeout:        probeTimeout,
 		StartupTimeout: startupTimeout,
 		RequestTimeout: requestTimeout,
 		Log:            log,
-	})
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*probeTimeout)
+	defer cancel()
+	res, err := probe.Run(ctx, opts)
 	if err != nil {
 		t.Fatalf("probe.Run: %v", err)
 	}

@@ -123,7 +123,7 @@ func (b *builder) build() {
 		b.methods()
 		return
 	}
-	if !b.initialize() {
+	if !b.initialize() || b.spawn.InitializeOnly {
 		b.methods()
 		return
 	}

@@ -544,3 +544,19 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestInitializeOnly is the --deep connection: initialize, nothing else, and no error.
+func TestInitializeOnly(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "minimal"}, func(o *probe.Options) { o.InitializeOnly = true; o.ProtocolVersion = 999 })
+	if r.Error != nil {
+		t.Fatalf("error = %+v", r.Error)
+	}
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method != "initialize" {
+			t.Errorf("sent %s on an initialize-only connection", f.Msg.Method)
+		}
+	}
+	if r.ProtocolVersion == nil || *r.ProtocolVersion != 1 {
+		t.Errorf("protocolVersion = %v", r.ProtocolVersion)
+	}
+}

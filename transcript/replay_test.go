@@ -129,3 +129,24 @@ func TestWithID(t *testing.T) {
 		}
 	}
 }
+
+// With --timing the replay writes the same bytes (the delays are measured by benchmarks, not
+// asserted here).
+func TestReplayTimingSameOutput(t *testing.T) {
+	frames := recording(
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","method":"note","params":{}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	in := `{"jsonrpc":"2.0","id":7,"method":"initialize"}` + "\n"
+	var plain, timed strings.Builder
+	if err := NewReplayer(frames).Serve(context.Background(), strings.NewReader(in), &plain, io.Discard, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewReplayer(frames).Serve(context.Background(), strings.NewReader(in), &timed, io.Discard, true); err != nil {
+		t.Fatal(err)
+	}
+	if plain.String() != timed.String() || !strings.Contains(timed.String(), `"id":7`) {
+		t.Errorf("timing changed the output:\n%s\n%s", plain.String(), timed.String())
+	}
+}

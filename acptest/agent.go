@@ -53,6 +53,10 @@ type Faults struct {
 	ExtraKeys bool
 	// IgnoreUnknownRequests leaves requests for unknown methods unanswered.
 	IgnoreUnknownRequests bool
+	// RequireAdmission refuses session/new without the private codebuddy.ai/sessionAdmissionV2
+	// _meta, as CodeBuddy's multi-owner plane does (a breach of the zero-_meta contract on the
+	// standard plane).
+	RequireAdmission bool
 	// LeakSecrets writes the values of the environment variables named in LeakEnv on stderr
 	// and in the initialize answer (_meta credential keys, a bearer header, plain text), to
 	// test that they are redacted.
@@ -229,6 +233,11 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 				return err
 			}
 		}
+		for _, n := range a.p.Notifications {
+			if err := a.notify(n.Method, n.Params); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -276,6 +285,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		out, _ := json.Marshal(o)
 		return out, nil
 	case acp.MethodSessionNew:
+		if a.cfg.RequireAdmission && !params.Object("_meta").Has("codebuddy.ai/sessionAdmissionV2") {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "ACP Session request is missing sessionAdmissionV2 metadata"}
+		}
 		if a.p.NewSessionError != nil {
 			return nil, a.p.NewSessionError
 		}

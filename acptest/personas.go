@@ -26,6 +26,15 @@ type Persona struct {
 	IDLast bool
 	// PromptErrors is how invalid session/prompt params are worded (Style…).
 	PromptErrors string
+	// Notifications are extension notifications ({method, params}) sent after a session is
+	// created, after AfterNewSession.
+	Notifications []Notification
+}
+
+// Notification is a notification a persona sends on its own.
+type Notification struct {
+	Method string
+	Params json.RawMessage
 }
 
 // Behaviour is how a persona answers an optional method.
@@ -109,6 +118,23 @@ var personas = map[string]*Persona{
 			`{"id":"yolo","name":"YOLO","description":"Auto-approves all tools"}]}}`),
 		Methods: map[string]Behaviour{
 			"session/set_mode": InvalidParamsOnUnknown, "session/set_model": InvalidParamsOnUnknown, "session/load": Works,
+		},
+		PromptErrors: StyleZodUnion,
+	},
+	"codebuddy": {
+		Name:        "codebuddy",
+		Description: "modelled on CodeBuddy Code (codebuddy --acp): codebuddy.ai _meta keys, public and one private (runtimeSessionBindingV2), _codebuddy.ai/* notifications, zod-union prompt errors",
+		Initialize: raw(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},` +
+			`"mcpCapabilities":{"http":true,"sse":false}},"authMethods":[],` +
+			`"agentInfo":{"name":"acptest-codebuddy","title":"acpprobe reference agent (codebuddy persona)","version":"0.1.0"},` +
+			`"_meta":{"codebuddy.ai/runtimeAdmission":{"schemaVersion":2,"profile":"cbc-headless"}}}`),
+		NewSession: raw(`{"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Default"},{"id":"plan","name":"Plan"}]},` +
+			`"_meta":{"codebuddy.ai/requestId":"req-1","codebuddy.ai/runtimeSessionBindingV2":{"ownerId":"owner-1","sessionGeneration":1}}}`),
+		AfterNewSession: []json.RawMessage{raw(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"init","description":"Create CODEBUDDY.md"}],` +
+			`"_meta":{"codebuddy.ai/agentPhase":"idle"}}`)},
+		Notifications: []Notification{{Method: "_codebuddy.ai/system_init", Params: raw(`{"tools":["Read","Edit"],"_meta":{"codebuddy.ai/runId":"run-1"}}`)}},
+		Methods: map[string]Behaviour{
+			"session/set_mode": Works, "session/load": Works,
 		},
 		PromptErrors: StyleZodUnion,
 	},

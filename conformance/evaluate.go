@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 )
@@ -24,6 +25,8 @@ type Options struct {
 	// Deep holds the frames of the second, initialize-only connection of --deep (see
 	// SplitDeep), which asked for a version no agent supports.
 	Deep []jsonrpc.Frame
+	// Catalogue classifies vendor extensions (extensions.Default() when nil).
+	Catalogue *extensions.Catalogue
 }
 
 // SplitDeep separates a recording into the main session (up to its done event) and the
@@ -87,6 +90,7 @@ func Evaluate(frames []jsonrpc.Frame, r *probe.Result, opts Options) ([]probe.Fi
 	e.capabilityTruth()
 	e.state()
 	e.deep()
+	e.vendorExtensions()
 	return e.sorted(), nil
 }
 
@@ -316,6 +320,9 @@ func (e *evaluator) agentMethod(f jsonrpc.Frame, part schema.Part) {
 
 // knownMethod reports whether any schema set defines method, in any direction or form.
 func (e *evaluator) knownMethod(method string) bool {
+	if method == acp.MethodSetModel {
+		return true // removed from ACP in 2026-06, still implemented widely (capability.legacy-method)
+	}
 	for _, set := range append([]*schema.Set{e.set}, e.alts...) {
 		for _, side := range []schema.Side{schema.HandledByAgent, schema.HandledByClient} {
 			for _, part := range []schema.Part{schema.Params, schema.Result, schema.Notification} {

@@ -20,7 +20,8 @@
 //	forms            the wire forms the vendor uses: "flat", "nested", "bare"
 //	notes            free text: provenance details, inconsistencies in the source
 //	groups           [{id, title, statedCount}] sections of the source document
-//	metaKeys         [{name, group, direction, class, status, where, description}]
+//	metaKeys         [{name, group, direction, class, status, where, description, credential}]
+//	                 (credential: the value is a secret, redacted wherever it appears)
 //	methods          [{name, direction, kind, class, status, description}]
 //	nonKeys          [{token, group, bucket, why}]
 //	authMethodTypes  [{type, fields, direction, class, status, where, description}]
@@ -180,6 +181,8 @@ type MetaKey struct {
 	Where []string
 	// Description says what the key carries, in one line.
 	Description string
+	// Credential marks a key whose value is a credential: redacted wherever it appears.
+	Credential bool
 }
 
 // Method is one catalogued `_`-prefixed extension method or notification.

@@ -41,7 +41,7 @@ func TestEmbeddedFilesValid(t *testing.T) {
 		}
 		nss = append(nss, strings.TrimSuffix(path.Base(name), ".json"))
 	}
-	want := []string{"claudeCode", "codebuddy.ai", "codex", "gemini", "legacy-auth", "zed.dev"}
+	want := []string{"acpprobe", "claudeCode", "codebuddy.ai", "codex", "gemini", "legacy-auth", "zed.dev"}
 	if !slices.Equal(nss, want) {
 		t.Errorf("embedded vendors %v, want %v", nss, want)
 	}

@@ -138,6 +138,7 @@ type fileMetaKey struct {
 	Status      Status    `json:"status"`
 	Where       []string  `json:"where"`
 	Description string    `json:"description"`
+	Credential  bool      `json:"credential"`
 }
 
 type fileMethod struct {
@@ -481,8 +482,12 @@ func (b *builder) checkMetaKey(file, label, ns string, k fileMetaKey) (MetaKey, 
 	st, okUse := b.checkUse(file, label, k.Direction, k.Class, k.Status, nil)
 	okWhere := b.checkWhere(file, label, k.Where)
 	okText := b.checkText(file, label, "description", k.Description)
+	if k.Credential && k.Class != ClassPrivate {
+		b.errf(file, label, "a credential key must be private")
+		ok = false
+	}
 	return MetaKey{Name: k.Name, Vendor: ns, Group: k.Group, Direction: k.Direction, Class: k.Class,
-		Status: st, Where: slices.Clone(k.Where), Description: k.Description}, ok && okUse && okWhere && okText
+		Status: st, Where: slices.Clone(k.Where), Description: k.Description, Credential: k.Credential}, ok && okUse && okWhere && okText
 }
 
 func (b *builder) checkMethod(file, label, ns string, m fileMethod) (Method, bool) {

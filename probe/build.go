@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -193,6 +194,11 @@ func (b *builder) newSession() {
 		if acp.IsAuthError(rpcErr) {
 			r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{"session/new answered " + errorText(rpcErr)}}
 			b.fail(ErrAuthRequired, StageSessionNew, "session/new requires authentication: "+errorText(rpcErr), rpcErr.Raw)
+			return
+		}
+		if key, demands := extensions.Default().MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
+			r.Auth.Evidence = append(r.Auth.Evidence, "session/new demands vendor metadata ("+key+") before anything else")
+			b.fail(ErrMetadataRequired, StageSessionNew, fmt.Sprintf("session/new requires vendor _meta %s, which a standard client never sends: %s", key, errorText(rpcErr)), rpcErr.Raw)
 			return
 		}
 		r.Auth.Evidence = append(r.Auth.Evidence, "session/new failed with an error that does not name authentication: "+errorText(rpcErr))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -42,6 +43,9 @@ type Result struct {
 	StderrBytes   int64           `json:"stderrBytes"`
 	Exit          *transport.Exit `json:"exit"`
 	Findings      []Finding       `json:"findings"`
+	// Extensions is the inventory of vendor extensions seen in the session (filled with the
+	// findings).
+	Extensions *extensions.Inventory `json:"extensions,omitempty"`
 	// PromptShapes is filled by the prompt-shape probe (acpprobe check --prompt-shapes).
 	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
 	// Verdict is filled by acpprobe check: how the findings compare with --fail-on and the
@@ -187,6 +191,9 @@ const (
 	ErrAuthRequired      = "auth_required"
 	ErrProtocolMismatch  = "protocol_mismatch"
 	ErrAgentCrashed      = "agent_crashed"
+	// ErrMetadataRequired: the agent refused the handshake for lack of vendor _meta that a
+	// standard client never sends (a private channel; see extensions.zero-meta-contract).
+	ErrMetadataRequired = "metadata_required"
 	ErrInterrupted       = "interrupted"
 	ErrUnknown           = "unknown"
 )

@@ -66,8 +66,8 @@ func NewRedactor(values []string, environ []string, credentialKeys []string) *Re
 	for i, k := range keys {
 		keys[i] = regexp.QuoteMeta(k)
 	}
-	// "key": "value" and "vendor.ns/key": "value", with JSON string escapes.
-	r.keys = regexp.MustCompile(`("(?:[^"\\/]*/)?(?:` + strings.Join(keys, "|") + `)"\s*:\s*)"(?:[^"\\]|\\.)*"`)
+	// "key": and "vendor.ns/key": — the value that follows is replaced whole.
+	r.keys = regexp.MustCompile(`"(?:[^"\\/]*/)?(?:` + strings.Join(keys, "|") + `)"\s*:\s*`)
 	return r
 }
 
@@ -84,8 +84,41 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	}
 	out = bearer.ReplaceAll(out, []byte("${1}"+Redacted))
 	out = apiKey.ReplaceAll(out, []byte(Redacted))
-	out = r.keys.ReplaceAll(out, []byte(`${1}"`+Redacted+`"`))
-	return out
+	return r.credentialValues(out)
+}
+
+// credentialValues replaces the JSON value after each credential key — a string, an object,
+// anything — by "[redacted]", leaving every other byte as it was.
+func (r *Redactor) credentialValues(b []byte) []byte {
+	locs := r.keys.FindAllIndex(b, -1)
+	if locs == nil {
+		return b
+	}
+	var out []byte
+	last := 0
+	for _, loc := range locs {
+		start := loc[1]
+		if start < last {
+			continue // inside a value already replaced
+		}
+		n := jsonValueLen(b[start:])
+		if n == 0 {
+			continue
+		}
+		out = append(append(out, b[last:start]...), `"`+Redacted+`"`...)
+		last = start + n
+	}
+	return append(out, b[last:]...)
+}
+
+// jsonValueLen is the length of the JSON value at the start of b (0 if there is none).
+func jsonValueLen(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var v json.RawMessage
+	if dec.Decode(&v) != nil {
+		return 0
+	}
+	return int(dec.InputOffset())
 }
 
 // String redacts a string.

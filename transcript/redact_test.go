@@ -20,6 +20,9 @@ func TestRedactor(t *testing.T) {
 		{"an unrelated sk-live-ABCDEFGHIJKLMNOP1234 key", "an unrelated [redacted] key"},
 		{`{"_meta":{"codebuddy.ai/accessToken":"tok\"en","accessToken":"x","authSession":"s","sessionAdmissionV2":"adm"}}`,
 			`{"_meta":{"codebuddy.ai/accessToken":"[redacted]","accessToken":"[redacted]","authSession":"[redacted]","sessionAdmissionV2":"[redacted]"}}`},
+		// A credential value of any JSON type is replaced whole, the rest of the line kept.
+		{`{"a":1,"runtimeTransportCredential":{"nonce":"n","sig":[1,2]} ,"b":"x"}`, `{"a":1,"runtimeTransportCredential":"[redacted]" ,"b":"x"}`},
+		{`{"sessionAdmissionV2": 12345}`, `{"sessionAdmissionV2": "[redacted]"}`},
 		// Short values and ordinary environment values stay.
 		{"short PATH /usr/bin:/bin /root", "short PATH /usr/bin:/bin /root"},
 		{`{"accessTokenCount":3}`, `{"accessTokenCount":3}`},

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -247,4 +248,38 @@ func pointer(tokens []string) string {
 		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
 	}
 	return b.String()
+}
+
+// DiscriminatorValues lists the constant values property prop takes across the branches of
+// the union type def (e.g. SessionUpdate/sessionUpdate, ContentBlock/type), in schema order.
+func (s *Set) DiscriminatorValues(def, prop string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var visit func(loc string, depth int)
+	visit = func(loc string, depth int) {
+		if depth > 8 {
+			return
+		}
+		node, _ := s.node(loc).(map[string]any)
+		if props, ok := node["properties"].(map[string]any); ok {
+			if p, ok := props[prop].(map[string]any); ok {
+				if c, ok := p["const"].(string); ok && !seen[c] {
+					seen[c] = true
+					out = append(out, c)
+				}
+			}
+		}
+		if ref, ok := node["$ref"].(string); ok {
+			visit(ref, depth+1)
+		}
+		for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+			if subs, ok := node[kw].([]any); ok {
+				for i := range subs {
+					visit(loc+"/"+kw+"/"+strconv.Itoa(i), depth+1)
+				}
+			}
+		}
+	}
+	visit("#/$defs/"+def, 0)
+	return out
 }

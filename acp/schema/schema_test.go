@@ -118,3 +118,26 @@ func TestUnknownKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestDiscriminatorValues(t *testing.T) {
+	s := mustLoad(t, V1)
+	if got := strings.Join(s.DiscriminatorValues("ContentBlock", "type"), ","); got != "text,image,audio,resource_link,resource" {
+		t.Errorf("content types = %s", got)
+	}
+	updates := strings.Join(s.DiscriminatorValues("SessionUpdate", "sessionUpdate"), ",")
+	for _, u := range []string{"agent_message_chunk", "tool_call", "plan", "config_option_update", "usage_update"} {
+		if !strings.Contains(updates, u) {
+			t.Errorf("session updates %s lack %s", updates, u)
+		}
+	}
+	if strings.Contains(updates, "notice") {
+		t.Error("notice is not in stable 1.21")
+	}
+	next := mustLoad(t, V1Next)
+	if !strings.Contains(strings.Join(next.DiscriminatorValues("SessionUpdate", "sessionUpdate"), ","), "notice") {
+		t.Error("notice is in the newer schema")
+	}
+	if got := strings.Join(s.DiscriminatorValues("AuthMethod", "type"), ","); got != "terminal" {
+		t.Errorf("auth types = %s", got)
+	}
+}

@@ -44,6 +44,8 @@ func commands() []command {
 		{"analyze", "rebuild the result and findings of a recorded transcript, offline", runAnalyze},
 		{"replay", "act as the agent recorded in a transcript, on stdio", runReplay},
 		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", runTap},
+		{"lint-client", "judge what a client sent in a tap transcript: private vendor keys and methods", runLintClient},
+		{"extensions", "print the vendor extension catalogue (keys, methods, classes, directions)", runExtensions},
 		{"demo", "probe the built-in reference agent (no setup needed)", runDemo},
 		{"agent", "run the built-in reference agent on stdio", runAgent},
 		{"version", "print acpprobe's version", runVersion},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -36,6 +37,8 @@ type probeFlags struct {
 	maxLineSize    int
 	transcript     string
 	noRedact       bool
+	catalogueDir   string
+	cat            *extensions.Catalogue // the catalogue with --catalogue DIR merged in
 }
 
 func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
@@ -58,6 +61,7 @@ func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
 	fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
 	fs.StringVar(&p.transcript, "transcript", "", "record the session, losslessly, as an NDJSON transcript in this file (see acpprobe analyze, replay)")
 	fs.BoolVar(&p.noRedact, "no-redact", false, "keep secrets (--env values, *_API_KEY/*_TOKEN values, bearer tokens, sk- keys, credential _meta) in the transcript and result")
+	fs.StringVar(&p.catalogueDir, "catalogue", "", "directory of extra vendor catalogue files (JSON, one per namespace) merged over the built-in catalogue")
 	fs.IntVar(&p.maxLineSize, "max-line-size", jsonrpc.DefaultMaxLineSize, "longest agent line kept whole, in bytes; longer lines are recorded as oversize and skipped")
 }
 
@@ -78,6 +82,9 @@ func (p *probeFlags) options(argv []string) (probe.Options, error) {
 	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return opts, usagef("--cwd %q is not an existing directory", p.cwd)
+	}
+	if p.cat, err = loadCatalogue(p.catalogueDir); err != nil {
+		return opts, err
 	}
 	if p.maxLineSize < 1 {
 		return opts, usagef("--max-line-size %d: want a positive number of bytes", p.maxLineSize)
@@ -191,15 +198,15 @@ func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio
 		fmt.Fprintln(stdio.Err, "acpprobe: transcript:", err)
 		return ExitNotProbed
 	}
-	return report(rec.log.Frames(), check, pf.json, stdio)
+	return report(rec.log.Frames(), check, pf.json, pf.cat, stdio)
 }
 
 // report rebuilds the result from a recording, judges it, prints it and returns the exit code.
 // A live probe and the analysis of its transcript both end here.
-func report(frames []jsonrpc.Frame, check *checkSpec, asJSON bool, stdio Stdio) int {
+func report(frames []jsonrpc.Frame, check *checkSpec, asJSON bool, cat *extensions.Catalogue, stdio Stdio) int {
 	main, deep := conformance.SplitDeep(frames)
 	r := probe.FromFrames(main)
-	evalOpts := conformance.Options{Deep: deep}
+	evalOpts := conformance.Options{Deep: deep, Catalogue: cat}
 	if check != nil {
 		evalOpts.Schema = check.schema
 	}
@@ -245,7 +252,7 @@ type recording struct {
 // as it happens.
 func (p *probeFlags) record(opts probe.Options, tool string) (*recording, error) {
 	rec := &recording{log: jsonrpc.NewLog()}
-	red := transcript.NewRedactor(p.envValues(), os.Environ(), nil)
+	red := transcript.NewRedactor(p.envValues(), os.Environ(), p.cat.CredentialKeys())
 	if !p.noRedact {
 		rec.log.SetFilter(red.Frame)
 	}
@@ -316,7 +323,7 @@ func runDemo(ctx context.Context, args []string, stdio Stdio) int {
 	fs := newFlagSet("demo")
 	var pf probeFlags
 	pf.register(fs, false)
-	persona := fs.String("persona", "claude", "reference-agent persona to probe (claude, codex, gemini, minimal)")
+	persona := fs.String("persona", "claude", "reference-agent persona to probe (claude, codebuddy, codex, gemini, minimal)")
 	if err := parseFlags(fs, args, "acpprobe demo [flags]", stdio.Out); err != nil {
 		return failUsage(stdio, "demo", err)
 	}
@@ -351,6 +358,18 @@ func joinCommand(argv []string) string {
 		parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(parts, " ")
+}
+
+// loadCatalogue is the built-in vendor catalogue, with the files of dir merged in when given.
+func loadCatalogue(dir string) (*extensions.Catalogue, error) {
+	if dir == "" {
+		return extensions.Default(), nil
+	}
+	cat, err := extensions.LoadDir(dir)
+	if err != nil {
+		return nil, usagef("--catalogue: %v", err)
+	}
+	return cat, nil
 }
 
 // envFlag collects repeated KEY=VALUE flags.

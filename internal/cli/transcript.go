@@ -9,7 +9,9 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -21,11 +23,16 @@ func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
 	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check transcripts: mandatory)")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
+	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
 	if err := parseFlags(fs, args, "acpprobe analyze [flags] TRANSCRIPT", stdio.Out); err != nil {
 		return failUsage(stdio, "analyze", err)
 	}
 	if fs.NArg() != 1 {
 		return failUsage(stdio, "analyze", usagef("want one transcript file, got %d arguments", fs.NArg()))
+	}
+	cat, err := loadCatalogue(*catalogueDir)
+	if err != nil {
+		return failUsage(stdio, "analyze", err)
 	}
 	header, frames, err := readTranscript(fs.Arg(0))
 	if err != nil {
@@ -50,7 +57,7 @@ func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
 			}
 		}
 	}
-	return report(frames, spec, *asJSON, stdio)
+	return report(frames, spec, *asJSON, cat, stdio)
 }
 
 // runReplay acts as the recorded agent on stdio.
@@ -93,4 +100,53 @@ func readTranscript(path string) (transcript.Header, []jsonrpc.Frame, error) {
 		return h, nil, usagef("%s: %v", path, err)
 	}
 	return h, frames, nil
+}
+
+// runLintClient judges what the client (an editor, recorded by acpprobe tap) sent: private
+// vendor keys and methods (rules 6.1–6.4 of the CodeBuddy reference, for every catalogued
+// vendor) and non-ACP methods without the _ prefix.
+func runLintClient(_ context.Context, args []string, stdio Stdio) int {
+	fs := newFlagSet("lint-client")
+	asJSON := fs.Bool("json", false, "print the findings as JSON")
+	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
+	if err := parseFlags(fs, args, "acpprobe lint-client [--json] TRANSCRIPT", stdio.Out); err != nil {
+		return failUsage(stdio, "lint-client", err)
+	}
+	if fs.NArg() != 1 {
+		return failUsage(stdio, "lint-client", usagef("want one transcript file, got %d arguments", fs.NArg()))
+	}
+	cat, err := loadCatalogue(*catalogueDir)
+	if err != nil {
+		return failUsage(stdio, "lint-client", err)
+	}
+	_, frames, err := readTranscript(fs.Arg(0))
+	if err != nil {
+		return failUsage(stdio, "lint-client", err)
+	}
+	main, _ := conformance.SplitDeep(frames)
+	findings, err := conformance.Evaluate(main, probe.FromFrames(main), conformance.Options{Catalogue: cat})
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe lint-client:", err)
+		return ExitNotProbed
+	}
+	client := []probe.Finding{}
+	for _, f := range findings {
+		if strings.HasPrefix(f.ID, "client.") {
+			client = append(client, f)
+		}
+	}
+	if *asJSON {
+		_ = render.JSON(stdio.Out, client)
+	} else {
+		fmt.Fprintf(stdio.Out, "%d client finding(s)\n", len(client))
+		for _, f := range client {
+			fmt.Fprintf(stdio.Out, "  %-10s %s [line %d %s]\n      %s\n", f.Tier, f.ID, f.Seq, f.Pointer, f.Message)
+		}
+	}
+	for _, f := range client {
+		if f.Tier != probe.TierInfo {
+			return ExitFindings
+		}
+	}
+	return ExitOK
 }

@@ -183,6 +183,7 @@ func Text(w io.Writer, r *probe.Result) error {
 		}
 	}
 
+	extensionsText(t, r)
 	findingsText(t, r)
 
 	tm := r.Timings
@@ -210,6 +211,42 @@ func Text(w io.Writer, r *probe.Result) error {
 		}
 	}
 	return t.err
+}
+
+// extensionsText lists the vendor extensions the session showed, as the catalogue classifies
+// them.
+func extensionsText(t *textWriter, r *probe.Result) {
+	inv := r.Extensions
+	if inv == nil || len(inv.MetaKeys)+len(inv.Methods)+len(inv.UnknownVariants) == 0 {
+		return
+	}
+	t.section("Extensions")
+	describe := func(known bool, vendor, class string) string {
+		switch {
+		case known:
+			return vendor + ", " + class
+		case vendor != "":
+			return vendor + ", not in the catalogue"
+		}
+		return "unknown vendor"
+	}
+	for _, k := range inv.MetaKeys {
+		var dirs []string
+		for _, d := range k.Observed {
+			dirs = append(dirs, string(d))
+		}
+		t.line(fmt.Sprintf("_meta %s (%s) — %s; seen %d× %s", k.Key, k.Form, describe(k.Known, k.Vendor, string(k.Class)), k.Count, strings.Join(dirs, ", ")))
+	}
+	for _, m := range inv.Methods {
+		t.line(fmt.Sprintf("method %s (%s) — %s; seen %d×", m.Name, m.ObservedKind, describe(m.Known, m.Vendor, string(m.Class)), m.Count))
+	}
+	for _, v := range inv.UnknownVariants {
+		note := "not in the ACP schema"
+		if v.Known {
+			note = "catalogued for " + v.Vendor
+		}
+		t.line(fmt.Sprintf("%s %q — %s; seen %d×", v.Field, v.Value, note, v.Count))
+	}
 }
 
 // findingsText groups the findings by tier, with the pointer and the one-line why.

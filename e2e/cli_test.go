@@ -202,9 +202,15 @@ func buildCLI(t *testing.T) string {
 // --cwd) and returns the exit code, stdout and stderr.
 func runCLI(t *testing.T, box sandbox, command string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	argv := append([]string{command,
+	return execCLI(t, box, append([]string{command,
 		"--timeout", probeTimeout.String(), "--startup-timeout", startupTimeout.String(),
-		"--request-timeout", requestTimeout.String()}, args...)
+		"--request-timeout", requestTimeout.String()}, args...)...)
+}
+
+// execCLI runs `acpprobe <argv…>` as is (no budget flags: analyze takes none) in box, with
+// box's environment on top of the caller's, and returns the exit code, stdout and stderr.
+func execCLI(t *testing.T, box sandbox, argv ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	cmd := exec.Command(buildCLI(t), argv...)
 	cmd.Dir = box.cwd
 	cmd.Env = transport.MergeEnv(os.Environ(), box.env)
@@ -216,7 +222,7 @@ func runCLI(t *testing.T, box sandbox, command string, args ...string) (code int
 	case errors.As(err, &exitErr):
 		code = exitErr.ExitCode()
 	case err != nil:
-		t.Fatalf("run acpprobe %s: %v", command, err)
+		t.Fatalf("run acpprobe %s: %v", argv[0], err)
 	}
 	return code, out.String(), errOut.String()
 }

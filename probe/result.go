@@ -194,8 +194,8 @@ const (
 	// ErrMetadataRequired: the agent refused the handshake for lack of vendor _meta that a
 	// standard client never sends (a private channel; see extensions.zero-meta-contract).
 	ErrMetadataRequired = "metadata_required"
-	ErrInterrupted       = "interrupted"
-	ErrUnknown           = "unknown"
+	ErrInterrupted      = "interrupted"
+	ErrUnknown          = "unknown"
 )
 
 // Stages of a probe.

@@ -80,6 +80,17 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		close(drained)
 	}()
 
+	// Signals are forwarded until the agent is gone, teardown included.
+	shutdown := make(chan transport.Exit, 1)
+	stopping := false
+	stop := func() {
+		if stopping {
+			return
+		}
+		stopping = true
+		event(o.Log, "teardown", map[string]string{"step": "ladder"})
+		go func() { shutdown <- agent.Shutdown(context.Background(), o.Grace) }()
+	}
 	var exit transport.Exit
 	for done := false; !done; {
 		select {
@@ -89,9 +100,8 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 				_ = syscall.Kill(-agent.PID(), s)
 			}
 		case <-editorGone:
-			event(o.Log, "teardown", map[string]string{"step": "ladder"})
-			exit = agent.Shutdown(context.Background(), o.Grace)
-			done = true
+			editorGone = nil
+			stop()
 		case <-agent.Exited():
 			// The agent left on its own: collect its output, then clean up its group.
 			t := time.NewTimer(o.Grace)
@@ -100,8 +110,8 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 			case <-t.C:
 			}
 			t.Stop()
-			event(o.Log, "teardown", map[string]string{"step": "ladder"})
-			exit = agent.Shutdown(context.Background(), o.Grace)
+			stop()
+		case exit = <-shutdown:
 			done = true
 		}
 	}
@@ -111,18 +121,18 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 	return exit, nil
 }
 
-// pump copies src to dst chunk by chunk, handing every chunk to the splitter after it was
-// forwarded. It returns the write error, if writing failed.
+// pump copies src to dst chunk by chunk. Each chunk is logged before it is forwarded, so the
+// log keeps cause before effect: a request is recorded before the agent can answer it. It
+// returns the write error, if writing failed.
 func pump(src io.Reader, dst io.Writer, s *splitter) error {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			s.write(buf[:n])
 			if _, werr := dst.Write(buf[:n]); werr != nil {
-				s.write(buf[:n])
 				return werr
 			}
-			s.write(buf[:n])
 		}
 		if err != nil {
 			return nil

@@ -148,3 +148,24 @@ func (r *Redactor) Frame(f jsonrpc.Frame) jsonrpc.Frame {
 	f.Msg, f.DecodeErr = nil, nil
 	return f
 }
+
+// secretFlag matches command-line flags whose value is a secret (--api-key, --token, …).
+var secretFlag = regexp.MustCompile(`(?i)^--?[a-z0-9-]*(api[-_]?key|token|secret|password|credential)[a-z0-9-]*$`)
+
+// SecretArgs finds secrets given on a command line: values of NAME=VALUE words whose name
+// looks secret (env GEMINI_API_KEY=… agent), and of flags such as --api-key=V or --token V.
+func SecretArgs(argv []string) []string {
+	var out []string
+	for i, a := range argv {
+		if name, value, ok := strings.Cut(a, "="); ok {
+			if secretName.MatchString(strings.TrimLeft(name, "-")) || secretFlag.MatchString(name) {
+				out = append(out, value)
+			}
+			continue
+		}
+		if secretFlag.MatchString(a) && i+1 < len(argv) {
+			out = append(out, argv[i+1])
+		}
+	}
+	return out
+}

@@ -53,3 +53,11 @@ func TestRedactorOnLog(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretArgs(t *testing.T) {
+	got := SecretArgs([]string{"env", "GEMINI_API_KEY=AIzaSecret1234", "PATH=/bin", "agent", "--api-key=sk-flag-value", "--token", "tok-value-9876", "--verbose", "--model", "gpt"})
+	want := []string{"AIzaSecret1234", "sk-flag-value", "tok-value-9876"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("SecretArgs = %q, want %q", got, want)
+	}
+}

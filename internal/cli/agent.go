@@ -3,13 +3,19 @@ package cli
 import (
 	"context"
 	"strings"
+	"syscall"
 
 	"github.com/acpprobe/acpprobe/acptest"
 )
 
-// runAgent runs the reference agent on stdio (see acptest.Main for its flags).
+// runAgent runs the reference agent on stdio (see acptest.Main for its flags). Stopped by a
+// signal, it dies by SIGTERM as an ordinary program would.
 func runAgent(ctx context.Context, args []string, stdio Stdio) int {
-	return acptest.Main(ctx, args, stdio.In, stdio.Out, stdio.Err)
+	code := acptest.Main(ctx, args, stdio.In, stdio.Out, stdio.Err)
+	if ctx.Err() != nil && code == 128+int(syscall.SIGTERM) {
+		dieBySignal(syscall.SIGTERM)
+	}
+	return code
 }
 
 func checkPersona(name string) error {

@@ -182,6 +182,18 @@ func structural(ts *testscript.TestScript, file string) map[string]any {
 	delete(doc, "timings")
 	delete(doc, "stderrTail")
 	delete(doc, "stderrBytes")
+	if e := asMap(doc["error"]); e != nil {
+		delete(e, "stderr") // a copy of stderrTail
+	}
+	if ext := asMap(doc["extensions"]); ext != nil {
+		for _, list := range ext {
+			for _, item := range asList(list) {
+				for _, w := range asList(asMap(item)["where"]) {
+					delete(asMap(w), "seq")
+				}
+			}
+		}
+	}
 	if x, ok := doc["exit"].(map[string]any); ok {
 		delete(x, "afterStdinCloseMs")
 	}

@@ -15,7 +15,9 @@ const module = "github.com/acpprobe/acpprobe"
 var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli"},
 	"internal/cli":    {"*"},
-	"internal/render": {"probe", "conformance", "extensions", "acp"},
+	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix"},
+	"matrix":          {"probe", "conformance", "extensions", "jsonrpc", "transcript"},
+	"drift":           {"probe", "matrix"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc"},
 	"probe":           {"acp", "transport", "jsonrpc", "transcript", "extensions"},
 	"registry":        {},
@@ -27,7 +29,7 @@ var allowed = map[string][]string{
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "transport"},
-	"e2e":             {"acp", "conformance", "jsonrpc", "probe", "transport"}, // test files only
+	"e2e":             {"acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "transport"}, // test files only
 }
 
 func TestImportArrows(t *testing.T) {

@@ -53,6 +53,9 @@ type Faults struct {
 	ExtraKeys bool
 	// IgnoreUnknownRequests leaves requests for unknown methods unanswered.
 	IgnoreUnknownRequests bool
+	// Drift plays the next release of the persona: agentInfo.version 0.2.0, and session/delete
+	// implemented and advertised (for testing acpprobe diff).
+	Drift bool
 	// RequireAdmission refuses session/new without the private codebuddy.ai/sessionAdmissionV2
 	// _meta, as CodeBuddy's multi-owner plane does (a breach of the zero-_meta contract on the
 	// standard plane).
@@ -273,6 +276,23 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 				"note": "Authorization: Bearer " + vals[0], "text": strings.Join(vals, ",")}
 			o["_meta"], _ = json.Marshal(meta)
 		}
+		if a.cfg.Drift {
+			caps := o.Object("agentCapabilities")
+			if caps == nil {
+				caps = acp.Object{}
+			}
+			sess := caps.Object("sessionCapabilities")
+			if sess == nil {
+				sess = acp.Object{}
+			}
+			sess["delete"] = json.RawMessage("{}")
+			caps["sessionCapabilities"], _ = json.Marshal(sess)
+			o["agentCapabilities"], _ = json.Marshal(caps)
+			if info := o.Object("agentInfo"); info != nil {
+				info["version"] = json.RawMessage(`"0.2.0"`)
+				o["agentInfo"], _ = json.Marshal(info)
+			}
+		}
 		if a.cfg.ExtraKeys {
 			o["vendorBuild"] = json.RawMessage(`"acptest"`)
 			caps := o.Object("agentCapabilities")
@@ -299,6 +319,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		return a.prompt(params)
 	}
 	behaviour, ok := a.p.Methods[msg.Method]
+	if a.cfg.Drift && msg.Method == acp.MethodSessionDelete {
+		behaviour, ok = Works, true
+	}
 	if !ok {
 		return nil, errNotFound
 	}

@@ -30,6 +30,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.IgnoreStdinEOF, "ignore-stdin-eof", false, "keep running after stdin closes, until signalled")
 	fs.BoolVar(&cfg.ExtraKeys, "extra-keys", false, "add keys outside _meta to the initialize answer")
 	fs.BoolVar(&cfg.IgnoreUnknownRequests, "ignore-unknown-requests", false, "leave requests for unknown methods unanswered")
+	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
 	fs.Func("leak-env", "write this environment variable's value on stderr and in the initialize answer (repeatable)", func(name string) error {
 		cfg.LeakEnv = append(cfg.LeakEnv, name)
@@ -101,7 +102,7 @@ func (c Config) Args() []string {
 	}{
 		{c.StdoutBanner, "--stdout-banner"}, {c.BadEnvelope, "--bad-envelope"}, {c.WrongInvalidParamsCode, "--wrong-code-for-invalid-params"},
 		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
-		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.RequireAdmission, "--require-admission"},
+		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
 	} {
 		if f.on {
 			args = append(args, f.flag)

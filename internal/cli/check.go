@@ -22,7 +22,7 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 	allowPrompt := fs.Bool("allow-prompt", false, "send one valid text prompt and cancel it at once (MAY SPEND MODEL TOKENS)")
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
-	if err := parseFlags(fs, args, "acpprobe check [flags] -- <agent command> [args...]", stdio.Out); err != nil {
+	if err := parseFlags(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
 		return failUsage(stdio, "check", err)
 	}
 	if *list {
@@ -43,15 +43,10 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 			return failUsage(stdio, "check", usagef("--baseline: %v", err))
 		}
 	}
-	argv, command, err := pf.agentArgv(fs.Args())
+	opts, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return failUsage(stdio, "check", err)
+		return targetFailed(stdio, "check", err)
 	}
-	opts, err := pf.options(argv)
-	if err != nil {
-		return failUsage(stdio, "check", err)
-	}
-	opts.Command = command
 	opts.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: *shapes, AllowPrompt: *allowPrompt})
 	return runAndReport(ctx, opts, &pf, stdio, spec)
 }

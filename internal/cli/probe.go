@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,6 +40,7 @@ type probeFlags struct {
 	noRedact       bool
 	catalogueDir   string
 	cat            *extensions.Catalogue // the catalogue with --catalogue DIR merged in
+	agents         agentsFlags
 }
 
 func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
@@ -59,6 +61,7 @@ func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
 	fs.IntVar(&p.protocol, "protocol-version", acp.ProtocolVersion, "protocolVersion sent in initialize")
 	fs.StringVar(&p.authPolicy, "auth-policy", string(probe.AuthPolicySkip), "skip: record authMethods and go on; fail: stop before session/new when authMethods are advertised")
 	fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
+	p.agents.register(fs)
 	fs.StringVar(&p.transcript, "transcript", "", "record the session, losslessly, as an NDJSON transcript in this file (see acpprobe analyze, replay)")
 	fs.BoolVar(&p.noRedact, "no-redact", false, "keep secrets (--env values, *_API_KEY/*_TOKEN values, bearer tokens, sk- keys, credential _meta) in the transcript and result")
 	fs.StringVar(&p.catalogueDir, "catalogue", "", "directory of extra vendor catalogue files (JSON, one per namespace) merged over the built-in catalogue")
@@ -136,19 +139,25 @@ func runProbe(ctx context.Context, args []string, stdio Stdio) int {
 	fs := newFlagSet("probe")
 	var pf probeFlags
 	pf.register(fs, true)
-	if err := parseFlags(fs, args, "acpprobe probe [flags] -- <agent command> [args...]", stdio.Out); err != nil {
+	if err := parseFlags(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
 		return failUsage(stdio, "probe", err)
 	}
-	argv, command, err := pf.agentArgv(fs.Args())
+	opts, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return failUsage(stdio, "probe", err)
+		return targetFailed(stdio, "probe", err)
 	}
-	opts, err := pf.options(argv)
-	if err != nil {
-		return failUsage(stdio, "probe", err)
-	}
-	opts.Command = command
 	return probeAndReport(ctx, opts, &pf, stdio)
+}
+
+// targetFailed reports an agent that could not be resolved: a usage error (exit 2), or an
+// agent that cannot run here (exit 3, with how to install it).
+func targetFailed(stdio Stdio, cmd string, err error) int {
+	var nr *errNotRunnable
+	if errors.As(err, &nr) {
+		fmt.Fprintf(stdio.Err, "acpprobe %s: %v\n", cmd, nr)
+		return ExitNotProbed
+	}
+	return failUsage(stdio, cmd, err)
 }
 
 // probeAndReport runs the probe, judges the recorded session, prints the result, and maps it
@@ -252,7 +261,7 @@ type recording struct {
 // as it happens.
 func (p *probeFlags) record(opts probe.Options, tool string) (*recording, error) {
 	rec := &recording{log: jsonrpc.NewLog()}
-	red := transcript.NewRedactor(p.envValues(), os.Environ(), p.cat.CredentialKeys())
+	red := transcript.NewRedactor(append(p.envValues(), transcript.SecretArgs(opts.Launcher.CommandLine())...), os.Environ(), p.cat.CredentialKeys())
 	if !p.noRedact {
 		rec.log.SetFilter(red.Frame)
 	}

@@ -31,15 +31,10 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	if err := parseFlags(fs, args, "acpprobe tap [--transcript FILE] [--check] [--findings FILE] -- <agent command> [args...]", stdio.Out); err != nil {
 		return failUsage(stdio, "tap", err)
 	}
-	argv, command, err := pf.agentArgv(fs.Args())
+	opts, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return failUsage(stdio, "tap", err)
+		return targetFailed(stdio, "tap", err)
 	}
-	opts, err := pf.options(argv)
-	if err != nil {
-		return failUsage(stdio, "tap", err)
-	}
-	opts.Command = command
 	rec, err := pf.record(opts, "tap")
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe tap:", err)
@@ -77,6 +72,10 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe tap:", err)
 		return ExitNotProbed
+	}
+	if sig, ok := signalByName[exit.Signal]; ok && exit.Code == nil {
+		signal.Stop(signals)
+		dieBySignal(sig) // the editor sees the agent's own end
 	}
 	return agentStatus(exit)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
@@ -83,6 +84,7 @@ func runReplay(ctx context.Context, args []string, stdio Stdio) int {
 	case errors.As(err, &exit):
 		return exit.Code
 	case ctx.Err() != nil:
+		dieBySignal(syscall.SIGTERM) // as the recorded agent, stopped by the ladder, did
 		return 128 + 15
 	}
 	fmt.Fprintln(stdio.Err, "acpprobe replay:", err)

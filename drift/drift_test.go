@@ -1,0 +1,117 @@
+package drift
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpprobe/acpprobe/matrix"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+func result(t *testing.T, js string) *probe.Result {
+	t.Helper()
+	var r probe.Result
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+const base = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":12,"pid":7},
+ "protocolVersion":1,"agentInfo":{"name":"a","version":"1.0"},
+ "capabilities":{"loadSession":true,"sessionCapabilities":{"close":true,"list":false}},
+ "authMethods":[{"id":"chatgpt","name":"ChatGPT"},{"id":"key","name":"Key","type":"env_var"}],
+ "modes":[{"id":"default"},{"id":"plan"}],
+ "configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"m1","options":[{"value":"m1"},{"value":"m2"}]}],
+ "methods":{"session/load":{"support":"supported","code":-32002,"ms":1.5}},
+ "timings":{"totalMs":10},"findings":[{"id":"protocol.stdin-exit","tier":"ADVISORY","title":"t","message":"m","seq":40}],
+ "raw":{"initialize":{"sessionId":"s1"}}}`
+
+func TestNoDriftIgnoresVolatile(t *testing.T) {
+	a := result(t, base)
+	b := result(t, strings.NewReplacer(`"durationMs":12`, `"durationMs":99`, `"pid":7`, `"pid":8`, `"ms":1.5`, `"ms":3`, `"totalMs":10`, `"totalMs":11`,
+		`"seq":40`, `"seq":41`, `"s1"`, `"s2"`, `"2026-01-01T00:00:00Z"`, `"2026-02-02T00:00:00Z"`).Replace(base))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil)
+	if err != nil || len(changes) != 0 {
+		t.Errorf("changes = %+v, %v", changes, err)
+	}
+}
+
+func TestDrift(t *testing.T) {
+	a := result(t, base)
+	b := result(t, strings.NewReplacer(
+		`"version":"1.0"`, `"version":"1.1"`,
+		`"list":false`, `"list":true`,
+		`{"id":"key","name":"Key","type":"env_var"}`, `{"id":"apikey","name":"API key"}`,
+		`{"id":"plan"}`, `{"id":"plan"},{"id":"yolo"}`,
+		`{"value":"m2"}`, `{"value":"m3"}`,
+		`"support":"supported","code":-32002`, `"support":"unsupported","code":-32601`,
+		`"protocol.stdin-exit"`, `"framing.stdout-non-json"`,
+	).Replace(base))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Text)
+	}
+	want := []string{
+		`agentInfo.version: "1.0" → "1.1"`,
+		`authMethods[apikey]: added apikey`,
+		`authMethods[key]: removed key`,
+		`capabilities.sessionCapabilities.list: false → true`,
+		`configOptions[model].options[m2]: removed m2`,
+		`configOptions[model].options[m3]: added m3`,
+		`findings[framing.stdout-non-json]: added framing.stdout-non-json`,
+		`findings[protocol.stdin-exit]: removed protocol.stdin-exit`,
+		`methods[session/load].code: -32002 → -32601`,
+		`methods[session/load].support: "supported" → "unsupported"`,
+		`modes[yolo]: added yolo`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// --ignore drops a path and what is under it.
+	changes, _ = Compare(Doc{Result: a}, Doc{Result: b}, []string{"agentInfo", "methods[*]", "findings", "configOptions[model].options"})
+	if len(changes) != 4 {
+		t.Errorf("with ignores: %+v", changes)
+	}
+}
+
+func TestMatricesAndLoad(t *testing.T) {
+	dir := t.TempDir()
+	a := &matrix.Matrix{Schema: matrix.Schema, Rows: []matrix.Row{{ID: "one", Result: result(t, base)}, {ID: "gone", Problem: "x"}}}
+	b := &matrix.Matrix{Schema: matrix.Schema, Rows: []matrix.Row{{ID: "one", Result: result(t, strings.Replace(base, `"loadSession":true`, `"loadSession":false`, 1))}, {ID: "new", Problem: "y"}}}
+	for name, v := range map[string]any{"a.json": a, "b.json": b, "r.json": result(t, base)} {
+		data, _ := json.Marshal(v)
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"schema":"other"}`), 0o644)
+	da, err := Load(filepath.Join(dir, "a.json"))
+	if err != nil || da.Matrix == nil {
+		t.Fatalf("load matrix: %v", err)
+	}
+	db, _ := Load(filepath.Join(dir, "b.json"))
+	changes, err := Compare(da, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Text)
+	}
+	if strings.Join(got, "; ") != "one: capabilities.loadSession: true → false; new: new agent in the matrix; gone: no longer in the matrix" {
+		t.Errorf("matrix changes: %q", got)
+	}
+	dr, _ := Load(filepath.Join(dir, "r.json"))
+	if _, err := Compare(da, dr, nil); err == nil {
+		t.Error("compared a matrix with a result")
+	}
+	if _, err := Load(filepath.Join(dir, "bad.json")); err == nil || !strings.Contains(err.Error(), `schema "other"`) {
+		t.Errorf("bad file: %v", err)
+	}
+}

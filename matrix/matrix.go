@@ -1,0 +1,181 @@
+// Package matrix probes many agents at once and gathers their results into one document: the
+// capability matrix that acpprobe matrix renders as a terminal table, Markdown, JSON or HTML,
+// and that acpprobe diff compares with an older one.
+package matrix
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/transcript"
+)
+
+// Schema names the version of the Matrix document.
+const Schema = "acpprobe.matrix/v1"
+
+// Matrix is the result of probing several agents.
+type Matrix struct {
+	Schema      string `json:"schema"`
+	Version     string `json:"acpprobeVersion"`
+	GeneratedAt string `json:"generatedAt"`
+	Rows        []Row  `json:"agents"`
+}
+
+// Row is one agent of the matrix: its probe result, or why it could not be probed at all.
+type Row struct {
+	ID     string `json:"id"`
+	Source string `json:"source"` // registry, builtin, config, command, reference
+	// Launch is the command line that was run.
+	Launch string `json:"launch"`
+	// Problem says why the agent was not launched (it cannot run here); Result is then nil.
+	Problem    string        `json:"problem,omitempty"`
+	Result     *probe.Result `json:"result,omitempty"`
+	Transcript string        `json:"transcript,omitempty"`
+}
+
+// Target is one agent to probe.
+type Target struct {
+	ID      string
+	Source  string
+	Launch  string
+	Options probe.Options // Log is set by Run
+	// Problem, when set, means the agent cannot be launched here; it is reported, not run.
+	Problem string
+}
+
+// Event reports the progress of one agent.
+type Event struct {
+	Index   int
+	ID      string
+	Done    bool
+	Row     *Row // when Done
+	Elapsed time.Duration
+}
+
+// Options configure a matrix run.
+type Options struct {
+	// Parallel bounds the agents probed at once (4 when 0).
+	Parallel int
+	// Steps are the active checks run on every agent (see conformance.Steps).
+	Steps []probe.Step
+	// OutDir, when set, receives <id>.json (the result) and <id>.ndjson (the transcript).
+	OutDir string
+	// Redactor filters every record (nil: no redaction).
+	Redactor *transcript.Redactor
+	// Catalogue classifies vendor extensions (extensions.Default() when nil).
+	Catalogue *extensions.Catalogue
+	// Progress, when set, is called as agents start and finish (from several goroutines).
+	Progress func(Event)
+}
+
+// DefaultParallel is the number of agents probed at once by default.
+const DefaultParallel = 4
+
+// Run probes the targets concurrently and returns the matrix, rows in the targets' order. One
+// agent's failure never stops the others: its row says why.
+func Run(ctx context.Context, targets []Target, o Options) *Matrix {
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
+	}
+	m := &Matrix{Schema: Schema, Version: probe.Version, GeneratedAt: time.Now().UTC().Format(time.RFC3339), Rows: make([]Row, len(targets))}
+	sem := make(chan struct{}, o.Parallel)
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				m.Rows[i] = Row{ID: t.ID, Source: t.Source, Launch: t.Launch, Problem: "interrupted before it started"}
+				return
+			}
+			defer func() { <-sem }()
+			start := time.Now()
+			if o.Progress != nil {
+				o.Progress(Event{Index: i, ID: t.ID})
+			}
+			row := probeOne(ctx, t, o)
+			m.Rows[i] = row
+			if o.Progress != nil {
+				o.Progress(Event{Index: i, ID: t.ID, Done: true, Row: &m.Rows[i], Elapsed: time.Since(start)})
+			}
+		}()
+	}
+	wg.Wait()
+	return m
+}
+
+func probeOne(ctx context.Context, t Target, o Options) Row {
+	row := Row{ID: t.ID, Source: t.Source, Launch: t.Launch}
+	if t.Problem != "" {
+		row.Problem = t.Problem
+		return row
+	}
+	log := jsonrpc.NewLog()
+	if o.Redactor != nil {
+		log.SetFilter(o.Redactor.Frame)
+	}
+	var file *os.File
+	if o.OutDir != "" {
+		name := filepath.Join(o.OutDir, FileName(t.ID)+".ndjson")
+		f, err := os.Create(name)
+		if err == nil {
+			h := transcript.Header{Version: probe.Version, Tool: "check", Command: t.Launch, Argv: t.Options.Launcher.CommandLine(),
+				Cwd: t.Options.Cwd, Start: log.Start().UTC().Format(time.RFC3339Nano), Redacted: o.Redactor != nil}
+			if o.Redactor != nil {
+				h.Command, h.Argv = o.Redactor.String(h.Command), o.Redactor.Strings(h.Argv)
+			}
+			if tw, err := transcript.NewWriter(f, h); err == nil {
+				log.Observe(tw.Frame)
+				file, row.Transcript = f, name
+			} else {
+				f.Close()
+			}
+		}
+	}
+	opts := t.Options
+	opts.Log = log
+	opts.Steps = o.Steps
+	if _, err := probe.Run(ctx, opts); err != nil {
+		row.Problem = err.Error()
+	}
+	if file != nil {
+		file.Close()
+	}
+	if row.Problem != "" {
+		return row
+	}
+	frames := log.Frames()
+	r := probe.FromFrames(frames)
+	if findings, err := conformance.Evaluate(frames, r, conformance.Options{Catalogue: o.Catalogue}); err == nil {
+		r.Findings = findings
+	}
+	row.Result = r
+	if o.OutDir != "" {
+		if b, err := json.MarshalIndent(r, "", "  "); err == nil {
+			_ = os.WriteFile(filepath.Join(o.OutDir, FileName(t.ID)+".json"), append(b, '\n'), 0o644)
+		}
+	}
+	return row
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// FileName is an agent id made safe as a file name.
+func FileName(id string) string {
+	s := unsafeName.ReplaceAllString(id, "_")
+	if s == "" || s == "." || s == ".." {
+		s = "agent"
+	}
+	return s
+}

@@ -73,6 +73,7 @@ const BannerLine = "acptest agent starting (this banner belongs on stderr)"
 type Config struct {
 	Persona string
 	Faults
+	Stress
 }
 
 // ExitError ends an agent with an exit status.
@@ -112,7 +113,13 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, cfg C
 			return ctx.Err()
 		}
 	}
+	if cfg.Drip > 0 {
+		stdout = dripWriter{w: stdout, delay: cfg.Drip, ctx: ctx}
+	}
 	a := &agent{p: p, cfg: cfg, out: stdout, errw: stderr, sessions: map[string]*session{}}
+	if done, err := a.stressStart(); done || err != nil {
+		return err
+	}
 	if cfg.StdoutBanner {
 		if _, err := io.WriteString(stdout, BannerLine+"\n"); err != nil {
 			return err
@@ -174,6 +181,8 @@ type agent struct {
 	sessions map[string]*session
 	// nextRequest numbers the agent's own requests to the client.
 	nextRequest int
+	// answered is set once the first answer is about to be written.
+	answered bool
 }
 
 func (a *agent) handle(ctx context.Context, raw []byte) error {
@@ -198,6 +207,14 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 		fmt.Fprintf(a.errw, "acptest: exiting before answering %s\n", msg.Method)
 		return &ExitError{Code: ExitBeforeStatus}
 	}
+	if msg.Method == a.cfg.CloseStdoutBefore && msg.Method != "" {
+		if c, ok := a.out.(io.Closer); ok {
+			c.Close()
+		}
+		fmt.Fprintf(a.errw, "acptest: closed stdout before %s, still running\n", msg.Method)
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	if msg.Method == a.cfg.HangOn {
 		fmt.Fprintf(a.errw, "acptest: hanging on %s\n", msg.Method)
 		<-ctx.Done()
@@ -205,6 +222,15 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	}
 	if msg.Method == acp.MethodSessionNew {
 		if err := a.askClient(acp.ParseObject(msg.Params).String("cwd")); err != nil {
+			return err
+		}
+		if err := a.notificationFlood(); err != nil {
+			return err
+		}
+	}
+	if !a.answered {
+		a.answered = true
+		if err := a.beforeFirstAnswer(); err != nil {
 			return err
 		}
 	}
@@ -215,8 +241,18 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	if rpcErr != nil {
 		return a.writeError(msg.ID, rpcErr)
 	}
+	if a.cfg.WrongID && msg.Method == acp.MethodInitialize {
+		var n int64
+		_ = json.Unmarshal(msg.ID, &n)
+		msg.ID = json.RawMessage(strconv.FormatInt(n+1000, 10))
+	}
 	if err := a.writeResult(msg.ID, result); err != nil {
 		return err
+	}
+	if a.cfg.DuplicateID && msg.Method == acp.MethodInitialize {
+		if err := a.writeResult(msg.ID, result); err != nil {
+			return err
+		}
 	}
 	if msg.Method == acp.MethodInitialize && a.cfg.BadEnvelope {
 		for _, line := range []string{
@@ -491,6 +527,14 @@ func (a *agent) order(line []byte, id json.RawMessage) []byte {
 	}
 	rest := line[len(prefix) : len(line)-1]
 	return []byte(`{"jsonrpc":"2.0",` + string(rest) + `,"id":` + string(id) + `}`)
+}
+
+// writeRaw writes a line as is (no garbage prefix).
+func (a *agent) writeRaw(line []byte) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, err := a.out.Write(append(append([]byte(nil), line...), '\n'))
+	return err
 }
 
 func (a *agent) write(line []byte) error {

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Main runs the reference agent as a program: it parses args (the flags of `acpprobe agent`),
@@ -30,6 +32,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.IgnoreStdinEOF, "ignore-stdin-eof", false, "keep running after stdin closes, until signalled")
 	fs.BoolVar(&cfg.ExtraKeys, "extra-keys", false, "add keys outside _meta to the initialize answer")
 	fs.BoolVar(&cfg.IgnoreUnknownRequests, "ignore-unknown-requests", false, "leave requests for unknown methods unanswered")
+	fs.Int64Var(&cfg.StderrFlood, "stderr-flood", 0, "write this many bytes on stderr before the first answer")
+	fs.IntVar(&cfg.HugeLine, "huge-line", 0, "write a valid notification line of this many bytes before the first answer")
+	fs.BoolVar(&cfg.WrongID, "wrong-id", false, "answer initialize with another id")
+	fs.BoolVar(&cfg.DuplicateID, "duplicate-id", false, "answer initialize twice")
+	fs.BoolVar(&cfg.InvalidBytes, "invalid-bytes", false, "write a line with invalid UTF-8 and NUL bytes before the first answer")
+	fs.IntVar(&cfg.Notifications, "notifications", 0, "send this many session/update notifications before answering session/new")
+	fs.DurationVar(&cfg.Drip, "drip", 0, "write every output byte on its own, this long apart")
+	fs.StringVar(&cfg.CloseStdoutBefore, "close-stdout-before", "", "close stdout when this method arrives and keep running")
+	fs.BoolVar(&cfg.ExitImmediately, "exit-immediately", false, "exit with status 0 before reading anything")
+	fs.BoolVar(&cfg.Grandchild, "grandchild", false, "start a process that inherits stdout and outlives the agent")
+	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the agent)")
 	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
 	fs.Func("leak-env", "write this environment variable's value on stderr and in the initialize answer (repeatable)", func(name string) error {
@@ -57,6 +70,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if _, ok := LookupPersona(cfg.Persona); !ok {
 		fmt.Fprintf(stderr, "acpprobe agent: unknown persona %q (have %s)\n", cfg.Persona, strings.Join(PersonaNames(), ", "))
 		return 2
+	}
+	if cfg.IgnoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+		ctx = context.WithoutCancel(ctx)
 	}
 	err := Serve(ctx, stdin, stdout, stderr, cfg)
 	var exit *ExitError
@@ -93,6 +110,21 @@ func (c Config) Args() []string {
 	for _, m := range c.ClientRequests {
 		args = append(args, "--request", m)
 	}
+	if c.StderrFlood > 0 {
+		args = append(args, "--stderr-flood", strconv.FormatInt(c.StderrFlood, 10))
+	}
+	if c.HugeLine > 0 {
+		args = append(args, "--huge-line", strconv.Itoa(c.HugeLine))
+	}
+	if c.Notifications > 0 {
+		args = append(args, "--notifications", strconv.Itoa(c.Notifications))
+	}
+	if c.Drip > 0 {
+		args = append(args, "--drip", c.Drip.String())
+	}
+	if c.CloseStdoutBefore != "" {
+		args = append(args, "--close-stdout-before", c.CloseStdoutBefore)
+	}
 	for _, name := range c.LeakEnv {
 		args = append(args, "--leak-env", name)
 	}
@@ -103,6 +135,8 @@ func (c Config) Args() []string {
 		{c.StdoutBanner, "--stdout-banner"}, {c.BadEnvelope, "--bad-envelope"}, {c.WrongInvalidParamsCode, "--wrong-code-for-invalid-params"},
 		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
 		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
+		{c.WrongID, "--wrong-id"}, {c.DuplicateID, "--duplicate-id"}, {c.InvalidBytes, "--invalid-bytes"},
+		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.IgnoreSIGTERM, "--ignore-sigterm"},
 	} {
 		if f.on {
 			args = append(args, f.flag)

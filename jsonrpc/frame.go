@@ -68,7 +68,16 @@ type Log struct {
 	frames    []Frame
 	observers []func(Frame)
 	filter    func(Frame) Frame
+
+	// Stderr chunks keep their bytes only for the most recent StderrRetained bytes; older
+	// chunks keep their Size and lose their Raw (observers, such as a transcript, saw them
+	// whole). A flood of stderr therefore costs no memory.
+	stderrKept  []int // indices of stderr frames that still hold their bytes, oldest first
+	stderrBytes int64
 }
+
+// StderrRetained is how many bytes of the most recent stderr a Log keeps in memory.
+const StderrRetained = 1 << 20
 
 // SetFilter makes every frame pass through fn before it is stored or observed (redaction).
 // fn may change Raw; Msg is decoded afterwards from what fn returns.
@@ -118,7 +127,22 @@ func (l *Log) Append(f Frame) Frame {
 	for _, fn := range l.observers {
 		fn(f)
 	}
+	if f.Dir == DirStderr {
+		l.retainStderr(len(l.frames) - 1)
+	}
 	return f
+}
+
+// retainStderr drops the bytes of the oldest stderr chunks beyond StderrRetained.
+func (l *Log) retainStderr(i int) {
+	l.stderrKept = append(l.stderrKept, i)
+	l.stderrBytes += int64(len(l.frames[i].Raw))
+	for l.stderrBytes > StderrRetained && len(l.stderrKept) > 1 {
+		old := l.stderrKept[0]
+		l.stderrKept = l.stderrKept[1:]
+		l.stderrBytes -= int64(len(l.frames[old].Raw))
+		l.frames[old].Raw = nil
+	}
 }
 
 // Event appends a process event of the given kind with an optional JSON payload.

@@ -495,3 +495,33 @@ func TestLogConcurrentAppendAtOrder(t *testing.T) {
 		}
 	}
 }
+
+// A stderr flood keeps only the most recent StderrRetained bytes in memory, while observers see
+// everything and every chunk keeps its size.
+func TestLogRetainsRecentStderr(t *testing.T) {
+	log := NewLog()
+	var observed int64
+	log.Observe(func(f Frame) { observed += int64(len(f.Raw)) })
+	chunk := bytes.Repeat([]byte("e"), 32<<10)
+	for i := 0; i < 100; i++ { // 3.2 MiB
+		log.Append(Frame{Dir: DirStderr, Raw: chunk})
+	}
+	log.Append(Frame{Dir: DirAgent, Raw: []byte(`{"jsonrpc":"2.0","method":"x"}`)})
+	var kept, sizes int64
+	for _, f := range log.Frames() {
+		if f.Dir == DirStderr {
+			kept += int64(len(f.Raw))
+			sizes += f.Size
+		}
+	}
+	if kept > StderrRetained || kept < StderrRetained-int64(len(chunk)) {
+		t.Errorf("kept %d stderr bytes, want about %d", kept, StderrRetained)
+	}
+	if sizes != 100*32<<10 || observed != sizes+int64(len(`{"jsonrpc":"2.0","method":"x"}`)) {
+		t.Errorf("sizes %d observed %d", sizes, observed)
+	}
+	last := log.Frames()[99]
+	if len(last.Raw) != len(chunk) {
+		t.Error("the newest chunk lost its bytes")
+	}
+}

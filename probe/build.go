@@ -344,16 +344,17 @@ func (b *builder) fail(code, stage, msg string, agentErr json.RawMessage) {
 	}
 }
 
-// stderr rebuilds the stderr tail and total from the recorded chunks.
+// stderr rebuilds the stderr tail and total from the recorded chunks (a log keeps only the
+// bytes of recent ones; every chunk keeps its size).
 func (b *builder) stderr() {
 	tail := transport.NewTailBuffer(transport.DefaultStderrTail)
 	for _, f := range b.frames {
 		if f.Dir == jsonrpc.DirStderr {
 			_, _ = tail.Write(f.Raw)
+			b.r.StderrBytes += f.Size
 		}
 	}
 	b.r.StderrTail = string(tail.Bytes())
-	b.r.StderrBytes = tail.Total()
 }
 
 // counts tallies the agent's notifications and requests.

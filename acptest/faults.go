@@ -1,0 +1,128 @@
+package acptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Stress faults: floods, broken ids, odd bytes, slow or vanishing output. They test that the
+// probe ends within its budget, leaves nothing behind and holds its memory, whatever an agent
+// does.
+type Stress struct {
+	// StderrFlood writes this many bytes on stderr before the first answer.
+	StderrFlood int64
+	// HugeLine writes a valid notification line of this many bytes before the first answer.
+	HugeLine int
+	// WrongID answers initialize with another id (the real request is never answered).
+	WrongID bool
+	// DuplicateID answers initialize twice.
+	DuplicateID bool
+	// InvalidBytes writes a line with invalid UTF-8 and NUL bytes before the first answer.
+	InvalidBytes bool
+	// Notifications sends this many session/update notifications before answering session/new.
+	Notifications int
+	// Drip writes every output byte on its own, this long apart.
+	Drip time.Duration
+	// CloseStdoutBefore closes stdout when this method arrives and keeps running.
+	CloseStdoutBefore string
+	// ExitImmediately exits with status 0 before reading anything.
+	ExitImmediately bool
+	// Grandchild starts a process that inherits stdout and outlives the agent.
+	Grandchild bool
+	// IgnoreSIGTERM ignores SIGTERM (as a process; only SIGKILL stops it).
+	IgnoreSIGTERM bool
+}
+
+// InvalidLine is what the InvalidBytes fault writes.
+const InvalidLine = "acptest \xff\xfe invalid UTF-8 and a NUL \x00 byte"
+
+// stressStart runs the faults that act before the agent reads anything; done means Serve
+// must return at once.
+func (a *agent) stressStart() (done bool, err error) {
+	s := a.cfg.Stress
+	if s.ExitImmediately {
+		return true, nil
+	}
+	if s.Grandchild {
+		if f, ok := a.out.(*os.File); ok {
+			cmd := exec.Command("sleep", "300")
+			cmd.Stdout = f
+			if err := cmd.Start(); err != nil {
+				return false, err
+			}
+			go func() { _ = cmd.Wait() }()
+		}
+	}
+	return false, nil
+}
+
+// beforeFirstAnswer runs the faults that write ahead of the first answer.
+func (a *agent) beforeFirstAnswer() error {
+	s := a.cfg.Stress
+	if s.StderrFlood > 0 {
+		chunk := bytes.Repeat([]byte("acptest: stderr flood line to test the probe's memory\n"), 1200)
+		for left := s.StderrFlood; left > 0; left -= int64(len(chunk)) {
+			n := int64(len(chunk))
+			if left < n {
+				n = left
+			}
+			if _, err := a.errw.Write(chunk[:n]); err != nil {
+				return err
+			}
+		}
+	}
+	if s.InvalidBytes {
+		if err := a.writeRaw([]byte(InvalidLine)); err != nil {
+			return err
+		}
+	}
+	if s.HugeLine > 0 {
+		text := strings.Repeat("x", s.HugeLine)
+		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+			"params": map[string]any{"sessionId": "pending", "update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]string{"type": "text", "text": text}}}})
+		if err := a.writeRaw(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notifications sends the Notifications flood.
+func (a *agent) notificationFlood() error {
+	for i := 0; i < a.cfg.Stress.Notifications; i++ {
+		if err := a.notify("session/update", map[string]any{"sessionId": "pending",
+			"update": map[string]any{"sessionUpdate": "agent_thought_chunk", "content": map[string]string{"type": "text", "text": "thinking"}}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dripWriter writes one byte at a time.
+type dripWriter struct {
+	w     io.Writer
+	delay time.Duration
+	ctx   context.Context
+}
+
+func (d dripWriter) Write(p []byte) (int, error) {
+	for i := range p {
+		if _, err := d.w.Write(p[i : i+1]); err != nil {
+			return i, err
+		}
+		t := time.NewTimer(d.delay)
+		select {
+		case <-t.C:
+		case <-d.ctx.Done():
+			t.Stop()
+			return i + 1, d.ctx.Err()
+		}
+	}
+	return len(p), nil
+}

@@ -130,7 +130,7 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 		name := filepath.Join(o.OutDir, FileName(t.ID)+".ndjson")
 		f, err := os.Create(name)
 		if err == nil {
-			h := transcript.Header{Version: probe.Version, Tool: "check", Command: t.Launch, Argv: t.Options.Launcher.CommandLine(),
+			h := transcript.Header{Version: probe.Version, Tool: "matrix", Command: t.Launch, Argv: t.Options.Launcher.CommandLine(),
 				Cwd: t.Options.Cwd, Start: log.Start().UTC().Format(time.RFC3339Nano), Redacted: o.Redactor != nil}
 			if o.Redactor != nil {
 				h.Command, h.Argv = o.Redactor.String(h.Command), o.Redactor.Strings(h.Argv)

@@ -37,7 +37,7 @@ type Header struct {
 	// Format is FormatVersion; its key marks the file as an acpprobe transcript.
 	Format  int    `json:"acpprobeTranscript"`
 	Version string `json:"acpprobeVersion"`
-	// Tool is what recorded it: probe, check, tap.
+	// Tool is what recorded it: probe, check, tap, matrix.
 	Tool    string   `json:"tool"`
 	Command string   `json:"command"`
 	Argv    []string `json:"argv"`

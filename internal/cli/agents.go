@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/acpprobe/acpprobe/acptest"
@@ -70,21 +71,37 @@ func (e *errNotRunnable) Error() string { return e.err.Error() }
 // resolveID turns an agent id into probe options: argv, environment, working directory, and a
 // longer startup budget for cold npx/uvx starts unless the budgets were given.
 func (p *probeFlags) resolveID(id string, explicit map[string]bool) (probe.Options, error) {
+	opts, _, err := p.resolve(id, explicit)
+	return opts, err
+}
+
+// resolve is resolveID that also says where the id came from (registry, builtin, config,
+// reference).
+func (p *probeFlags) resolve(id string, explicit map[string]bool) (probe.Options, string, error) {
+	opts, l, err := p.launch(id, explicit)
+	source := string(l.Source)
+	if strings.HasPrefix(l.ID, referencePrefix) && l.Source == registry.SourceBuiltin {
+		source = "reference"
+	}
+	return opts, source, err
+}
+
+func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options, registry.Launch, error) {
 	reg, err := p.agents.registry()
 	if err != nil {
-		return probe.Options{}, err
+		return probe.Options{}, registry.Launch{}, err
 	}
 	l, err := reg.Resolve(id, registry.HostEnv())
 	var unknown *registry.UnknownAgentError
 	switch {
 	case errors.As(err, &unknown):
-		return probe.Options{}, &usageError{err.Error()}
+		return probe.Options{}, l, &usageError{err.Error()}
 	case err != nil:
-		return probe.Options{}, &errNotRunnable{err}
+		return probe.Options{}, l, &errNotRunnable{err}
 	}
 	opts, err := p.options(l.Argv)
 	if err != nil {
-		return opts, err
+		return opts, l, err
 	}
 	cmd := opts.Launcher.(transport.Command)
 	var env []string
@@ -104,7 +121,7 @@ func (p *probeFlags) resolveID(id string, explicit map[string]bool) (probe.Optio
 			opts.Timeout = l.StartupTimeout + probe.DefaultTimeout
 		}
 	}
-	return opts, nil
+	return opts, l, nil
 }
 
 // targetOptions reads the agent to probe from the command line: --command, argv after --, or

@@ -45,7 +45,7 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	opts, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return targetFailed(stdio, "check", err)
+		return targetFailed(stdio, "check", err, pf.json)
 	}
 	opts.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: *shapes, AllowPrompt: *allowPrompt})
 	return runAndReport(ctx, opts, &pf, stdio, spec)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/acpprobe/acpprobe/conformance"
@@ -59,15 +58,15 @@ func runMatrix(ctx context.Context, args []string, stdio Stdio) int {
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	var targets []matrix.Target
 	for _, id := range ids {
-		opts, err := pf.resolveID(id, explicit)
+		opts, source, err := pf.resolve(id, explicit)
 		var nr *errNotRunnable
 		switch {
 		case errors.As(err, &nr):
-			targets = append(targets, matrix.Target{ID: id, Source: "registry", Problem: nr.Error()})
+			targets = append(targets, matrix.Target{ID: id, Source: source, Problem: nr.Error()})
 		case err != nil:
 			return failUsage(stdio, "matrix", err)
 		default:
-			targets = append(targets, matrix.Target{ID: id, Source: sourceOf(opts.Command, id), Launch: opts.Command, Options: opts})
+			targets = append(targets, matrix.Target{ID: id, Source: source, Launch: opts.Command, Options: opts})
 		}
 	}
 	if *outDir != "" {
@@ -106,14 +105,6 @@ func runMatrix(ctx context.Context, args []string, stdio Stdio) int {
 		return ExitInterrupted
 	}
 	return ExitOK
-}
-
-// sourceOf names where a resolved agent came from, for the matrix row.
-func sourceOf(_, id string) string {
-	if strings.HasPrefix(id, referencePrefix) {
-		return "reference"
-	}
-	return "registry"
 }
 
 // progress reports the matrix as it runs: on a terminal a live line per agent, redrawn in

@@ -144,17 +144,23 @@ func runProbe(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	opts, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return targetFailed(stdio, "probe", err)
+		return targetFailed(stdio, "probe", err, pf.json)
 	}
 	return probeAndReport(ctx, opts, &pf, stdio)
 }
 
 // targetFailed reports an agent that could not be resolved: a usage error (exit 2), or an
 // agent that cannot run here (exit 3, with how to install it).
-func targetFailed(stdio Stdio, cmd string, err error) int {
+func targetFailed(stdio Stdio, cmd string, err error, asJSON bool) int {
 	var nr *errNotRunnable
 	if errors.As(err, &nr) {
-		fmt.Fprintf(stdio.Err, "acpprobe %s: %v\n", cmd, nr)
+		if asJSON {
+			line, _ := json.Marshal(map[string]any{"error": map[string]any{
+				"code": probe.ErrSpawnFailed, "stage": probe.StageSpawn, "message": nr.Error(), "exitCode": ExitNotProbed}})
+			fmt.Fprintln(stdio.Err, string(line))
+		} else {
+			fmt.Fprintf(stdio.Err, "acpprobe %s: %v\n", cmd, nr)
+		}
 		return ExitNotProbed
 	}
 	return failUsage(stdio, cmd, err)

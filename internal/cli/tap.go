@@ -33,7 +33,7 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	opts, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return targetFailed(stdio, "tap", err)
+		return targetFailed(stdio, "tap", err, pf.json)
 	}
 	rec, err := pf.record(opts, "tap")
 	if err != nil {

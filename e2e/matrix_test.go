@@ -1,0 +1,464 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/matrix"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// matrixIDs are the agents of TestMatrixRealAgents, in the order given: the three real agents
+// by their names in an agents config file, then two reference personas.
+var matrixIDs = []string{"claude", "codex", "gemini", "acptest-claude", "acptest-codex"}
+
+// matrixTitles are the column titles of every format.
+var matrixTitles = []string{"Agent", "Version", "Protocol", "Auth", "Prompt content", "MCP", "Session caps",
+	"load", "resume", "list", "close", "fork", "delete", "Modes", "Models", "Config options", "Reasoning",
+	"Findings M/C/A/I", "Startup ms", "Status"}
+
+// matrixRow is what the suite expects of one agent of the matrix.
+type matrixRow struct {
+	version, auth, prompt, mcp, sessions string
+	methods                              string // load resume list close fork delete, as "yes no …"
+	modes, config                        string
+	findings                             []string // "TIER id pointer", sorted
+	status                               string   // the Status cell (in full)
+	htmlStatus                           string   // the row class of the HTML page
+}
+
+// TestMatrixRealAgents runs `acpprobe matrix --config cfg.json --parallel 4 --out DIR --format
+// json claude codex gemini acptest-claude acptest-codex` once (claude-agent-acp in the
+// sandbox's default: IS_SANDBOX empty) and checks the matrix it prints: the rows in order, each
+// agent's status, protocol, auth methods, method support and findings; the files of --out
+// (<id>.json, <id>.ndjson, matrix.json) and `acpprobe analyze` of a transcript there; the
+// progress lines on stderr; that the agents ran concurrently (at most 4 at once, and the wall
+// time well below the sum of the probes' times). The text, Markdown and HTML renderings of the
+// same matrix (render.MatrixText, MatrixMarkdown, MatrixHTML: what --format text, md and html
+// print) are checked cell by cell.
+func TestMatrixRealAgents(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	acpprobe := buildCLI(t)
+	box := newSandbox(t)
+	cfg := writeAgentsConfig(t, t.TempDir(), realConfigAgents(t, false))
+	out := filepath.Join(t.TempDir(), "out")
+
+	start := time.Now()
+	code, stdout, stderr := runCLI(t, box, "matrix", append([]string{"--config", cfg, "--parallel", "4", "--out", out,
+		"--format", "json"}, matrixIDs...)...)
+	wall := time.Since(start)
+	t.Logf("acpprobe matrix: exit %d in %v", code, wall.Round(time.Millisecond))
+	check(t, "exit code", code, 0)
+
+	var m matrix.Matrix
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("stdout is not a matrix: %v\n%s", err, stdout)
+	}
+	check(t, "schema", m.Schema, matrix.Schema)
+	check(t, "acpprobeVersion", m.Version, probe.Version)
+	if _, err := time.Parse(time.RFC3339, m.GeneratedAt); err != nil {
+		t.Errorf("generatedAt %q: %v", m.GeneratedAt, err)
+	}
+	var ids []string
+	for _, r := range m.Rows {
+		ids = append(ids, r.ID)
+	}
+	check(t, "rows", ids, matrixIDs)
+	if len(m.Rows) != len(matrixIDs) {
+		t.FailNow()
+	}
+
+	root := os.Geteuid() == 0
+	claudeModes := "default, acceptEdits, plan, dontAsk"
+	if !root {
+		claudeModes += ", bypassPermissions" // IS_SANDBOX empty: offered unless root
+	}
+	const codexAuth = "auth_required: session/new requires authentication: -32000 Authentication required"
+	want := map[string]matrixRow{
+		"claude": {
+			version: "@zed-industries/claude-agent-acp 0.23.1", auth: "authenticated", prompt: "image, resource",
+			mcp: "stdio, http, sse", sessions: "load, list, resume, close, fork", methods: "yes yes yes yes yes no",
+			modes: claudeModes, config: "mode, model", status: "ok", htmlStatus: "ok",
+			findings: []string{"ADVISORY protocol.stdin-exit", "INFO capability.legacy-method", "INFO schema.legacy-field /result/models",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork"},
+		},
+		"codex": {
+			version: "codex-acp 0.16.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
+			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: "-", config: "-",
+			status: codexAuth, htmlStatus: "auth",
+			findings: []string{"ADVISORY protocol.stdin-exit", "INFO schema.legacy-field /result/authMethods/1/type",
+				"INFO schema.legacy-field /result/authMethods/2/type", "INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp",
+				"MANDATORY envelope.invalid-message", "MANDATORY protocol.notification-answered"},
+		},
+		"gemini": {
+			version: "gemini-cli 0.61.0", auth: "auth_required", prompt: "image, audio, resource", mcp: "stdio, http, sse",
+			sessions: "load", methods: "yes no no no no no", modes: "-", config: "-", htmlStatus: "auth",
+			status:   "auth_required: session/new requires authentication: -32000 Gemini API key is missing or not configured.",
+			findings: []string{"ADVISORY protocol.invalid-params /error/code", "INFO capability.legacy-method"},
+		},
+		"acptest-claude": {
+			version: "acptest-claude 0.1.0", auth: "authenticated", prompt: "image, resource", mcp: "stdio, http, sse",
+			sessions: "load, list, resume, close, fork", methods: "yes yes yes yes yes no",
+			modes: "default, acceptEdits, plan, bypassPermissions", config: "mode, model", status: "ok", htmlStatus: "ok",
+			findings: []string{"INFO capability.legacy-method", "INFO schema.legacy-field /result/models",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork"},
+		},
+		"acptest-codex": {
+			version: "acptest-codex 0.1.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
+			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: "-", config: "-",
+			status: codexAuth, htmlStatus: "auth",
+			findings: []string{"INFO schema.legacy-field /result/authMethods/1/type", "INFO schema.legacy-field /result/authMethods/2/type",
+				"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp"},
+		},
+	}
+	launch := map[string]string{
+		"claude": agentBin(t, "claude-agent-acp"), "codex": agentBin(t, "codex-acp"), "gemini": agentBin(t, "gemini") + " --acp",
+		"acptest-claude": acpprobe + " agent --persona claude", "acptest-codex": acpprobe + " agent --persona codex",
+	}
+
+	// The JSON: every row's source, launch and result.
+	var generic struct {
+		Agents []map[string]any `json:"agents"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &generic); err != nil {
+		t.Fatal(err)
+	}
+	leftover := false // codex's optional protocol.leftover-processes (leftoverWhy)
+	for i, row := range m.Rows {
+		id := row.ID
+		t.Run(id, func(t *testing.T) {
+			r := row.Result
+			if row.Problem != "" || r == nil {
+				t.Fatalf("row %s: problem %q, result %v", id, row.Problem, r != nil)
+			}
+			wantSource := "config"
+			if strings.HasPrefix(id, "acptest-") {
+				wantSource = "reference"
+			}
+			if row.Source != wantSource {
+				t.Errorf("row %s: source %q, want %q", id, row.Source, wantSource)
+			}
+			check(t, "launch", row.Launch, launch[id])
+			check(t, "transcript", row.Transcript, filepath.Join(out, id+".ndjson"))
+			check(t, "agent.id", r.Agent.ID, new(id))
+			check(t, "agent.cwd", r.Agent.Cwd, box.cwd)
+			check(t, "protocolVersion", r.ProtocolVersion, new(1))
+			w := want[id]
+			if r.AgentInfo == nil || r.AgentInfo.Name+" "+r.AgentInfo.Version != w.version {
+				t.Errorf("agentInfo %s, want %s", show(r.AgentInfo), w.version)
+			}
+			check(t, "auth.status", r.Auth.Status, w.auth)
+			check(t, "status", render.Status(row), w.status)
+			if r.Error != nil {
+				check(t, "error.stage", r.Error.Stage, probe.StageSessionNew)
+			}
+			var findings []string
+			for _, f := range r.Findings {
+				if id == "codex" && f.ID == "protocol.leftover-processes" {
+					t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
+					leftover = true
+					continue
+				}
+				findings = append(findings, strings.TrimSpace(f.Tier+" "+f.ID+" "+f.Pointer))
+			}
+			slices.Sort(findings)
+			check(t, "findings", findings, w.findings)
+
+			p := probed{res: r}
+			switch id {
+			case "claude":
+				p.wantAuthMethods(t, []authMethod{})
+				p.wantMethods(t, map[string]method{
+					acp.MethodSetConfigOption: {probe.Supported, -32603}, acp.MethodSetMode: {probe.Supported, -32603},
+					acp.MethodSetModel: {probe.Supported, -32603}, acp.MethodSessionLoad: {probe.Supported, -32002},
+					acp.MethodSessionResume: {probe.Supported, -32002}, acp.MethodSessionFork: {probe.Supported, -32002},
+					acp.MethodSessionList: {probe.Supported, 0}, acp.MethodSessionClose: {probe.Supported, -32603},
+					acp.MethodSessionDelete: {probe.Unsupported, -32601},
+				})
+			case "codex":
+				p.wantAuthMethods(t, []authMethod{
+					{ID: "chatgpt"},
+					{ID: "codex-api-key", Type: "env_var", Vars: []string{"CODEX_API_KEY"}},
+					{ID: "openai-api-key", Type: "env_var", Vars: []string{"OPENAI_API_KEY"}},
+				})
+				p.wantMethods(t, map[string]method{
+					acp.MethodSetConfigOption: {probe.Supported, -32002}, acp.MethodSetMode: {probe.Supported, -32002},
+					acp.MethodSetModel: {probe.Unsupported, -32601}, acp.MethodSessionLoad: {probe.Supported, -32000},
+					acp.MethodSessionResume: {probe.Supported, -32000}, acp.MethodSessionFork: {probe.Unsupported, -32601},
+					acp.MethodSessionList: {probe.Supported, -32000}, acp.MethodSessionClose: {probe.Supported, -32002},
+					acp.MethodSessionDelete: {probe.Unsupported, -32601},
+				})
+			case "gemini":
+				p.wantAuthMethods(t, []authMethod{{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"}})
+				p.wantMethods(t, map[string]method{
+					acp.MethodSetConfigOption: {probe.Unsupported, -32601}, acp.MethodSetMode: {probe.Supported, -32602},
+					acp.MethodSetModel: {probe.Supported, -32602}, acp.MethodSessionLoad: {probe.Supported, -32000},
+					acp.MethodSessionResume: {probe.Unsupported, -32601}, acp.MethodSessionFork: {probe.Unsupported, -32601},
+					acp.MethodSessionList: {probe.Unsupported, -32601}, acp.MethodSessionClose: {probe.Unsupported, -32601},
+					acp.MethodSessionDelete: {probe.Unsupported, -32601},
+				})
+			}
+			if r.Agent.PID <= 0 {
+				t.Errorf("agent.pid %d", r.Agent.PID)
+			} else if !strings.HasPrefix(id, "acptest-") {
+				checkGone(t, box, *r)
+			}
+
+			// --out: the result (the row's, exactly) and a transcript that validates.
+			checkJSONFile(t, filepath.Join(out, id+".json"), generic.Agents[i]["result"])
+			readTranscriptFile(t, filepath.Join(out, id+".ndjson"), "matrix", r.Agent.Argv, box.cwd)
+		})
+	}
+
+	// --out holds exactly the files of the agents and matrix.json, which is stdout.
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, wantNames []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	for _, id := range matrixIDs {
+		wantNames = append(wantNames, id+".json", id+".ndjson")
+	}
+	wantNames = append(wantNames, "matrix.json")
+	slices.Sort(wantNames)
+	check(t, "--out files", names, wantNames)
+	var doc any
+	_ = json.Unmarshal([]byte(stdout), &doc)
+	checkJSONFile(t, filepath.Join(out, "matrix.json"), doc)
+
+	// analyze reads the matrix's transcript of codex into the matrix's codex result (a matrix
+	// transcript is not judged unless asked: exit 4, auth required).
+	anCode, anOut, anErr := execCLI(t, box, "analyze", "--json", filepath.Join(out, "codex.ndjson"))
+	check(t, "analyze codex.ndjson: exit code", anCode, 4)
+	if env := errorEnvelope(t, anErr); env.Code != probe.ErrAuthRequired || env.ExitCode != 4 {
+		t.Errorf("analyze codex.ndjson: envelope %+v, want auth_required with exitCode 4", env)
+	}
+	var an map[string]any
+	if err := json.Unmarshal([]byte(anOut), &an); err != nil {
+		t.Fatalf("analyze codex.ndjson: %v\n%s", err, anOut)
+	}
+	check(t, "analyze codex.ndjson: the matrix's codex result", an, generic.Agents[1]["result"])
+
+	// Progress: one line per agent on stderr, and nothing else.
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	check(t, "stderr lines", len(lines), len(matrixIDs))
+	for _, id := range matrixIDs {
+		re := regexp.MustCompile(`(?m)^acpprobe matrix:  ` + regexp.QuoteMeta(id) + ` +` + regexp.QuoteMeta(want[id].status) + ` \(\d+\.\ds\)$`)
+		if !re.MatchString(stderr) {
+			t.Errorf("stderr has no progress line %s:\n%s", re, stderr)
+		}
+	}
+
+	// Concurrency: at most --parallel probes at once, more than one at some point, and the
+	// wall time well below the sum of the probes' own times.
+	sum, most := 0.0, 0
+	type span struct{ from, to time.Time }
+	var spans []span
+	for _, r := range m.Rows {
+		if r.Result == nil {
+			continue
+		}
+		sum += r.Result.Timings.TotalMs
+		from, err := time.Parse(time.RFC3339Nano, r.Result.Agent.ProbedAt)
+		if err != nil {
+			t.Errorf("%s: probedAt %q: %v", r.ID, r.Result.Agent.ProbedAt, err)
+			continue
+		}
+		// Shrunk by 5 ms: probedAt and totalMs are taken a moment apart from the semaphore.
+		spans = append(spans, span{from, from.Add(time.Duration(r.Result.Timings.TotalMs*float64(time.Millisecond)) - 5*time.Millisecond)})
+	}
+	for _, s := range spans {
+		n := 0
+		for _, o := range spans {
+			if !o.from.After(s.from) && o.to.After(s.from) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	t.Logf("matrix: wall %v, sum of the agents' totalMs %.0f ms (ratio %.2f), at most %d probes at once",
+		wall.Round(time.Millisecond), sum, wall.Seconds()*1000/sum, most)
+	if most < 2 || most > 4 {
+		t.Errorf("at most %d probes ran at once, want 2 to 4 (--parallel 4)", most)
+	}
+	if wall.Seconds()*1000 >= 0.8*sum {
+		t.Errorf("matrix wall time %v is not below 0.8 × the sum of the agents' totalMs (%.0f ms): not parallel", wall, sum)
+	}
+
+	if leftover && len(m.Rows) > 1 && m.Rows[1].Result != nil {
+		// The finding is ADVISORY: it shows in the findings count.
+		w := want["codex"]
+		w.findings = append(slices.Clone(w.findings), "ADVISORY protocol.leftover-processes")
+		want["codex"] = w
+	}
+	checkMatrixFormats(t, &m, stdout, want)
+
+	if entries, err := os.ReadDir(box.cwd); err != nil || len(entries) > 0 {
+		t.Errorf("the agents wrote into their working directory %s: %v %v", box.cwd, entries, err)
+	}
+	if left := survivors(box.home); len(left) > 0 {
+		t.Errorf("processes of the sandbox survived:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// checkMatrixFormats renders the matrix in the other formats and checks them cell by cell.
+// The JSON must survive the round trip byte for byte, so these renderings are what `acpprobe
+// matrix --format text|md|html` prints for the same matrix.
+func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[string]matrixRow) {
+	t.Helper()
+	var js bytes.Buffer
+	if err := render.JSON(&js, m); err != nil {
+		t.Fatal(err)
+	}
+	if js.String() != stdout {
+		t.Errorf("the matrix does not survive a JSON round trip:\n%s", firstDifference(stdout, js.String()))
+	}
+
+	// The cells of each row, in column order.
+	cells := map[string][]string{}
+	for _, r := range m.Rows {
+		w := want[r.ID]
+		x := r.Result
+		if x == nil {
+			continue
+		}
+		var models []string
+		for _, mo := range x.Models {
+			models = append(models, mo.ID)
+		}
+		modelCell := "-"
+		if len(models) > 0 {
+			modelCell = strings.Join(models, ", ")
+		}
+		if r.ID == "claude" && !strings.HasPrefix(modelCell, "default") {
+			t.Errorf("claude: models %q, want the default model first", modelCell)
+		}
+		n := map[string]int{}
+		for _, f := range w.findings {
+			n[strings.Fields(f)[0]]++
+		}
+		row := []string{r.ID, w.version, "1", w.auth, w.prompt, w.mcp, w.sessions}
+		row = append(row, strings.Fields(w.methods)...)
+		row = append(row, w.modes, modelCell, w.config, "-",
+			fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo]),
+			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), w.status)
+		cells[r.ID] = row
+	}
+
+	t.Run("md", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := render.MatrixMarkdown(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		if !strings.HasPrefix(text, "# ACP capability matrix\n\nGenerated "+m.GeneratedAt+" by acpprobe "+m.Version+".\n\n") {
+			t.Errorf("markdown does not start with the title and the generation line:\n%.300s", text)
+		}
+		var table []string
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "|") {
+				table = append(table, line)
+			}
+		}
+		if len(table) != 2+len(m.Rows) {
+			t.Fatalf("markdown table has %d lines, want header, rule and %d rows:\n%s", len(table), len(m.Rows), text)
+		}
+		check(t, "header", table[0], "| "+strings.Join(matrixTitles, " | ")+" |")
+		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|")
+		for i, r := range m.Rows {
+			got := strings.Split(strings.TrimSuffix(strings.TrimPrefix(table[2+i], "| "), " |"), " | ")
+			check(t, "row "+r.ID, got, cells[r.ID])
+		}
+	})
+
+	t.Run("text", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := render.MatrixText(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if len(lines) != 1+len(m.Rows) {
+			t.Fatalf("text table has %d lines, want a header and %d rows:\n%s", len(lines), len(m.Rows), b.String())
+		}
+		sep := regexp.MustCompile(` {2,}`)
+		check(t, "header", sep.Split(lines[0], -1), matrixTitles)
+		for i, r := range m.Rows {
+			var wantCells []string
+			for _, c := range cells[r.ID] {
+				if rs := []rune(c); len(rs) > 40 { // the text table cuts long cells
+					c = string(rs[:39]) + "…"
+				}
+				wantCells = append(wantCells, c)
+			}
+			check(t, "row "+r.ID, sep.Split(lines[1+i], -1), wantCells)
+		}
+	})
+
+	t.Run("html", func(t *testing.T) {
+		var b bytes.Buffer
+		if err := render.MatrixHTML(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, "</html>") {
+			t.Errorf("not a whole HTML page: %.200s", page)
+		}
+		tbody := regexp.MustCompile(`<tbody class="agent st-([a-z]+)" data-id="([^"]*)" data-index="(\d+)" data-status="([a-z]+)">`)
+		var got, wantBodies []string
+		for _, g := range tbody.FindAllStringSubmatch(page, -1) {
+			got = append(got, g[2]+" "+g[3]+" "+g[1]+" "+g[4])
+		}
+		for i, r := range m.Rows {
+			s := want[r.ID].htmlStatus
+			wantBodies = append(wantBodies, fmt.Sprintf("%s %d %s %s", r.ID, i, s, s))
+		}
+		check(t, "agent tbodies (id index class status)", got, wantBodies)
+		if ext := regexp.MustCompile(`(?i)\b(src|href|action)\s*=\s*["']?\s*(https?:|//|file:)`).FindAllString(page, -1); len(ext) > 0 {
+			t.Errorf("the page loads external resources: %q", ext)
+		}
+		if n := strings.Count(page, "<script"); n == 0 || strings.Contains(page, "<script src") {
+			t.Errorf("the page has %d inline scripts or an external one", n)
+		}
+		for _, s := range []string{"CODEX_API_KEY", "OPENAI_API_KEY", "oauth-personal", "Gemini API key is missing or not configured.",
+			"@zed-industries/claude-agent-acp", "protocol.notification-answered", "dontAsk"} {
+			if !strings.Contains(page, s) {
+				t.Errorf("the page does not show %q", s)
+			}
+		}
+	})
+}
+
+// checkJSONFile asserts that a file holds the JSON value want (decoded, key order ignored).
+func checkJSONFile(t *testing.T, path string, want any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%v", err)
+		return
+	}
+	var got any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Errorf("%s is not JSON: %v", path, err)
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		var diffs []string
+		jsonDiff("", want, got, &diffs)
+		t.Errorf("%s differs from stdout's (stdout | file):\n%s", path, strings.Join(diffs, "\n"))
+	}
+}

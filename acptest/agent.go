@@ -125,25 +125,7 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, cfg C
 			return err
 		}
 	}
-	lines := make(chan jsonrpc.Line)
-	readErr := make(chan error, 1)
-	go func() {
-		lr := jsonrpc.NewLineReader(stdin, 0)
-		for {
-			line, err := lr.Next()
-			if err == nil || line.Size > 0 {
-				select {
-				case lines <- line:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
-		}
-	}()
+	lines, readErr := jsonrpc.Feed(ctx, stdin, 0)
 	for {
 		select {
 		case <-ctx.Done():

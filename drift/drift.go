@@ -170,18 +170,22 @@ func (d *differ) value(path string, a, b any) {
 
 func (d *differ) object(path string, a, b map[string]any) {
 	for _, k := range unionKeys(a, b) {
-		p := join(path, k)
-		av, inA := a[k]
-		bv, inB := b[k]
-		switch {
-		case d.skipped(p):
-		case inA && !inB:
-			d.add(Removed, p, av, nil)
-		case !inA && inB:
-			d.add(Added, p, nil, bv)
-		default:
-			d.value(p, av, bv)
-		}
+		d.member(join(path, k), a, b, k)
+	}
+}
+
+// member compares the entry k of two keyed collections at path p.
+func (d *differ) member(p string, a, b map[string]any, k string) {
+	av, inA := a[k]
+	bv, inB := b[k]
+	switch {
+	case d.skipped(p):
+	case inA && !inB:
+		d.add(Removed, p, av, nil)
+	case !inA && inB:
+		d.add(Added, p, nil, bv)
+	default:
+		d.value(p, av, bv)
 	}
 }
 
@@ -191,18 +195,7 @@ func (d *differ) list(path string, a, b []any) {
 	if key := listKey(a, b); key != "" {
 		am, bm := byKey(a, key), byKey(b, key)
 		for _, k := range unionKeys(am, bm) {
-			p := path + "[" + k + "]"
-			av, inA := am[k]
-			bv, inB := bm[k]
-			switch {
-			case d.skipped(p):
-			case inA && !inB:
-				d.add(Removed, p, av, nil)
-			case !inA && inB:
-				d.add(Added, p, nil, bv)
-			default:
-				d.value(p, av, bv)
-			}
+			d.member(path+"["+k+"]", am, bm, k)
 		}
 		return
 	}

@@ -12,6 +12,7 @@ package jsonrpc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -221,3 +222,29 @@ func (lr *LineReader) Next() (Line, error) {
 
 // HasBOM reports whether raw starts with a UTF-8 byte order mark.
 func HasBOM(raw []byte) bool { return bytes.HasPrefix(raw, []byte("\xef\xbb\xbf")) }
+
+// Feed reads lines from r on its own goroutine and delivers them on lines, until the stream
+// ends: done then receives the error that ended it (io.EOF at a clean end). It stops early
+// when ctx ends. Agents that serve stdio (the reference agent, the replayer) loop over it.
+func Feed(ctx context.Context, r io.Reader, max int) (lines <-chan Line, done <-chan error) {
+	out := make(chan Line)
+	end := make(chan error, 1)
+	go func() {
+		lr := NewLineReader(r, max)
+		for {
+			line, err := lr.Next()
+			if err == nil || line.Size > 0 {
+				select {
+				case out <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				end <- err
+				return
+			}
+		}
+	}()
+	return out, end
+}

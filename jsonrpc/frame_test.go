@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -523,5 +524,19 @@ func TestLogRetainsRecentStderr(t *testing.T) {
 	last := log.Frames()[99]
 	if len(last.Raw) != len(chunk) {
 		t.Error("the newest chunk lost its bytes")
+	}
+}
+
+func TestFeed(t *testing.T) {
+	lines, done := Feed(context.Background(), strings.NewReader("a\n\nb"), 0)
+	var got []string
+	for l := range lines {
+		got = append(got, string(l.Raw))
+		if len(got) == 3 {
+			break
+		}
+	}
+	if err := <-done; !errors.Is(err, io.EOF) || strings.Join(got, "|") != "a||b" {
+		t.Errorf("got %q, end %v", got, err)
 	}
 }

@@ -29,6 +29,9 @@ var allowed = map[string][]string{
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "transport"},
+	"bench/driver":    {}, // benchmark programs: standard library only
+	"bench/rawclient": {},
+	"bench/agentshim": {},
 	"e2e":             {"acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "transport"}, // test files only
 }
 

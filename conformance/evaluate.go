@@ -400,7 +400,18 @@ func (e *evaluator) validate(f jsonrpc.Frame, def string, set *schema.Set, value
 		return
 	}
 	keys = e.legacyVariants(f, def, value, prefix, keys)
-	knownElsewhere := e.keysKnownElsewhere(set, def, value, keys)
+	// Legacy fields are named as such whatever the other sets say: only the other keys need
+	// them (which spares compiling the alternative sets for the common legacy `models`).
+	var others []schema.UnknownKey
+	for _, k := range keys {
+		if legacyFields[k.Key] == "" || k.Pointer != "" {
+			others = append(others, k)
+		}
+	}
+	var knownElsewhere map[schema.UnknownKey]string
+	if len(others) > 0 {
+		knownElsewhere = e.keysKnownElsewhere(set, def, value, others)
+	}
 	for _, k := range keys {
 		where := prefix + k.Pointer + "/" + k.Key
 		switch {
@@ -744,4 +755,18 @@ func rawOr(raw json.RawMessage, missing string) string {
 		return missing
 	}
 	return string(raw)
+}
+
+// Warm loads the v1 schema sets and compiles the types of the handshake answers, so that a
+// later Evaluate finds them ready. It is safe to run concurrently with Evaluate.
+func Warm() {
+	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next} {
+		s, err := schema.Load(name)
+		if err != nil {
+			return
+		}
+		for _, def := range []string{"InitializeResponse", "NewSessionResponse", "SessionNotification"} {
+			_, _ = s.Validate(def, json.RawMessage(`{}`))
+		}
+	}
 }

@@ -328,3 +328,32 @@ func FuzzConn(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeFastPath: the member-slicing fast path of Decode agrees with the general decoding
+// on every valid object it accepts.
+func FuzzDecodeFastPath(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[1,"}"]}}`))
+	f.Add([]byte(`{ "id" : "a\"b" , "result" : null , "id": 2 }`))
+	f.Add([]byte(`{"\u0069d":1}`))
+	f.Add([]byte("{\"method\":\"\xff\"}"))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		trimmed := bytes.Trim(raw, jsonSpace)
+		if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+			return
+		}
+		got, ok := decodeTop(trimmed)
+		if !ok {
+			return
+		}
+		want, err := decodeMap(trimmed)
+		if err != nil {
+			t.Fatalf("%q: %v", trimmed, err)
+		}
+		same := func(a, b json.RawMessage) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+		if !same(got.JSONRPC, want.JSONRPC) || !same(got.ID, want.ID) || !same(got.Params, want.Params) || !same(got.Result, want.Result) ||
+			!same(got.Error, want.Error) || got.Method != want.Method || got.HasMethod != want.HasMethod {
+			t.Fatalf("%q: fast path %+v, general %+v", trimmed, got, want)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Version is the only JSON-RPC version string ACP speaks.
@@ -93,6 +94,18 @@ func Decode(raw []byte) (*Message, error) {
 		}
 		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
 	}
+	if !json.Valid(trimmed) {
+		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
+	}
+	if m, ok := decodeTop(trimmed); ok {
+		return m, nil
+	}
+	return decodeMap(trimmed)
+}
+
+// decodeMap is the general decoding of a valid JSON object (keys with escapes included): the
+// reference that the fast path decodeTop must agree with.
+func decodeMap(trimmed []byte) (*Message, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &fields); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
@@ -262,4 +275,98 @@ func marshalParams(params any) (json.RawMessage, error) {
 		return raw, nil
 	}
 	return json.Marshal(params)
+}
+
+// decodeTop slices the members of a valid JSON object without decoding their values (last
+// duplicate wins, as with a map). It declines (false) when a key holds an escape, which the
+// general path decodes.
+func decodeTop(b []byte) (*Message, bool) {
+	b = append([]byte(nil), b...) // the values alias one private copy
+	m := &Message{}
+	i := skipSpace(b, 1)
+	if b[i] == '}' {
+		return m, true
+	}
+	for {
+		end := skipString(b, i)
+		key := b[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // after the colon
+		vEnd := skipValue(b, i)
+		val := json.RawMessage(b[i:vEnd])
+		switch string(key) {
+		case "jsonrpc":
+			m.JSONRPC = val
+		case "id":
+			m.ID = val
+		case "params":
+			m.Params = val
+		case "result":
+			m.Result = val
+		case "error":
+			m.Error = val
+		case "method":
+			m.HasMethod = true
+			m.Method = ""
+			if val[0] == '"' && bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val) {
+				m.Method = string(val[1 : len(val)-1])
+			} else {
+				_ = json.Unmarshal(val, &m.Method) // a non-string method stays ""
+			}
+		}
+		i = skipSpace(b, vEnd)
+		if b[i] != ',' {
+			return m, true
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+}
+
+// skipValue returns the index after the valid JSON value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\r' && b[i] != '\n' {
+		i++
+	}
+	return i
 }

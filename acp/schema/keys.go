@@ -223,6 +223,15 @@ func discriminatorsMatch(branch any, inst any) bool {
 
 // node resolves a location like "#/$defs/X/oneOf/2" in the document.
 func (s *Set) node(loc string) any {
+	if v, ok := s.nodes.Load(loc); ok {
+		return v
+	}
+	v := s.resolve(loc)
+	s.nodes.Store(loc, v)
+	return v
+}
+
+func (s *Set) resolve(loc string) any {
 	frag := strings.TrimPrefix(loc, "#")
 	cur := s.doc
 	if frag == "" {

@@ -79,6 +79,7 @@ type Set struct {
 	// index maps side|part|method to the $defs name.
 	index map[string]string
 
+	nodes    sync.Map // location → node (see node)
 	compiler *jsonschema.Compiler
 	mu       sync.Mutex
 	compiled map[string]*jsonschema.Schema
@@ -104,24 +105,25 @@ func Load(name string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One parse serves the compiler, the $defs index and the walks (numbers stay json.Number).
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var plain struct {
-		Defs map[string]map[string]any `json:"$defs"`
+	top, _ := doc.(map[string]any)
+	rawDefs, _ := top["$defs"].(map[string]any)
+	defs := make(map[string]map[string]any, len(rawDefs))
+	for k, v := range rawDefs {
+		if m, ok := v.(map[string]any); ok {
+			defs[k] = m
+		}
 	}
-	if err := json.Unmarshal(raw, &plain); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var whole any
-	_ = json.Unmarshal(raw, &whole)
-	s := &Set{Name: name, url: "acp:" + name, doc: whole, defs: plain.Defs, index: map[string]string{},
+	s := &Set{Name: name, url: "acp:" + name, doc: doc, defs: defs, index: map[string]string{},
 		compiler: jsonschema.NewCompiler(), compiled: map[string]*jsonschema.Schema{}}
 	if err := s.compiler.AddResource(s.url, doc); err != nil {
 		return nil, err
 	}
-	for def, node := range plain.Defs {
+	for def, node := range defs {
 		method, _ := node["x-method"].(string)
 		side, _ := node["x-side"].(string)
 		if method == "" {

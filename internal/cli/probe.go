@@ -198,6 +198,8 @@ func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio
 		return ExitUsage
 	}
 	opts.Log = rec.log
+	// The verdict needs compiled schema types: build them while the agent starts.
+	go conformance.Warm()
 	if _, err := probe.Run(ctx, opts); err != nil {
 		rec.close()
 		return failUsage(stdio, tool, err)

@@ -760,7 +760,7 @@ func rawOr(raw json.RawMessage, missing string) string {
 // Warm loads the v1 schema sets and compiles the types of the handshake answers, so that a
 // later Evaluate finds them ready. It is safe to run concurrently with Evaluate.
 func Warm() {
-	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next} {
+	for _, name := range []string{schema.V1} {
 		s, err := schema.Load(name)
 		if err != nil {
 			return

@@ -1,9 +1,12 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func mustLoad(t *testing.T, name string) *Set {
@@ -139,5 +142,34 @@ func TestDiscriminatorValues(t *testing.T) {
 	}
 	if got := strings.Join(s.DiscriminatorValues("AuthMethod", "type"), ","); got != "terminal" {
 		t.Errorf("auth types = %s", got)
+	}
+}
+
+// TestPinnedSetsAreValidSchemas compiles every embedded set under an ordinary URL, where the
+// compiler validates it against the JSON Schema metaschema (Load skips that at run time).
+func TestPinnedSetsAreValidSchemas(t *testing.T) {
+	for name, path := range files {
+		raw, err := data.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("file:///"+name+".json", doc); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, err := c.Compile("file:///" + name + ".json#/$defs/InitializeResponse"); err != nil {
+			t.Errorf("%s does not pass the metaschema: %v", path, err)
+		}
+	}
+	// And the check can fail: a type with a keyword of the wrong type is refused.
+	bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"X":{"type":5}}}`))
+	c := jsonschema.NewCompiler()
+	_ = c.AddResource("file:///bad.json", bad)
+	if _, err := c.Compile("file:///bad.json#/$defs/X"); err == nil {
+		t.Error("an invalid schema compiled")
 	}
 }

@@ -757,10 +757,11 @@ func rawOr(raw json.RawMessage, missing string) string {
 	return string(raw)
 }
 
-// Warm loads the v1 schema sets and compiles the types of the handshake answers, so that a
+// Warm loads the v1 schema sets (stable, unstable, newer: unstable fields such as
+// sessionCapabilities.fork are common) and compiles the types of the handshake answers, so that a
 // later Evaluate finds them ready. It is safe to run concurrently with Evaluate.
 func Warm() {
-	for _, name := range []string{schema.V1} {
+	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next} {
 		s, err := schema.Load(name)
 		if err != nil {
 			return

@@ -16,7 +16,7 @@ var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli"},
 	"internal/cli":    {"*"},
 	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix"},
-	"matrix":          {"probe", "conformance", "extensions", "jsonrpc", "transcript"},
+	"matrix":          {"probe", "conformance", "extensions", "transcript"},
 	"drift":           {"probe", "matrix"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc"},
 	"probe":           {"acp", "transport", "jsonrpc", "transcript", "extensions"},

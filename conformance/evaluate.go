@@ -575,14 +575,23 @@ func (e *evaluator) protocol() {
 }
 
 // answerSeq is the seq of the agent's answer to the first client request for method (0 if
-// none).
+// there was no request or no answer).
 func (e *evaluator) answerSeq(method string) int64 {
+	req, ok := e.firstRequest(method)
+	if !ok {
+		return 0
+	}
+	return e.answer[req.Seq].Seq
+}
+
+// firstRequest is the client's first request for method.
+func (e *evaluator) firstRequest(method string) (jsonrpc.Frame, bool) {
 	for _, f := range e.frames {
 		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request && f.Msg.Method == method {
-			return e.answer[f.Seq].Seq
+			return f, true
 		}
 	}
-	return 0
+	return jsonrpc.Frame{}, false
 }
 
 func (e *evaluator) eventSeq(kind string) int64 {
@@ -647,15 +656,11 @@ func supportText(m probe.MethodSupport) string {
 // methodSeq is the seq of the answer to the method-detection request for method (the first
 // request for it: detection runs before any step or teardown).
 func (e *evaluator) methodSeq(method string) int64 {
-	for _, f := range e.frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request && f.Msg.Method == method {
-			if a, ok := e.answer[f.Seq]; ok {
-				return a.Seq
-			}
-			return f.Seq
-		}
+	if seq := e.answerSeq(method); seq != 0 {
+		return seq
 	}
-	return 0
+	req, _ := e.firstRequest(method)
+	return req.Seq
 }
 
 // state checks the session state: modes against the mode option, legacy models against the

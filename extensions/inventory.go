@@ -29,14 +29,15 @@ type Known struct {
 	AuthTypes      []string // authMethods[].type values ("" = absent, the agent type)
 }
 
-// Sighting is one place a name was seen.
+// Sighting is one place a name was seen, and which side sent it.
 type Sighting struct {
-	Seq     int64  `json:"seq"`
-	Pointer string `json:"pointer"`
-	Method  string `json:"method,omitempty"`
+	Seq       int64     `json:"seq"`
+	Pointer   string    `json:"pointer"`
+	Method    string    `json:"method,omitempty"`
+	Direction Direction `json:"direction"`
 }
 
-// maxSightings bounds the places kept per name (Count has them all).
+// maxSightings bounds the places kept per name and direction (Count has them all).
 const maxSightings = 5
 
 // SeenKey is a `_meta` key observed in the session, classified against the catalogue.
@@ -133,7 +134,7 @@ func (t *taker) method(m Message) {
 	}
 	sm.Count++
 	sm.Observed = addDirection(sm.Observed, m.Direction)
-	sm.Where = addSighting(sm.Where, Sighting{Seq: m.Seq, Pointer: "/method", Method: m.Method})
+	sm.Where = addSighting(sm.Where, Sighting{Seq: m.Seq, Pointer: "/method", Method: m.Method, Direction: m.Direction})
 }
 
 // walk visits every value: _meta objects are inventoried, discriminators checked.
@@ -199,7 +200,7 @@ func (t *taker) variant(m Message, field string, value any, known []string, ptr 
 		t.variants[id] = sv
 	}
 	sv.Count++
-	sv.Where = addSighting(sv.Where, Sighting{Seq: m.Seq, Pointer: ptr, Method: m.Method})
+	sv.Where = addSighting(sv.Where, Sighting{Seq: m.Seq, Pointer: ptr, Method: m.Method, Direction: m.Direction})
 }
 
 // meta inventories the keys of one _meta object.
@@ -244,7 +245,7 @@ func (t *taker) key(m Message, key string, form Form, ptr string) {
 	}
 	sk.Count++
 	sk.Observed = addDirection(sk.Observed, m.Direction)
-	sk.Where = addSighting(sk.Where, Sighting{Seq: m.Seq, Pointer: ptr, Method: m.Method})
+	sk.Where = addSighting(sk.Where, Sighting{Seq: m.Seq, Pointer: ptr, Method: m.Method, Direction: m.Direction})
 }
 
 func (t *taker) inventory() *Inventory {
@@ -279,11 +280,29 @@ func addDirection(ds []Direction, d Direction) []Direction {
 	return append(ds, d)
 }
 
+// addSighting keeps the first maxSightings places of each direction, so that a rule about one
+// side can always point at where that side sent the name.
 func addSighting(ws []Sighting, s Sighting) []Sighting {
-	if len(ws) >= maxSightings {
+	n := 0
+	for _, w := range ws {
+		if w.Direction == s.Direction {
+			n++
+		}
+	}
+	if n >= maxSightings {
 		return ws
 	}
 	return append(ws, s)
+}
+
+// firstFrom is the first place side d sent the name.
+func firstFrom(ws []Sighting, d Direction) Sighting {
+	for _, w := range ws {
+		if w.Direction == d {
+			return w
+		}
+	}
+	return Sighting{}
 }
 
 func escape(tok string) string {

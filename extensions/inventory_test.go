@@ -126,3 +126,18 @@ func TestMetadataDemand(t *testing.T) {
 		}
 	}
 }
+
+// A rule about one side points at where that side sent the name, even when the other side sent
+// it first and more often.
+func TestIssuesPointAtTheirSide(t *testing.T) {
+	var msgs []Message
+	for i := int64(1); i <= 7; i++ { // the agent sends a private key seven times first
+		msgs = append(msgs, msg(i, DirectionAgentToClient, "notification", "session/update", `{"params":{"_meta":{"codebuddy.ai/authSession":"a"}}}`))
+	}
+	msgs = append(msgs, msg(8, DirectionClientToAgent, "request", "session/new", `{"params":{"_meta":{"codebuddy.ai/authSession":"c"}}}`))
+	inv := Default().Take(msgs, known)
+	issues := inv.ClientIssues()
+	if len(issues) != 1 || issues[0].Rule != RuleClientPrivateKey || issues[0].Seq != 8 {
+		t.Errorf("client issues = %+v, want the client's own sighting (seq 8)", issues)
+	}
+}

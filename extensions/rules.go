@@ -42,7 +42,7 @@ func (inv *Inventory) AgentIssues(privatePlane bool) []Issue {
 		if !k.observed(DirectionAgentToClient) {
 			continue
 		}
-		s := k.first(DirectionAgentToClient)
+		s := firstFrom(k.Where, DirectionAgentToClient)
 		switch {
 		case !k.Known && k.Vendor != "":
 			out = append(out, Issue{RuleUnknownKey, k.Key, k.Vendor, s.Seq, s.Pointer,
@@ -63,7 +63,7 @@ func (inv *Inventory) AgentIssues(privatePlane bool) []Issue {
 		if !m.observedDir(DirectionAgentToClient) {
 			continue
 		}
-		s := m.Where[0]
+		s := firstFrom(m.Where, DirectionAgentToClient)
 		switch {
 		case !m.Known && m.Vendor != "":
 			out = append(out, Issue{RuleUnknownMethod, m.Name, m.Vendor, s.Seq, s.Pointer,
@@ -85,7 +85,7 @@ func (inv *Inventory) ClientIssues() []Issue {
 		if !k.observed(DirectionClientToAgent) || !k.Known {
 			continue
 		}
-		s := k.first(DirectionClientToAgent)
+		s := firstFrom(k.Where, DirectionClientToAgent)
 		local := k.Key[strings.LastIndex(k.Key, "/")+1:]
 		switch {
 		case k.Class == ClassPrivate:
@@ -102,7 +102,7 @@ func (inv *Inventory) ClientIssues() []Issue {
 		if !m.observedDir(DirectionClientToAgent) || !m.Known {
 			continue
 		}
-		s := m.Where[0]
+		s := firstFrom(m.Where, DirectionClientToAgent)
 		switch {
 		case m.Class == ClassPrivate:
 			out = append(out, Issue{RuleClientPrivateCall, m.Name, m.Vendor, s.Seq, s.Pointer,
@@ -141,12 +141,6 @@ func (m SeenMethod) observedDir(d Direction) bool {
 		}
 	}
 	return false
-}
-
-// first is the first sighting from side d (sightings keep arrival order; the cap may have
-// dropped it, then the first one kept stands in).
-func (k SeenKey) first(d Direction) Sighting {
-	return k.Where[0]
 }
 
 // metadataDemand matches an error that says a request lacked metadata.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/extensions"
-	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/transcript"
 )
@@ -121,36 +120,26 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 		row.Problem = t.Problem
 		return row
 	}
-	log := jsonrpc.NewLog()
-	if o.Redactor != nil {
-		log.SetFilter(o.Redactor.Frame)
-	}
-	var file *os.File
+	path := ""
 	if o.OutDir != "" {
-		name := filepath.Join(o.OutDir, FileName(t.ID)+".ndjson")
-		f, err := os.Create(name)
-		if err == nil {
-			h := transcript.Header{Version: probe.Version, Tool: "matrix", Command: t.Launch, Argv: t.Options.Launcher.CommandLine(),
-				Cwd: t.Options.Cwd, Start: log.Start().UTC().Format(time.RFC3339Nano), Redacted: o.Redactor != nil}
-			if o.Redactor != nil {
-				h.Command, h.Argv = o.Redactor.String(h.Command), o.Redactor.Strings(h.Argv)
-			}
-			if tw, err := transcript.NewWriter(f, h); err == nil {
-				log.Observe(tw.Frame)
-				file, row.Transcript = f, name
-			} else {
-				f.Close()
-			}
-		}
+		path = filepath.Join(o.OutDir, FileName(t.ID)+".ndjson")
 	}
+	rec, err := transcript.Record(path, transcript.Header{Version: probe.Version, Tool: "matrix", Command: t.Launch,
+		Argv: t.Options.Launcher.CommandLine(), Cwd: t.Options.Cwd}, o.Redactor)
+	if err != nil {
+		row.Problem = "transcript: " + err.Error()
+		return row
+	}
+	row.Transcript = rec.Path
+	log := rec.Log
 	opts := t.Options
 	opts.Log = log
 	opts.Steps = o.Steps
 	if _, err := probe.Run(ctx, opts); err != nil {
 		row.Problem = err.Error()
 	}
-	if file != nil {
-		file.Close()
+	if err := rec.Close(); err != nil && row.Problem == "" {
+		row.Problem = "transcript: " + err.Error()
 	}
 	if row.Problem != "" {
 		return row

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -59,5 +60,38 @@ func TestSecretArgs(t *testing.T) {
 	want := []string{"AIzaSecret1234", "sk-flag-value", "tok-value-9876"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("SecretArgs = %q, want %q", got, want)
+	}
+}
+
+func TestRecord(t *testing.T) {
+	path := t.TempDir() + "/t.ndjson"
+	red := NewRedactor([]string{"hunter2-secret"}, nil, nil)
+	rec, err := Record(path, Header{Tool: "probe", Command: "agent --key hunter2-secret", Argv: []string{"agent", "--key", "hunter2-secret"}}, red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(`{"jsonrpc":"2.0","method":"m","params":{"k":"hunter2-secret"}}`)})
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	h, frames, err := Read(f)
+	if err != nil || len(frames) != 1 {
+		t.Fatalf("read: %v, %d frames", err, len(frames))
+	}
+	if !h.Redacted || h.Start == "" || h.Command != "agent --key [redacted]" || h.Argv[2] != "[redacted]" {
+		t.Errorf("header = %+v", h)
+	}
+	if strings.Contains(string(frames[0].Raw), "hunter2") {
+		t.Errorf("secret in the transcript: %s", frames[0].Raw)
+	}
+	// Without a redactor nothing is changed, and the header says so.
+	rec, _ = Record(path, Header{Tool: "probe", Command: "agent hunter2-secret"}, nil)
+	rec.Close()
+	f2, _ := os.Open(path)
+	defer f2.Close()
+	if h, _, _ := Read(f2); h.Redacted || h.Command != "agent hunter2-secret" {
+		t.Errorf("unredacted header = %+v", h)
 	}
 }

@@ -189,16 +189,8 @@ func runAgents(_ context.Context, args []string, stdio Stdio) int {
 		if !s.CanRun {
 			runs = "no: " + s.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, cut(s.Name, 32), s.Version, s.Kind, s.Source, runs)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, render.Cut(s.Name, 32), s.Version, s.Kind, s.Source, runs)
 	}
 	tw.Flush()
 	return ExitOK
-}
-
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

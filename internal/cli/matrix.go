@@ -151,7 +151,7 @@ func (p *progress) redraw() {
 		fmt.Fprintf(p.w, "\x1b[%dA", p.drawn)
 	}
 	for _, l := range p.lines {
-		fmt.Fprintf(p.w, "\x1b[2K%s\n", cut(l, 120))
+		fmt.Fprintf(p.w, "\x1b[2K%s\n", render.Cut(l, 120))
 	}
 	p.drawn = len(p.lines)
 }

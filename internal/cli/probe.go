@@ -197,11 +197,11 @@ func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio
 		fmt.Fprintln(stdio.Err, "acpprobe:", err)
 		return ExitUsage
 	}
-	opts.Log = rec.log
+	opts.Log = rec.Log
 	// The verdict needs compiled schema types: build them while the agent starts.
 	go conformance.Warm()
 	if _, err := probe.Run(ctx, opts); err != nil {
-		rec.close()
+		rec.Close()
 		return failUsage(stdio, tool, err)
 	}
 	if check != nil && check.deep && ctx.Err() == nil {
@@ -211,11 +211,11 @@ func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio
 		deep.Steps = nil
 		_, _ = probe.Run(ctx, deep) // same log: the transcript keeps both connections
 	}
-	if err := rec.close(); err != nil {
+	if err := rec.Close(); err != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe: transcript:", err)
 		return ExitNotProbed
 	}
-	return report(rec.log.Frames(), check, pf.json, pf.cat, stdio)
+	return report(rec.Log.Frames(), check, pf.json, pf.cat, stdio)
 }
 
 // report rebuilds the result from a recording, judges it, prints it and returns the exit code.
@@ -258,52 +258,15 @@ func report(frames []jsonrpc.Frame, check *checkSpec, asJSON bool, cat *extensio
 	return code
 }
 
-// recording is the log of a probe with its redaction and transcript file.
-type recording struct {
-	log  *jsonrpc.Log
-	file *os.File
-	tw   *transcript.Writer
-}
-
 // record makes the log of a probe: redacted unless --no-redact, written to --transcript FILE
 // as it happens.
-func (p *probeFlags) record(opts probe.Options, tool string) (*recording, error) {
-	rec := &recording{log: jsonrpc.NewLog()}
-	red := transcript.NewRedactor(append(p.envValues(), transcript.SecretArgs(opts.Launcher.CommandLine())...), os.Environ(), p.cat.CredentialKeys())
+func (p *probeFlags) record(opts probe.Options, tool string) (*transcript.Recording, error) {
+	var red *transcript.Redactor
 	if !p.noRedact {
-		rec.log.SetFilter(red.Frame)
+		red = transcript.NewRedactor(append(p.envValues(), transcript.SecretArgs(opts.Launcher.CommandLine())...), os.Environ(), p.cat.CredentialKeys())
 	}
-	if p.transcript == "" {
-		return rec, nil
-	}
-	f, err := os.Create(p.transcript)
-	if err != nil {
-		return nil, err
-	}
-	h := transcript.Header{Version: probe.Version, Tool: tool, Command: opts.Command, Argv: opts.Launcher.CommandLine(),
-		Cwd: opts.Cwd, Start: rec.log.Start().UTC().Format(time.RFC3339Nano), Redacted: !p.noRedact}
-	if !p.noRedact {
-		h.Command, h.Argv = red.String(h.Command), red.Strings(h.Argv)
-	}
-	tw, err := transcript.NewWriter(f, h)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	rec.file, rec.tw = f, tw
-	rec.log.Observe(tw.Frame)
-	return rec, nil
-}
-
-func (r *recording) close() error {
-	if r.file == nil {
-		return nil
-	}
-	err := r.tw.Err()
-	if cerr := r.file.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return transcript.Record(p.transcript, transcript.Header{Version: probe.Version, Tool: tool, Command: opts.Command,
+		Argv: opts.Launcher.CommandLine(), Cwd: opts.Cwd}, red)
 }
 
 func (p *probeFlags) envValues() []string {

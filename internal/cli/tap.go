@@ -52,7 +52,7 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	var judge *liveJudge
 	if *check {
-		judge = &liveJudge{log: rec.log, out: out, json: findingsFile != nil, seen: map[string]bool{}}
+		judge = &liveJudge{log: rec.Log, out: out, json: findingsFile != nil, seen: map[string]bool{}}
 		stop := judge.start()
 		defer stop()
 	}
@@ -60,13 +60,13 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	exit, err := tap.Run(context.WithoutCancel(ctx), tap.Options{
-		Agent: opts.Launcher, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err, Log: rec.log,
+		Agent: opts.Launcher, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err, Log: rec.Log,
 		MaxLineSize: opts.MaxLineSize, Grace: opts.Grace, Signals: signals,
 	})
 	if judge != nil {
 		judge.evaluate()
 	}
-	if cerr := rec.close(); cerr != nil {
+	if cerr := rec.Close(); cerr != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe tap: transcript:", cerr)
 	}
 	if err != nil {

@@ -187,7 +187,7 @@ func MatrixText(w io.Writer, m *matrix.Matrix) error {
 	for _, r := range m.Rows {
 		var cells []string
 		for _, c := range Columns {
-			cells = append(cells, cut(c.Value(r), 40))
+			cells = append(cells, Cut(c.Value(r), 40))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -227,7 +227,8 @@ func mdEscape(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-func cut(s string, n int) string {
+// Cut shortens s to n characters, marking the cut with an ellipsis.
+func Cut(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -1,5 +1,3 @@
-// Package acpprobe_test holds module-wide checks. The module's code lives in the packages
-// listed in ../shared/DESIGN.md; this file enforces the import arrows drawn there.
 package acpprobe_test
 
 import (
@@ -10,54 +8,59 @@ import (
 
 const module = "github.com/acpprobe/acpprobe"
 
-// allowed lists, for each package of the module, the module packages it may import directly
-// (DESIGN.md "Parts"). Anything outside the module is free (stdlib and pinned libraries).
+// allowed lists, for each package of the module ("." is the root package), the module
+// packages it may import directly (DESIGN.md "Parts"). Anything outside the module is free
+// (stdlib and pinned libraries).
 var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli"},
 	"internal/cli":    {"*"},
-	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix"},
-	"matrix":          {"probe", "conformance", "extensions", "transcript"},
+	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record"},
+	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "transcript"},
+	"matrix":          {".", "probe", "extensions", "transcript"},
 	"drift":           {"probe", "matrix"},
-	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc"},
-	"probe":           {"acp", "transport", "jsonrpc", "transcript", "extensions"},
+	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record"},
+	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions"},
 	"registry":        {},
 	"extensions":      {},
-	"transcript":      {"jsonrpc"},
+	"transcript":      {"jsonrpc", "record"},
+	"record":          {"jsonrpc", "transport"},
 	"acp":             {"jsonrpc"},
 	"acp/schema":      {},
 	"transport":       {"jsonrpc"},
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
-	"tap":             {"jsonrpc", "transport"},
+	"tap":             {"jsonrpc", "record", "transport"},
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},
-	"e2e":             {"acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "transport"}, // test files only
+	"e2e":             {}, // tests only: see testAllowed
+}
+
+// testAllowed lists what a package's tests may import besides what the package itself may:
+// every package's tests may also use the reference agent (acptest) and the package under
+// test; the end-to-end suite, which has no code of its own, drives the product from the top.
+var testAllowed = map[string][]string{
+	"*":   {"acptest"},
+	"e2e": {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport"},
 }
 
 func TestImportArrows(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
-		if pkg == "" {
-			continue
-		}
+		parts := strings.Split(line, "|")
+		pkg := relative(parts[0])
 		seen++
 		rules, ok := allowed[pkg]
 		if !ok {
 			t.Errorf("package %s is not in DESIGN.md's list of parts (add it there and here)", pkg)
 			continue
 		}
-		for _, imp := range fields[1:] {
-			if !strings.HasPrefix(imp, module+"/") {
-				continue
-			}
-			dep := strings.TrimPrefix(imp, module+"/")
+		for _, dep := range moduleImports(parts[1]) {
 			if dep == "internal/cli" && pkg != "cmd/acpprobe" {
 				t.Errorf("%s imports internal/cli: nothing but the main package may", pkg)
 			}
@@ -65,10 +68,35 @@ func TestImportArrows(t *testing.T) {
 				t.Errorf("%s imports %s, against the arrows of DESIGN.md", pkg, dep)
 			}
 		}
+		testRules := append(append(append([]string{pkg}, rules...), testAllowed["*"]...), testAllowed[pkg]...)
+		for _, dep := range moduleImports(parts[2]) {
+			if !permitted(testRules, dep) {
+				t.Errorf("tests of %s import %s, against the arrows of DESIGN.md", pkg, dep)
+			}
+		}
 	}
 	if seen < 5 {
 		t.Fatalf("go list saw only %d packages", seen)
 	}
+}
+
+// relative names a module package by its path inside the module ("." for the root).
+func relative(importPath string) string {
+	if importPath == module {
+		return "."
+	}
+	return strings.TrimPrefix(importPath, module+"/")
+}
+
+// moduleImports are the module's own packages among space-separated import paths.
+func moduleImports(list string) []string {
+	var out []string
+	for _, imp := range strings.Fields(list) {
+		if imp == module || strings.HasPrefix(imp, module+"/") {
+			out = append(out, relative(imp))
+		}
+	}
+	return out
 }
 
 func permitted(rules []string, dep string) bool {

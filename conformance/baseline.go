@@ -54,9 +54,9 @@ func LoadBaseline(path string) ([]probe.BaselineEntry, error) {
 }
 
 // ParseTier reads a --fail-on value (mandatory, capability, advisory, info; any case).
-func ParseTier(s string) (string, error) {
-	for _, t := range Tiers {
-		if strings.EqualFold(s, t) {
+func ParseTier(s string) (probe.Tier, error) {
+	for _, t := range probe.Tiers {
+		if strings.EqualFold(s, string(t)) {
 			return t, nil
 		}
 	}
@@ -65,9 +65,9 @@ func ParseTier(s string) (string, error) {
 
 // Judge marks the findings the baseline knows, counts the rest by tier, and decides whether
 // any of them is at or above failOn. It stores the verdict in r.Verdict.
-func Judge(r *probe.Result, failOn string, baseline []probe.BaselineEntry, baselinePath string) *probe.Verdict {
-	v := &probe.Verdict{FailOn: failOn, Counts: map[string]int{}, Baseline: baselinePath, Stale: []probe.BaselineEntry{}}
-	for _, t := range Tiers {
+func Judge(r *probe.Result, failOn probe.Tier, baseline []probe.BaselineEntry, baselinePath string) *probe.Verdict {
+	v := &probe.Verdict{FailOn: failOn, Counts: map[probe.Tier]int{}, Baseline: baselinePath, Stale: []probe.BaselineEntry{}}
+	for _, t := range probe.Tiers {
 		v.Counts[t] = 0
 	}
 	reasons := map[string]string{}
@@ -84,7 +84,7 @@ func Judge(r *probe.Result, failOn string, baseline []probe.BaselineEntry, basel
 			continue
 		}
 		v.Counts[f.Tier]++
-		if TierRank(f.Tier) <= TierRank(failOn) {
+		if f.Tier.Rank() <= failOn.Rank() {
 			v.Failed = true
 		}
 	}

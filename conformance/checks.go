@@ -16,10 +16,10 @@ import (
 
 // Check describes one rule.
 type Check struct {
-	ID      string `json:"id"`
-	Tier    string `json:"tier"`
-	Title   string `json:"title"`
-	SpecRef string `json:"specRef"`
+	ID      string     `json:"id"`
+	Tier    probe.Tier `json:"tier"`
+	Title   string     `json:"title"`
+	SpecRef string     `json:"specRef"`
 	// Active checks need an exchange during the probe (acpprobe check runs them; acpprobe
 	// probe and analyze of a probe transcript cannot judge them).
 	Active bool `json:"active,omitempty"`
@@ -108,8 +108,8 @@ var byID = func() map[string]Check {
 func Checks() []Check {
 	out := append([]Check(nil), checks...)
 	sort.SliceStable(out, func(i, j int) bool {
-		if TierRank(out[i].Tier) != TierRank(out[j].Tier) {
-			return TierRank(out[i].Tier) < TierRank(out[j].Tier)
+		if out[i].Tier.Rank() != out[j].Tier.Rank() {
+			return out[i].Tier.Rank() < out[j].Tier.Rank()
 		}
 		return out[i].ID < out[j].ID
 	})
@@ -120,17 +120,4 @@ func Checks() []Check {
 func Lookup(id string) (Check, bool) {
 	c, ok := byID[id]
 	return c, ok
-}
-
-// Tiers from most to least severe.
-var Tiers = []string{probe.TierMandatory, probe.TierCapability, probe.TierAdvisory, probe.TierInfo}
-
-// TierRank orders tiers: 0 is the most severe; unknown tiers rank last.
-func TierRank(tier string) int {
-	for i, t := range Tiers {
-		if t == tier {
-			return i
-		}
-	}
-	return len(Tiers)
 }

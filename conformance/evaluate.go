@@ -15,6 +15,7 @@ import (
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Options tune an evaluation.
@@ -23,28 +24,18 @@ type Options struct {
 	// or v2 when protocol version 2 was negotiated.
 	Schema string
 	// Deep holds the frames of the second, initialize-only connection of --deep (see
-	// SplitDeep), which asked for a version no agent supports.
+	// record.Split), which asked for a version no agent supports.
 	Deep []jsonrpc.Frame
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
 }
 
-// SplitDeep separates a recording into the main session (up to its done event) and the
-// --deep connection that may follow it in the same log.
-func SplitDeep(frames []jsonrpc.Frame) (main, deep []jsonrpc.Frame) {
-	for i, f := range frames {
-		if f.Dir == jsonrpc.DirEvent && f.Kind == probe.EventDone {
-			rest := frames[i+1:]
-			if len(rest) > 0 && rest[0].Dir == jsonrpc.DirEvent && rest[0].Kind == probe.EventSpawn {
-				var s probe.SpawnInfo
-				if json.Unmarshal(rest[0].Raw, &s) == nil && s.InitializeOnly {
-					return frames[:i+1], rest
-				}
-			}
-			return frames, nil
-		}
-	}
-	return frames, nil
+// Outcome is what an evaluation adds to a result: the findings, most severe first, and the
+// facts the checks derive on the way (the vendor extension inventory, the prompt shapes).
+type Outcome struct {
+	Findings     []probe.Finding
+	Extensions   *extensions.Inventory
+	PromptShapes *probe.PromptShapes
 }
 
 // maxPerCheck bounds the findings of one check; the last one says how many more there were.
@@ -55,10 +46,9 @@ var legacyFields = map[string]string{
 	"models": "`models`: SessionModelState was removed from ACP on 2026-06-01; model selection is a config option with category model",
 }
 
-// Evaluate judges a recorded session: the frames of the probe (or a transcript) and the
-// result derived from them. It returns the findings, most severe first. An error means the
-// schema set could not be loaded.
-func Evaluate(frames []jsonrpc.Frame, r *probe.Result, opts Options) ([]probe.Finding, error) {
+// Evaluate judges a recorded session: its index and the result derived from it (which it does
+// not modify). An error means the schema set could not be loaded.
+func Evaluate(x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
 	name := opts.Schema
 	if name == "" {
 		name = schema.V1
@@ -68,20 +58,19 @@ func Evaluate(frames []jsonrpc.Frame, r *probe.Result, opts Options) ([]probe.Fi
 	}
 	set, err := schema.Load(name)
 	if err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
-	e := &evaluator{frames: frames, r: r, set: set, counts: map[string]int{}, opts: opts}
+	e := &evaluator{x: x, frames: x.Frames(), r: r, set: set, counts: map[string]int{}, opts: opts}
 	if name == schema.V1 {
 		if e.unstable, err = schema.Load(schema.V1Unstable); err != nil {
-			return nil, err
+			return Outcome{}, err
 		}
 		next, err := schema.Load(schema.V1Next)
 		if err != nil {
-			return nil, err
+			return Outcome{}, err
 		}
 		e.alts = []*schema.Set{e.unstable, next}
 	}
-	e.index()
 	e.framing()
 	e.envelope()
 	e.messages()
@@ -91,10 +80,11 @@ func Evaluate(frames []jsonrpc.Frame, r *probe.Result, opts Options) ([]probe.Fi
 	e.state()
 	e.deep()
 	e.vendorExtensions()
-	return e.sorted(), nil
+	return Outcome{Findings: e.sorted(), Extensions: e.inventory, PromptShapes: e.shapes}, nil
 }
 
 type evaluator struct {
+	x        *record.Index
 	frames   []jsonrpc.Frame
 	r        *probe.Result
 	set      *schema.Set
@@ -102,11 +92,12 @@ type evaluator struct {
 	alts     []*schema.Set // sets that may define what the chosen one does not (unstable, newer)
 	opts     Options
 
-	requests map[string]jsonrpc.Frame // client request by id key
-	answer   map[int64]jsonrpc.Frame  // seq of a client request → the agent's first answer
-	out      []probe.Finding
-	counts   map[string]int
-	unsure   bool // method detection is unreliable (set by active)
+	out    []probe.Finding
+	counts map[string]int
+	unsure bool // method detection is unreliable (set by active)
+
+	inventory *extensions.Inventory
+	shapes    *probe.PromptShapes
 }
 
 func (e *evaluator) add(id string, seq int64, pointer, message string, evidence any) {
@@ -141,8 +132,8 @@ func (e *evaluator) lastIndex(id string) int {
 func (e *evaluator) sorted() []probe.Finding {
 	out := e.out
 	sort.SliceStable(out, func(i, j int) bool {
-		if TierRank(out[i].Tier) != TierRank(out[j].Tier) {
-			return TierRank(out[i].Tier) < TierRank(out[j].Tier)
+		if out[i].Tier.Rank() != out[j].Tier.Rank() {
+			return out[i].Tier.Rank() < out[j].Tier.Rank()
 		}
 		return out[i].Seq < out[j].Seq
 	})
@@ -150,28 +141,6 @@ func (e *evaluator) sorted() []probe.Finding {
 		out = []probe.Finding{}
 	}
 	return out
-}
-
-// index finds the client's requests and the first agent answer to each.
-func (e *evaluator) index() {
-	e.requests = map[string]jsonrpc.Frame{}
-	e.answer = map[int64]jsonrpc.Frame{}
-	for _, f := range e.frames {
-		if f.Msg == nil {
-			continue
-		}
-		key, ok := jsonrpc.IDKey(f.Msg.ID)
-		switch {
-		case f.Dir == jsonrpc.DirClient && f.Msg.Kind() == jsonrpc.Request && ok:
-			e.requests[key] = f
-		case f.Dir == jsonrpc.DirAgent && f.Msg.Kind() == jsonrpc.Response && ok:
-			if req, found := e.requests[key]; found {
-				if _, answered := e.answer[req.Seq]; !answered {
-					e.answer[req.Seq] = f
-				}
-			}
-		}
-	}
 }
 
 // framing checks each line the agent wrote on stdout.
@@ -210,7 +179,6 @@ func (e *evaluator) framing() {
 
 // envelope checks the JSON-RPC envelope of each agent message.
 func (e *evaluator) envelope() {
-	answered := map[string]int64{}
 	for _, f := range e.frames {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
@@ -226,15 +194,14 @@ func (e *evaluator) envelope() {
 			if m.Result != nil && m.Error != nil {
 				e.add("envelope.result-and-error", f.Seq, "", "a response carries either result or error, never both", nil)
 			}
-			key, ok := jsonrpc.IDKey(m.ID)
-			req, known := e.requests[key]
+			reply := e.x.ReplyOf(f.Seq)
 			switch {
-			case !ok || !known:
+			case reply.Exchange == nil:
 				e.add("envelope.unknown-id", f.Seq, "/id", fmt.Sprintf("response to id %s, which the client never sent", m.ID), nil)
-			case answered[key] != 0:
-				e.add("envelope.duplicate-response", f.Seq, "/id", fmt.Sprintf("id %s was already answered at line %d", m.ID, answered[key]), nil)
+			case !reply.First:
+				e.add("envelope.duplicate-response", f.Seq, "/id", fmt.Sprintf("id %s was already answered at line %d", m.ID, reply.Exchange.Answer.Seq), nil)
 			default:
-				answered[key] = f.Seq
+				req := reply.Exchange.Request
 				if !bytes.Equal(bytes.TrimSpace(m.ID), bytes.TrimSpace(req.Msg.ID)) {
 					e.add("envelope.id-rewritten", f.Seq, "/id", fmt.Sprintf("the request had id %s, the response %s", req.Msg.ID, m.ID), nil)
 				}
@@ -269,11 +236,11 @@ func (e *evaluator) messages() {
 		m := f.Msg
 		switch m.Kind() {
 		case jsonrpc.Response:
-			key, _ := jsonrpc.IDKey(m.ID)
-			req, ok := e.requests[key]
-			if !ok || e.answer[req.Seq].Seq != f.Seq {
+			reply := e.x.ReplyOf(f.Seq)
+			if reply.Exchange == nil || !reply.First {
 				continue
 			}
+			req := reply.Exchange.Request
 			if m.Error != nil {
 				e.validate(f, "Error", e.set, m.Error, "/error")
 				continue
@@ -520,9 +487,8 @@ func methodOf(f jsonrpc.Frame, e *evaluator) string {
 	if f.Msg.Method != "" {
 		return f.Msg.Method
 	}
-	key, _ := jsonrpc.IDKey(f.Msg.ID)
-	if req, ok := e.requests[key]; ok {
-		return "the " + req.Msg.Method + " response"
+	if ex := e.x.ReplyOf(f.Seq).Exchange; ex != nil {
+		return "the " + ex.Method() + " response"
 	}
 	return "the response"
 }
@@ -563,10 +529,10 @@ func (e *evaluator) protocol() {
 	}
 	if x := r.Exit; x != nil {
 		if x.By == "sigterm" || x.By == "sigkill" {
-			e.add("protocol.stdin-exit", e.eventSeq(probe.EventExit), "", fmt.Sprintf("the agent was still running a grace after its stdin closed and had to be stopped with %s", strings.ToUpper(x.By)), nil)
+			e.add("protocol.stdin-exit", e.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running a grace after its stdin closed and had to be stopped with %s", strings.ToUpper(x.By)), nil)
 		}
 		if x.GroupKilled {
-			e.add("protocol.leftover-processes", e.eventSeq(probe.EventExit), "", "processes of the agent's process group were still running after it ended and were killed", nil)
+			e.add("protocol.leftover-processes", e.x.EventSeq(record.Exit.Kind), "", "processes of the agent's process group were still running after it ended and were killed", nil)
 		}
 	}
 	if r.StderrBytes > 64<<10 {
@@ -577,28 +543,8 @@ func (e *evaluator) protocol() {
 // answerSeq is the seq of the agent's answer to the first client request for method (0 if
 // there was no request or no answer).
 func (e *evaluator) answerSeq(method string) int64 {
-	req, ok := e.firstRequest(method)
-	if !ok {
-		return 0
-	}
-	return e.answer[req.Seq].Seq
-}
-
-// firstRequest is the client's first request for method.
-func (e *evaluator) firstRequest(method string) (jsonrpc.Frame, bool) {
-	for _, f := range e.frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request && f.Msg.Method == method {
-			return f, true
-		}
-	}
-	return jsonrpc.Frame{}, false
-}
-
-func (e *evaluator) eventSeq(kind string) int64 {
-	for _, f := range e.frames {
-		if f.Dir == jsonrpc.DirEvent && f.Kind == kind {
-			return f.Seq
-		}
+	if ex := e.x.First(method); ex != nil && ex.Answer != nil {
+		return ex.Answer.Seq
 	}
 	return 0
 }
@@ -659,8 +605,10 @@ func (e *evaluator) methodSeq(method string) int64 {
 	if seq := e.answerSeq(method); seq != 0 {
 		return seq
 	}
-	req, _ := e.firstRequest(method)
-	return req.Seq
+	if ex := e.x.First(method); ex != nil {
+		return ex.Request.Seq
+	}
+	return 0
 }
 
 // state checks the session state: modes against the mode option, legacy models against the
@@ -730,12 +678,9 @@ func (e *evaluator) deep() {
 	if e.opts.Deep == nil {
 		return
 	}
-	deep := probe.FromFrames(e.opts.Deep)
-	var spawn probe.SpawnInfo
-	if len(e.opts.Deep) > 0 {
-		_ = json.Unmarshal(e.opts.Deep[0].Raw, &spawn)
-	}
-	asked := spawn.ProtocolVersion
+	dx := record.New(e.opts.Deep)
+	deep := probe.Derive(dx, e.opts.Catalogue)
+	asked := dx.Spawn().ProtocolVersion
 	switch {
 	case deep.Error != nil && deep.ProtocolVersion == nil:
 		e.add("protocol.version-negotiation", 0, "", fmt.Sprintf("asked for protocolVersion %d, the agent did not answer with a version (%s: %s)", asked, deep.Error.Code, deep.Error.Message), nil)

@@ -19,7 +19,7 @@ func (e *evaluator) vendorExtensions() {
 		cat = extensions.Default()
 	}
 	inv := cat.Take(e.extensionMessages(), e.known())
-	e.r.Extensions = inv
+	e.inventory = inv
 	for _, is := range inv.AgentIssues(inv.SentPrivate(extensions.DirectionClientToAgent)) {
 		e.add("extensions."+is.Rule, is.Seq, is.Pointer, is.Message, nil)
 	}
@@ -34,7 +34,6 @@ func (e *evaluator) vendorExtensions() {
 
 // extensionMessages are the session's messages for the inventory, with each response's method.
 func (e *evaluator) extensionMessages() []extensions.Message {
-	agentRequests := map[string]string{} // id key → method, for the client's answers
 	var out []extensions.Message
 	for _, f := range e.frames {
 		if f.Msg == nil || (f.Dir != jsonrpc.DirAgent && f.Dir != jsonrpc.DirClient) {
@@ -44,23 +43,15 @@ func (e *evaluator) extensionMessages() []extensions.Message {
 		if f.Dir == jsonrpc.DirClient {
 			m.Direction = extensions.DirectionClientToAgent
 		}
-		key, _ := jsonrpc.IDKey(f.Msg.ID)
 		switch f.Msg.Kind() {
 		case jsonrpc.Request:
 			m.Kind = "request"
-			if f.Dir == jsonrpc.DirAgent {
-				agentRequests[key] = f.Msg.Method
-			}
 		case jsonrpc.Notification:
 			m.Kind = "notification"
 		case jsonrpc.Response:
 			m.Kind = "response"
-			if f.Dir == jsonrpc.DirAgent {
-				if req, ok := e.requests[key]; ok {
-					m.Method = req.Msg.Method
-				}
-			} else {
-				m.Method = agentRequests[key]
+			if ex := e.x.ReplyOf(f.Seq).Exchange; ex != nil {
+				m.Method = ex.Method()
 			}
 		default:
 			continue
@@ -108,7 +99,7 @@ func (e *evaluator) zeroMeta(cat *extensions.Catalogue) {
 		if strings.Contains(string(f.Msg.Params), `"_meta"`) {
 			continue // the client sent _meta: not the zero-_meta plane
 		}
-		answer, ok := e.answer[f.Seq]
+		answer, ok := e.x.AnswerTo(f.Seq)
 		if !ok {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // A scenario (testdata/scenarios/*.txtar) is a recorded session and the findings it must
@@ -45,16 +46,17 @@ func TestScenarios(t *testing.T) {
 			for _, f := range a.Files {
 				sections[f.Name] = string(f.Data)
 			}
-			frames := buildFrames(t, sections["frames"])
-			r := probe.FromFrames(frames)
+			x := record.New(buildFrames(t, sections["frames"]))
+			r := probe.Derive(x, nil)
 			opts := Options{}
 			if deep, ok := sections["deep"]; ok {
 				opts.Deep = buildFrames(t, deep)
 			}
-			findings, err := Evaluate(frames, r, opts)
+			out, err := Evaluate(x, r, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			findings := out.Findings
 			var got []string
 			for _, f := range findings {
 				got = append(got, fmt.Sprintf("%s %d", f.ID, f.Seq))
@@ -94,7 +96,7 @@ func buildFrames(t *testing.T, section string) []jsonrpc.Frame {
 	log := jsonrpc.NewLog()
 	lines := strings.Split(strings.TrimRight(section, "\n"), "\n")
 	if len(lines) == 0 || !strings.HasPrefix(lines[0], "! spawn") {
-		log.Event(probe.EventSpawn, []byte(`{"command":"scenario","argv":["scenario"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
+		log.Event(string(record.Spawn.Kind), []byte(`{"command":"scenario","argv":["scenario"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
 	}
 	for i, line := range lines {
 		if strings.TrimSpace(line) == "" {

@@ -14,7 +14,7 @@ import (
 
 // buildShapes reads the prompt-shape probes of a recording (nil when there were none).
 func buildShapes(e *evaluator) *probe.PromptShapes {
-	frames := stepRange(e.frames, shapesStep{}.Name())
+	frames := e.x.StepRange(shapesStep{}.Name())
 	if frames == nil {
 		return nil
 	}
@@ -40,7 +40,7 @@ func buildShapes(e *evaluator) *probe.PromptShapes {
 			continue
 		}
 		p := probe.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: "no-answer", Answer: json.RawMessage("null")}
-		if answer, ok := e.answer[f.Seq]; ok {
+		if answer, ok := e.x.AnswerTo(f.Seq); ok {
 			if rpcErr := answer.Msg.Err(); rpcErr != nil {
 				code := rpcErr.Code
 				p.Code = &code

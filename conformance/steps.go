@@ -9,6 +9,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Methods and payloads of the active checks. They are constants so that Evaluate recognises
@@ -125,7 +126,7 @@ func (promptStep) Name() string { return "allowed-prompt" }
 
 func (promptStep) Run(ctx context.Context, s *probe.Session) {
 	if s.ID == "" {
-		s.Event("step-skipped", map[string]string{"name": "allowed-prompt", "reason": "no session: session/new failed"})
+		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: promptStep{}.Name(), Reason: "no session: session/new failed"})
 		return
 	}
 	window := s.RequestTimeout
@@ -142,47 +143,19 @@ func (promptStep) Run(ctx context.Context, s *probe.Session) {
 	case <-done:
 	case <-time.After(window):
 	}
-	s.Event("prompt-window", map[string]any{"windowMs": float64(window.Milliseconds())})
-}
-
-// stepRange returns the frames between the start of the named step and the next step or
-// teardown event.
-func stepRange(frames []jsonrpc.Frame, name string) []jsonrpc.Frame {
-	start := -1
-	for i, f := range frames {
-		if f.Dir != jsonrpc.DirEvent {
-			continue
-		}
-		if start < 0 && f.Kind == probe.EventStep && stepName(f) == name {
-			start = i + 1
-			continue
-		}
-		if start >= 0 && (f.Kind == probe.EventStep || f.Kind == probe.EventTeardown) {
-			return frames[start:i]
-		}
-	}
-	if start < 0 {
-		return nil
-	}
-	return frames[start:]
-}
-
-func stepName(f jsonrpc.Frame) string {
-	var p struct{ Name string }
-	_ = json.Unmarshal(f.Raw, &p)
-	return p.Name
+	record.PromptWindow.Emit(s.Log(), record.Window{WindowMs: float64(window.Milliseconds())})
 }
 
 // active judges the answers to the active steps, when the recording has them.
 func (e *evaluator) active() {
 	e.activeExtension()
 	e.activeInvalidParams()
-	e.r.PromptShapes = buildShapes(e)
+	e.shapes = buildShapes(e)
 	e.activePrompt()
 }
 
 func (e *evaluator) activeExtension() {
-	frames := stepRange(e.frames, extensionStep{}.Name())
+	frames := e.x.StepRange(extensionStep{}.Name())
 	if frames == nil {
 		return
 	}
@@ -201,9 +174,9 @@ func (e *evaluator) activeExtension() {
 	if reqSeq == 0 {
 		return
 	}
-	answer, ok := e.answer[reqSeq]
+	answer, ok := e.x.AnswerTo(reqSeq)
 	if !ok {
-		if e.goneBefore(reqSeq) {
+		if e.x.GoneBefore(reqSeq) {
 			e.add("protocol.unknown-notification", notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", UnknownNotificationMethod), nil)
 			return
 		}
@@ -236,25 +209,14 @@ func (e *evaluator) checkDetection(code int) {
 	e.add("capability.detection-unreliable", 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", code, same), same)
 }
 
-// goneBefore reports whether the agent's output ended before an answer to the request at seq.
-func (e *evaluator) goneBefore(seq int64) bool {
-	for _, f := range e.frames {
-		if f.Dir == jsonrpc.DirEvent && f.Kind == probe.EventEOF && f.Seq > seq {
-			teardown := e.eventSeq(probe.EventTeardown)
-			return teardown == 0 || f.Seq < teardown
-		}
-	}
-	return false
-}
-
 func (e *evaluator) activeInvalidParams() {
-	for _, f := range stepRange(e.frames, invalidParamsStep{}.Name()) {
+	for _, f := range e.x.StepRange(invalidParamsStep{}.Name()) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionPrompt {
 			continue
 		}
-		answer, ok := e.answer[f.Seq]
+		answer, ok := e.x.AnswerTo(f.Seq)
 		if !ok {
-			if !e.goneBefore(f.Seq) {
+			if !e.x.GoneBefore(f.Seq) {
 				e.add("protocol.request-unanswered", f.Seq, "", "session/prompt with invalid params got no answer", nil)
 			}
 			return
@@ -275,7 +237,7 @@ func (e *evaluator) activeInvalidParams() {
 
 // activePrompt records the --allow-prompt run.
 func (e *evaluator) activePrompt() {
-	frames := stepRange(e.frames, promptStep{}.Name())
+	frames := e.x.StepRange(promptStep{}.Name())
 	if frames == nil {
 		return
 	}
@@ -288,20 +250,19 @@ func (e *evaluator) activePrompt() {
 		case f.Dir == jsonrpc.DirAgent && f.Msg != nil && f.Msg.Method == acp.MethodSessionUpdate:
 			kind := acp.ParseObject(f.Msg.Params).Object("update").String("sessionUpdate")
 			run.Updates[kind]++
-		case f.Dir == jsonrpc.DirEvent && f.Kind == "prompt-window":
-			var p struct{ WindowMs float64 }
-			_ = json.Unmarshal(f.Raw, &p)
+		case record.PromptWindow.Is(f):
+			p, _ := record.PromptWindow.Decode(f)
 			run.WindowMs = p.WindowMs
 		}
 	}
 	if reqSeq == 0 {
 		return
 	}
-	if e.r.PromptShapes == nil {
-		e.r.PromptShapes = &probe.PromptShapes{Session: "nonexistent", SessionCreated: true, Probes: []probe.ShapeProbe{}, InferredBranches: []probe.ShapeBranch{}}
+	if e.shapes == nil {
+		e.shapes = &probe.PromptShapes{Session: "nonexistent", SessionCreated: true, Probes: []probe.ShapeProbe{}, InferredBranches: []probe.ShapeBranch{}}
 	}
-	e.r.PromptShapes.Prompt = run
-	answer, ok := e.answer[reqSeq]
+	e.shapes.Prompt = run
+	answer, ok := e.x.AnswerTo(reqSeq)
 	run.SchemaAccepted = true
 	if !ok {
 		return

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -9,16 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
-
-// deepVersion is the protocolVersion the second connection of `acpprobe check --deep` asks
-// for (internal/cli's deepVersion): no protocol has it, so an agent must answer the latest
-// version it supports instead.
-const deepVersion = 999
 
 // shapeNames are the prompt shapes of `check --prompt-shapes`, in the order they are sent: a
 // valid control, then the malformed shapes every validator must reject.
@@ -27,62 +23,52 @@ var shapeNames = []string{
 	"role-content-blocks", "message-content-string", "message-content-blocks", "type-user", "kind-text",
 }
 
-// checked is `acpprobe check --prompt-shapes --deep` run through the library: the probe with
-// the active conformance steps, a second initialize-only connection asking for deepVersion,
-// then conformance.Evaluate and Judge (fail on MANDATORY, no baseline). Each connection has
-// its own log here; the CLI records both in one log and splits it (conformance.SplitDeep),
-// which TestCLICheckGeminiText covers.
+// checked is `acpprobe check --prompt-shapes --deep` run through the library (acpprobe.Run):
+// the probe with the active conformance steps, then a second initialize-only connection asking
+// for acpprobe.DeepVersion in the same log, then the analysis and the verdict (fail on
+// MANDATORY, no baseline).
 type checked struct {
-	probed        // the main connection, with the active steps; res.Findings is set
-	deep   probed // the initialize-only connection
+	probed // the whole record (both connections); res is the report
+	// deep are the frames of the initialize-only connection, split off the record.
+	deep []jsonrpc.Frame
 	// optionalSeen lists the "allowed but not required" findings this run had.
 	optionalSeen []string
 }
 
-// checkAgent runs the check of argv in a fresh sandbox (both connections share it, as the CLI's
-// do) and checks both connections like probeAgent does.
+// checkAgent runs the check of argv in a fresh sandbox and checks the record like probeAgent
+// does.
 func checkAgent(t *testing.T, extraEnv []string, argv ...string) checked {
 	t.Helper()
 	box := newSandbox(t, extraEnv...)
-	main := probeIn(t, box, argv, func(o *probe.Options) {
-		o.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: true})
-	})
+	main := probeIn(t, box, argv, &acpprobe.Check{PromptShapes: true, Deep: true})
 	if main.res.ProtocolVersion == nil {
 		// Every agent of the suite answers initialize; without that there is nothing to check.
 		t.Fatalf("initialize was not answered (error %v)", main.res.Error)
 	}
-	deep := probeIn(t, box, argv, func(o *probe.Options) {
-		o.ProtocolVersion = deepVersion
-		o.InitializeOnly = true
-	})
-	findings, err := conformance.Evaluate(main.log.Frames(), main.res, conformance.Options{Deep: deep.log.Frames()})
-	if err != nil {
-		t.Fatalf("conformance.Evaluate: %v", err)
-	}
-	main.res.Findings = findings
-	conformance.Judge(main.res, probe.TierMandatory, nil, "")
-	for _, f := range findings {
+	for _, f := range main.res.Findings {
 		t.Logf("finding %s %s [seq %d %s]: %s", f.Tier, f.ID, f.Seq, f.Pointer, f.Message)
 	}
+	_, deep := record.Split(main.log.Frames())
 	c := checked{probed: main, deep: deep}
 	c.checkDeep(t)
 	c.checkSteps(t)
 	return c
 }
 
-// checkDeep asserts the deep connection: it asked for deepVersion, stopped after initialize,
+// checkDeep asserts the deep connection: it asked for DeepVersion, stopped after initialize,
 // and the agent answered protocolVersion 1 (so protocol.version-negotiation must not appear;
 // the exact finding lists assert that).
 func (c checked) checkDeep(t *testing.T) {
 	t.Helper()
-	// Evaluate reads the version asked for from the connection's first frame, its spawn event.
-	frames := c.deep.log.Frames()
-	var spawn probe.SpawnInfo
-	if len(frames) == 0 || frames[0].Dir != jsonrpc.DirEvent || frames[0].Kind != probe.EventSpawn ||
-		json.Unmarshal(frames[0].Raw, &spawn) != nil {
-		t.Fatalf("deep: the log does not start with a spawn event")
+	frames := c.deep
+	if len(frames) == 0 {
+		t.Fatalf("deep: the record holds no second connection")
 	}
-	check(t, "deep: spawn.protocolVersion", spawn.ProtocolVersion, deepVersion)
+	spawn, ok := record.Spawn.Decode(frames[0])
+	if !ok {
+		t.Fatalf("deep: the connection does not start with a spawn event")
+	}
+	check(t, "deep: spawn.protocolVersion", spawn.ProtocolVersion, acpprobe.DeepVersion)
 	check(t, "deep: spawn.initializeOnly", spawn.InitializeOnly, true)
 	var asked []string
 	for _, f := range frames {
@@ -90,25 +76,21 @@ func (c checked) checkDeep(t *testing.T) {
 			asked = append(asked, f.Msg.Method)
 			if f.Msg.Method == acp.MethodInitialize {
 				check(t, "deep: initialize protocolVersion", string(acp.ParseObject(f.Msg.Params)["protocolVersion"]),
-					fmt.Sprint(deepVersion))
+					fmt.Sprint(acpprobe.DeepVersion))
 			}
 		}
 	}
 	check(t, "deep: client requests", asked, []string{acp.MethodInitialize})
-	// Not asserted: the deep Result's error. probe's builder does not know an initialize-only
-	// run and reports agent_crashed at session/new for the session/new it never sent;
-	// Evaluate only reads the answered version, so no finding depends on it.
-	if e := c.deep.res.Error; e != nil {
-		t.Logf("deep: result error %s at %s: %s", e.Code, e.Stage, e.Message)
-	}
 	for _, f := range frames {
 		if f.Dir == jsonrpc.DirAgent && f.Msg != nil && f.Msg.Kind() == jsonrpc.Response && f.Msg.Err() != nil {
 			t.Errorf("deep: the agent answered with an error: %.300s", f.Raw)
 		}
 	}
-	check(t, "deep: protocolVersion answered", c.deep.res.ProtocolVersion, new(1))
-	// Evaluate reads the deep connection from its frames, not from the Result.
-	check(t, "deep: protocolVersion from the frames", probe.FromFrames(frames).ProtocolVersion, new(1))
+	deep := probe.Derive(record.New(frames), nil)
+	check(t, "deep: protocolVersion answered", deep.ProtocolVersion, new(1))
+	if deep.Error != nil {
+		t.Errorf("deep: result error %s at %s: %s", deep.Error.Code, deep.Error.Stage, deep.Error.Message)
+	}
 }
 
 // checkSteps asserts that every active step ran and every request of the steps was answered.
@@ -117,14 +99,14 @@ func (c checked) checkSteps(t *testing.T) {
 	var steps []string
 	requests := map[string]int64{} // id key → seq, of the client's requests after the first step
 	inSteps := false
-	for _, f := range c.log.Frames() {
+	main, _ := record.Split(c.log.Frames())
+	for _, f := range main {
 		switch {
-		case f.Dir == jsonrpc.DirEvent && f.Kind == probe.EventStep:
-			var p struct{ Name string }
-			_ = json.Unmarshal(f.Raw, &p)
+		case record.Step.Is(f):
+			p, _ := record.Step.Decode(f)
 			steps = append(steps, p.Name)
 			inSteps = true
-		case f.Dir == jsonrpc.DirEvent && f.Kind == probe.EventTeardown:
+		case record.Teardown.Is(f):
 			inSteps = false
 		case inSteps && f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request:
 			if k, ok := jsonrpc.IDKey(f.Msg.ID); ok {
@@ -154,7 +136,7 @@ func (c *checked) wantFindings(t *testing.T, want []string, optional map[string]
 			c.optionalSeen = append(c.optionalSeen, f.ID)
 			continue
 		}
-		got = append(got, strings.TrimSpace(f.Tier+" "+f.ID+" "+f.Pointer))
+		got = append(got, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
 	}
 	slices.Sort(got)
 	want = slices.Clone(want)
@@ -194,7 +176,7 @@ func (c checked) wantSays(t *testing.T, id, text string) {
 
 // wantVerdict asserts the verdict of Judge with --fail-on mandatory and no baseline; the
 // counts do not include the optional findings wantFindings saw (so call it after that).
-func (c checked) wantVerdict(t *testing.T, failed bool, counts map[string]int) {
+func (c checked) wantVerdict(t *testing.T, failed bool, counts map[probe.Tier]int) {
 	t.Helper()
 	v := c.res.Verdict
 	if v == nil {
@@ -233,9 +215,9 @@ func (c checked) wantShapes(t *testing.T, w shapesWant) {
 	names := []string{}
 	for _, p := range ps.Probes {
 		names = append(names, p.Name)
-		wantOutcome, wantCode := "rejected", w.rejectCode
+		wantOutcome, wantCode := probe.ShapeRejected, w.rejectCode
 		if p.Name == shapeNames[0] {
-			wantOutcome, wantCode = "accepted", w.controlCode
+			wantOutcome, wantCode = probe.ShapeAccepted, w.controlCode
 		}
 		code := 0
 		if p.Code != nil {
@@ -298,7 +280,7 @@ func TestCheckCodexACP(t *testing.T) {
 		// The serde validator lists audio; promptCapabilities.audio is false.
 		"INFO capability.prompt-content",
 	}, map[string]string{"protocol.leftover-processes": leftoverWhy})
-	c.wantVerdict(t, true, map[string]int{probe.TierMandatory: 2, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 4})
+	c.wantVerdict(t, true, map[probe.Tier]int{probe.TierMandatory: 2, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 4})
 	c.wantSays(t, "capability.prompt-content", "audio")
 
 	// Both MANDATORY findings are the one line that answers the notification.
@@ -334,7 +316,7 @@ func TestCheckGeminiCLI(t *testing.T) {
 		"ADVISORY protocol.invalid-params /error/code",
 		"INFO capability.legacy-method",
 	}, nil)
-	c.wantVerdict(t, false, map[string]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 1})
+	c.wantVerdict(t, false, map[probe.Tier]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 1})
 	c.wantSays(t, "protocol.invalid-params", `-32603 "Internal error"`)
 	c.wantSays(t, "capability.legacy-method", "-32602")
 
@@ -371,7 +353,7 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 			if tc.refused {
 				check(t, "error.code", errorCode(c.res), probe.ErrUnknown)
 			} else {
-				check(t, "error.code", errorCode(c.res), "")
+				check(t, "error.code", errorCode(c.res), probe.ErrorCode(""))
 			}
 
 			want := []string{
@@ -381,7 +363,7 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 				"INFO capability.prompt-content",
 				"INFO capability.legacy-method",
 			}
-			counts := map[string]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 3}
+			counts := map[probe.Tier]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 3}
 			if !tc.refused {
 				want = append(want, "INFO schema.legacy-field /result/models")
 				counts[probe.TierInfo]++
@@ -404,7 +386,7 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 	}
 }
 
-func errorCode(r *probe.Result) string {
+func errorCode(r *probe.Result) probe.ErrorCode {
 	if r.Error == nil {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // TestClaudeAgentACP probes @zed-industries/claude-agent-acp 0.23.1 (which bundles Claude
@@ -101,7 +102,7 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 func checkClaudeRefusedAsRoot(t *testing.T, p probed) {
 	t.Helper()
 	r := p.res
-	p.wantError(t, probe.ErrUnknown, probe.StageSessionNew,
+	p.wantError(t, probe.ErrUnknown, record.StageSessionNew,
 		`{"code":-32603,"message":"Internal error","data":{"details":"Query closed before response received"}}`)
 	check(t, "auth.status", r.Auth.Status, probe.AuthUnknown)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")

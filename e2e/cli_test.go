@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -34,7 +35,7 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 		t.Fatalf("result has no error; stdout:\n%s", stdout)
 	}
 	check(t, "error.code", res.Error.Code, probe.ErrAuthRequired)
-	check(t, "error.stage", res.Error.Stage, probe.StageSessionNew)
+	check(t, "error.stage", res.Error.Stage, record.StageSessionNew)
 	check(t, "auth.status", res.Auth.Status, probe.AuthRequired)
 	check(t, "agent.cwd", res.Agent.Cwd, box.cwd)
 	if res.AgentInfo == nil || res.AgentInfo.Name != "codex-acp" {
@@ -46,8 +47,8 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 	checkGone(t, box, res)
 
 	env := errorEnvelope(t, stderr)
-	check(t, "envelope.error.code", env.Code, probe.ErrAuthRequired)
-	check(t, "envelope.error.stage", env.Stage, probe.StageSessionNew)
+	check(t, "envelope.error.code", env.Code, string(probe.ErrAuthRequired))
+	check(t, "envelope.error.stage", env.Stage, string(record.StageSessionNew))
 	check(t, "envelope.error.exitCode", env.ExitCode, 4)
 	if !strings.Contains(env.Message, "-32000") {
 		t.Errorf("envelope.error.message %q does not quote the agent's -32000", env.Message)
@@ -87,7 +88,7 @@ func TestCLICheckCodexJSON(t *testing.T) {
 			t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
 			continue
 		}
-		got = append(got, strings.TrimSpace(f.Tier+" "+f.ID+" "+f.Pointer))
+		got = append(got, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
 	}
 	slices.Sort(got)
 	check(t, "findings", got, []string{
@@ -104,7 +105,7 @@ func TestCLICheckCodexJSON(t *testing.T) {
 	checkGone(t, box, res)
 
 	env := errorEnvelope(t, stderr)
-	check(t, "envelope.error.code", env.Code, probe.ErrAuthRequired)
+	check(t, "envelope.error.code", env.Code, string(probe.ErrAuthRequired))
 	check(t, "envelope.error.exitCode", env.ExitCode, 1)
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // TestCodexACP probes @zed-industries/codex-acp 0.16.0: no credentials, so session/new answers
@@ -36,7 +37,7 @@ func TestCodexACP(t *testing.T) {
 		{ID: "openai-api-key", Type: "env_var", Vars: []string{"OPENAI_API_KEY"}},
 	})
 
-	p.wantError(t, probe.ErrAuthRequired, probe.StageSessionNew, `{"code":-32000,"message":"Authentication required"}`)
+	p.wantError(t, probe.ErrAuthRequired, record.StageSessionNew, `{"code":-32000,"message":"Authentication required"}`)
 	check(t, "auth.status", r.Auth.Status, probe.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
 

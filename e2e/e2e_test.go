@@ -20,8 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -132,10 +134,11 @@ func probeAgent(t *testing.T, extraEnv []string, argv ...string) probed {
 	return probeIn(t, newSandbox(t, extraEnv...), argv, nil)
 }
 
-// probeIn probes argv through the library in box, with the suite's budgets and a fresh log;
-// tune, when not nil, adjusts the options (steps, protocol version, …) before the run. It
-// checks what must hold for every agent (see probeAgent).
-func probeIn(t *testing.T, box sandbox, argv []string, tune func(*probe.Options)) probed {
+// probeIn probes argv through the library (acpprobe.Run: the report the CLI prints) in box,
+// with the suite's budgets and a fresh log; check, when not nil, adds the active checks and a
+// verdict (fail on MANDATORY, no baseline). It checks what must hold for every agent (see
+// probeAgent).
+func probeIn(t *testing.T, box sandbox, argv []string, check *acpprobe.Check) probed {
 	t.Helper()
 	log := jsonrpc.NewLog()
 	opts := probe.Options{
@@ -146,14 +149,15 @@ func probeIn(t *testing.T, box sandbox, argv []string, tune func(*probe.Options)
 		RequestTimeout: requestTimeout,
 		Log:            log,
 	}
-	if tune != nil {
-		tune(&opts)
+	ro := acpprobe.Options{Probe: opts, Check: check}
+	if check != nil {
+		ro.Analyze.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*probeTimeout)
 	defer cancel()
-	res, err := probe.Run(ctx, opts)
+	res, err := acpprobe.Run(ctx, ro)
 	if err != nil {
-		t.Fatalf("probe.Run: %v", err)
+		t.Fatalf("acpprobe.Run: %v", err)
 	}
 	t.Logf("%s: %.0f ms (initialize %.0f ms, session/new %.0f ms, methods %.0f ms, teardown %.0f ms); error %v",
 		filepath.Base(argv[0]), res.Timings.TotalMs, res.Timings.SpawnToInitializeMs, res.Timings.SessionNewMs,
@@ -247,6 +251,10 @@ func survivors(home string) []string {
 func check(t *testing.T, what string, got, want any) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
+		if show(got) == show(want) {
+			t.Errorf("%s: %s as %T, want it as %T (compare values of the same type)", what, show(got), got, want)
+			return
+		}
 		t.Errorf("%s:\n got  %s\n want %s", what, show(got), show(want))
 	}
 }
@@ -276,7 +284,7 @@ func checkJSON(t *testing.T, what string, got json.RawMessage, want string) {
 }
 
 // wantError checks the probe error: code, stage and the agent's error object verbatim.
-func (p probed) wantError(t *testing.T, code, stage, agentError string) {
+func (p probed) wantError(t *testing.T, code probe.ErrorCode, stage record.Stage, agentError string) {
 	t.Helper()
 	e := p.res.Error
 	if e == nil {
@@ -291,7 +299,7 @@ func (p probed) wantError(t *testing.T, code, stage, agentError string) {
 // method is the expected support of one optional method: the answer's error code, or 0 for a
 // result.
 type method struct {
-	support string
+	support probe.Support
 	code    int
 }
 

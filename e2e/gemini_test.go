@@ -5,6 +5,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp`: no API key, so
@@ -30,7 +31,7 @@ func TestGeminiCLI(t *testing.T) {
 		{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"},
 	})
 
-	p.wantError(t, probe.ErrAuthRequired, probe.StageSessionNew,
+	p.wantError(t, probe.ErrAuthRequired, record.StageSessionNew,
 		`{"code":-32000,"message":"Gemini API key is missing or not configured."}`)
 	check(t, "auth.status", r.Auth.Status, probe.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acptest"
-	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
@@ -153,5 +153,5 @@ func referenceMatrix(t *testing.T) *matrix.Matrix {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return matrix.Run(ctx, targets, matrix.Options{Steps: conformance.Steps(conformance.StepOptions{})})
+	return matrix.Run(ctx, targets, matrix.Options{Check: &acpprobe.Check{}})
 }

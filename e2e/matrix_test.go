@@ -17,6 +17,7 @@ import (
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // matrixIDs are the agents of TestMatrixRealAgents, in the order given: the three real agents
@@ -159,10 +160,10 @@ func TestMatrixRealAgents(t *testing.T) {
 			if r.AgentInfo == nil || r.AgentInfo.Name+" "+r.AgentInfo.Version != w.version {
 				t.Errorf("agentInfo %s, want %s", show(r.AgentInfo), w.version)
 			}
-			check(t, "auth.status", r.Auth.Status, w.auth)
+			check(t, "auth.status", string(r.Auth.Status), w.auth)
 			check(t, "status", render.Status(row), w.status)
 			if r.Error != nil {
-				check(t, "error.stage", r.Error.Stage, probe.StageSessionNew)
+				check(t, "error.stage", r.Error.Stage, record.StageSessionNew)
 			}
 			var findings []string
 			for _, f := range r.Findings {
@@ -171,7 +172,7 @@ func TestMatrixRealAgents(t *testing.T) {
 					leftover = true
 					continue
 				}
-				findings = append(findings, strings.TrimSpace(f.Tier+" "+f.ID+" "+f.Pointer))
+				findings = append(findings, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
 			}
 			slices.Sort(findings)
 			check(t, "findings", findings, w.findings)
@@ -245,7 +246,7 @@ func TestMatrixRealAgents(t *testing.T) {
 	// transcript is not judged unless asked: exit 4, auth required).
 	anCode, anOut, anErr := execCLI(t, box, "analyze", "--json", filepath.Join(out, "codex.ndjson"))
 	check(t, "analyze codex.ndjson: exit code", anCode, 4)
-	if env := errorEnvelope(t, anErr); env.Code != probe.ErrAuthRequired || env.ExitCode != 4 {
+	if env := errorEnvelope(t, anErr); env.Code != string(probe.ErrAuthRequired) || env.ExitCode != 4 {
 		t.Errorf("analyze codex.ndjson: envelope %+v, want auth_required with exitCode 4", env)
 	}
 	var an map[string]any
@@ -348,9 +349,9 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		if r.ID == "claude" && !strings.HasPrefix(modelCell, "default") {
 			t.Errorf("claude: models %q, want the default model first", modelCell)
 		}
-		n := map[string]int{}
+		n := map[probe.Tier]int{}
 		for _, f := range w.findings {
-			n[strings.Fields(f)[0]]++
+			n[probe.Tier(strings.Fields(f)[0])]++
 		}
 		row := []string{r.ID, w.version, "1", w.auth, w.prompt, w.mcp, w.sessions}
 		row = append(row, strings.Fields(w.methods)...)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/registry"
 )
 
@@ -123,7 +124,7 @@ func TestRegistryIDGemini(t *testing.T) {
 			if ai := r.res.AgentInfo; ai == nil || ai.Name != "gemini-cli" || ai.Version != "0.61.0" {
 				t.Errorf("%s: agentInfo %s, want gemini-cli 0.61.0", r.name, show(ai))
 			}
-			if e := r.res.Error; e == nil || e.Code != probe.ErrAuthRequired || e.Stage != probe.StageSessionNew {
+			if e := r.res.Error; e == nil || e.Code != probe.ErrAuthRequired || e.Stage != record.StageSessionNew {
 				t.Errorf("%s: error %s, want auth_required at session/new", r.name, show(e))
 			}
 			if r.res.Exit != nil {
@@ -150,7 +151,7 @@ func snapshotOutcome(t *testing.T, r cliRun) {
 	switch {
 	case r.res.ProtocolVersion != nil:
 		t.Logf("npm served %s: exit %d, agentInfo %s, error %s", snapshotGeminiArgv[2], r.code, show(r.res.AgentInfo), show(e))
-	case e != nil && e.Code == probe.ErrAgentCrashed && e.Stage == probe.StageInitialize && r.code == 3 &&
+	case e != nil && e.Code == probe.ErrAgentCrashed && e.Stage == record.StageInitialize && r.code == 3 &&
 		strings.Contains(stderr, "ETARGET") && strings.Contains(stderr, "No matching version found for "+snapshotGeminiArgv[2]):
 		t.Logf("NOT A PROBE OF GEMINI-CLI: the npm registry this machine reaches has no %s (npm error ETARGET), so npx "+
 			"exits 1 before initialize (agent_crashed, exit 3) by id and raw alike; only that failure is compared here",
@@ -391,7 +392,7 @@ func probeCLI(t *testing.T, box sandbox, dir, name string, budgets []string, arg
 	tm := r.res.Timings
 	outcome := "no error"
 	if e := r.res.Error; e != nil {
-		outcome = e.Code + " at " + e.Stage + ": " + e.Message
+		outcome = e.Error()
 	}
 	t.Logf("%s: acpprobe probe %s: exit %d in %v (spawn→initialize %.0f ms, total %.0f ms); %s",
 		name, strings.Join(args, " "), code, took.Round(time.Millisecond), tm.SpawnToInitializeMs, tm.TotalMs, outcome)

@@ -251,7 +251,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 		}
 		id, _ := f["id"].(string)
 		tier, _ := f["tier"].(string)
-		if _, ok := conformance.Lookup(id); !ok || !slices.Contains([]string{probe.TierMandatory, probe.TierCapability, probe.TierAdvisory, probe.TierInfo}, tier) {
+		if _, ok := conformance.Lookup(id); !ok || !slices.Contains(probe.Tiers, probe.Tier(tier)) {
 			t.Errorf("%s line %d is not a finding (id %q, tier %q): %s", found, i+1, id, tier, line)
 		}
 		tapFindings = append(tapFindings, f)

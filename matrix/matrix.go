@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/transcript"
@@ -64,8 +64,8 @@ type Event struct {
 type Options struct {
 	// Parallel bounds the agents probed at once (4 when 0).
 	Parallel int
-	// Steps are the active checks run on every agent (see conformance.Steps).
-	Steps []probe.Step
+	// Check, when set, runs the active checks of acpprobe check on every agent.
+	Check *acpprobe.Check
 	// OutDir, when set, receives <id>.json (the result) and <id>.ndjson (the transcript).
 	OutDir string
 	// Redactor filters every record (nil: no redaction).
@@ -131,11 +131,10 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 		return row
 	}
 	row.Transcript = rec.Path
-	log := rec.Log
 	opts := t.Options
-	opts.Log = log
-	opts.Steps = o.Steps
-	if _, err := probe.Run(ctx, opts); err != nil {
+	opts.Log = rec.Log
+	r, err := acpprobe.Run(ctx, acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}})
+	if err != nil {
 		row.Problem = err.Error()
 	}
 	if err := rec.Close(); err != nil && row.Problem == "" {
@@ -143,11 +142,6 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	}
 	if row.Problem != "" {
 		return row
-	}
-	frames := log.Frames()
-	r := probe.FromFrames(frames)
-	if findings, err := conformance.Evaluate(frames, r, conformance.Options{Catalogue: o.Catalogue}); err == nil {
-		r.Findings = findings
 	}
 	row.Result = r
 	if o.OutDir != "" {

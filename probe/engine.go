@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -10,54 +9,24 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// Event kinds the engine records in the log (Frame.Kind of DirEvent frames). Their payloads
-// are JSON objects; FromFrames reads them back.
-const (
-	EventSpawn          = "spawn"           // SpawnInfo: what was launched, how, with which budgets
-	EventSpawnFailed    = "spawn-failed"    // {message}
-	EventStarted        = "started"         // {pid}
-	EventTimeout        = "timeout"         // {stage}: a budget ran out waiting for an answer
-	EventInterrupted    = "interrupted"     // {stage}: the caller cancelled the probe
-	EventAuthPolicyStop = "auth-policy"     // {policy, authMethods}: session/new not called
-	EventMethodsSkipped = "methods-skipped" // {reason}
-	EventStep           = "step"            // {name}: an extra step (Options.Steps) begins
-	EventEOF            = "eof"             // the agent's stdout ended
-	EventTeardown       = "teardown"        // {step}
-	EventExit           = "exit"            // transport.Exit
-	EventDone           = "done"            // the probe is over
-)
-
-// SpawnInfo is the payload of the spawn event: everything about the probe that is not on the
-// wire.
-type SpawnInfo struct {
-	AgentID          string     `json:"agentId,omitempty"`
-	Command          string     `json:"command"`
-	Argv             []string   `json:"argv"`
-	Cwd              string     `json:"cwd"`
-	ProbedAt         string     `json:"probedAt"`
-	ProtocolVersion  int        `json:"protocolVersion"`
-	AuthPolicy       AuthPolicy `json:"authPolicy"`
-	TimeoutMs        float64    `json:"timeoutMs"`
-	StartupTimeoutMs float64    `json:"startupTimeoutMs"`
-	RequestTimeoutMs float64    `json:"requestTimeoutMs"`
-	// InitializeOnly marks a second, initialize-only connection (check --deep).
-	InitializeOnly bool `json:"initializeOnly,omitempty"`
-}
-
-// Run probes one agent. The error is non-nil only when the options are unusable; everything
-// that goes wrong with the agent is reported in Result.Error, next to what was learned.
-// Cancelling ctx interrupts the probe (Error.Code "interrupted") and still tears the agent down.
-func Run(ctx context.Context, opts Options) (*Result, error) {
+// Drive probes one agent and records the session: every frame in both directions, stderr and
+// the engine's events go to opts.Log (a new log when nil), which it returns. It judges nothing:
+// the report is derived from the record (the root acpprobe package's Run and Analyze). The
+// error is non-nil only when the options are unusable; everything that goes wrong with the
+// agent is in the record. Cancelling ctx interrupts the probe (an interrupted event) and still
+// tears the agent down.
+func Drive(ctx context.Context, opts Options) (*jsonrpc.Log, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	e := &engine{opts: opts, log: opts.Log}
 	e.run(ctx)
-	return FromFrames(e.log.Frames()), nil
+	return e.log, nil
 }
 
 type engine struct {
@@ -77,60 +46,58 @@ func (e *engine) run(parent context.Context) {
 	e.parent = parent
 	ctx, cancel := context.WithTimeout(parent, e.opts.Timeout)
 	defer cancel()
-	defer e.event(EventDone, nil)
+	defer record.Done.Emit(e.log, record.None{})
 
-	e.event(EventSpawn, SpawnInfo{
+	record.Spawn.Emit(e.log, record.SpawnInfo{
 		AgentID: e.opts.AgentID, Command: e.opts.Command, Argv: e.opts.Launcher.CommandLine(), Cwd: e.opts.Cwd,
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
-		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: e.opts.AuthPolicy,
+		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: string(e.opts.AuthPolicy),
 		TimeoutMs: ms(e.opts.Timeout), StartupTimeoutMs: ms(e.opts.StartupTimeout), RequestTimeoutMs: ms(e.opts.RequestTimeout),
 		InitializeOnly: e.opts.InitializeOnly,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
 	if err != nil {
-		e.event(EventSpawnFailed, map[string]string{"message": err.Error()})
+		record.SpawnFailed.Emit(e.log, record.Message{Message: err.Error()})
 		return
 	}
 	e.agent = agent
-	e.event(EventStarted, map[string]int{"pid": agent.PID()})
+	record.Started.Emit(e.log, record.Process{PID: agent.PID()})
 	e.conn = jsonrpc.NewConn(agent.Stdout(), agent.Stdin(), jsonrpc.ConnOptions{
 		Log: e.log, MaxLineSize: e.opts.MaxLineSize, Handler: refuse,
 	})
 	e.eof = make(chan struct{})
 	go func() {
 		<-e.conn.Done()
-		e.event(EventEOF, nil)
+		record.EOF.Emit(e.log, record.None{})
 		close(e.eof)
 	}()
 	e.conn.Start()
 	defer e.teardown()
 
 	if !e.initialize(ctx) {
-		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the handshake failed"})
+		e.skipMethods("not probed: the handshake failed")
 		return
 	}
 	if e.opts.InitializeOnly {
-		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed (initialize only)"})
+		e.skipMethods("not probed (initialize only)")
 		return
 	}
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {
-		e.event(EventAuthPolicyStop, map[string]any{"policy": AuthPolicyFail, "authMethods": e.authAdvertis})
+		record.AuthPolicyStop.Emit(e.log, record.AuthPolicy{Policy: string(AuthPolicyFail), AuthMethods: e.authAdvertis})
 	} else {
 		e.newSession(ctx)
 	}
 	switch {
 	case e.opts.SkipMethods:
-		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed (method detection turned off)"})
+		e.skipMethods("not probed (method detection turned off)")
 	case !e.alive():
-		e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the agent had gone"})
+		e.skipMethods("not probed: the agent had gone")
 	case ctx.Err() != nil:
-		e.interruptedOr(StageMethods, func() {
-			e.event(EventMethodsSkipped, map[string]string{"reason": "not probed: the total budget was spent"})
-		})
+		e.interruptedOr(record.StageMethods, func() { e.skipMethods("not probed: the total budget was spent") })
 	default:
 		e.probeMethods(ctx)
 		if parent.Err() != nil {
-			e.event(EventInterrupted, map[string]string{"stage": StageMethods})
+			record.Interrupted.Emit(e.log, record.StageInfo{Stage: record.StageMethods})
 			return
 		}
 	}
@@ -144,7 +111,7 @@ func (e *engine) runSteps(ctx context.Context) {
 		if !e.alive() || ctx.Err() != nil {
 			return
 		}
-		e.event(EventStep, map[string]string{"name": step.Name()})
+		record.Step.Emit(e.log, record.StepInfo{Name: step.Name()})
 		step.Run(ctx, s)
 	}
 }
@@ -179,8 +146,8 @@ func (s *Session) Notify(method string, params any) error { return s.e.conn.Noti
 // Alive reports whether the agent's output is still open.
 func (s *Session) Alive() bool { return s.e.alive() }
 
-// Event records an event in the log.
-func (s *Session) Event(kind string, payload any) { s.e.event(kind, payload) }
+// Log is the session's record, for a step's own events (see the record package).
+func (s *Session) Log() *jsonrpc.Log { return s.e.log }
 
 // initialize performs the first exchange; false means the probe cannot go on.
 func (e *engine) initialize(ctx context.Context) bool {
@@ -196,7 +163,7 @@ func (e *engine) initialize(ctx context.Context) bool {
 	}
 	resp, err := e.conn.Call(ictx, acp.MethodInitialize, params)
 	if err != nil {
-		e.noAnswer(StageInitialize, err)
+		e.noAnswer(record.StageInitialize, err)
 		return false
 	}
 	if resp.Err() != nil {
@@ -211,7 +178,7 @@ func (e *engine) initialize(ctx context.Context) bool {
 func (e *engine) newSession(ctx context.Context) {
 	resp, err := e.conn.Call(ctx, acp.MethodSessionNew, map[string]any{"cwd": e.opts.Cwd, "mcpServers": []any{}})
 	if err != nil {
-		e.noAnswer(StageSessionNew, err)
+		e.noAnswer(record.StageSessionNew, err)
 		return
 	}
 	if resp.Err() == nil {
@@ -221,9 +188,9 @@ func (e *engine) newSession(ctx context.Context) {
 
 // noAnswer records why a call got no answer: the caller gave up (interrupted) or the budget ran
 // out (timeout). When the agent went away, the eof and exit events already say so.
-func (e *engine) noAnswer(stage string, err error) {
+func (e *engine) noAnswer(stage record.Stage, err error) {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		e.interruptedOr(stage, func() { e.event(EventTimeout, map[string]string{"stage": stage}) })
+		e.interruptedOr(stage, func() { record.Timeout.Emit(e.log, record.StageInfo{Stage: stage}) })
 		return
 	}
 	// The agent went away (its output ended, or writing to it failed): let its output drain
@@ -236,9 +203,9 @@ func (e *engine) noAnswer(stage string, err error) {
 	}
 }
 
-func (e *engine) interruptedOr(stage string, otherwise func()) {
+func (e *engine) interruptedOr(stage record.Stage, otherwise func()) {
 	if e.parent.Err() != nil {
-		e.event(EventInterrupted, map[string]string{"stage": stage})
+		record.Interrupted.Emit(e.log, record.StageInfo{Stage: stage})
 		return
 	}
 	otherwise()
@@ -327,24 +294,20 @@ func (e *engine) teardown() {
 		t.Stop()
 	}
 	if e.sessionID != "" && e.canClose && e.alive() {
-		e.event(EventTeardown, map[string]string{"step": "session/close"})
+		record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownSessionClose})
 		cctx, cancel := context.WithTimeout(context.Background(), min(e.opts.RequestTimeout, e.opts.Grace))
 		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
 		cancel()
 	}
-	e.event(EventTeardown, map[string]string{"step": "ladder"})
+	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder})
 	exit := e.agent.Shutdown(context.Background(), e.opts.Grace)
 	<-e.eof
 	e.conn.Wait()
-	e.event(EventExit, exit)
+	record.Exit.Emit(e.log, exit)
 }
 
-func (e *engine) event(kind string, payload any) {
-	var b []byte
-	if payload != nil {
-		b, _ = json.Marshal(payload)
-	}
-	e.log.Event(kind, b)
+func (e *engine) skipMethods(reason string) {
+	record.MethodsSkipped.Emit(e.log, record.Reason{Reason: reason})
 }
 
 // stderrSink records each stderr chunk of the agent in the log.

@@ -6,17 +6,19 @@ import (
 
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
-// Probe the built-in reference agent in-process. For a real agent, use a
-// transport.Command{Argv: []string{"npx", "-y", "@zed-industries/claude-agent-acp"}} launcher.
-func ExampleRun() {
-	r, err := probe.Run(context.Background(), probe.Options{
+// Drive the built-in reference agent in-process and derive the facts of its record. (For the
+// whole report, findings included, use the root package: acpprobe.Run.)
+func ExampleDrive() {
+	log, err := probe.Drive(context.Background(), probe.Options{
 		Launcher: acptest.Launcher(acptest.Config{Persona: "gemini"}),
 	})
 	if err != nil {
 		panic(err) // only unusable options end up here
 	}
+	r := probe.Derive(record.New(log.Frames()), nil)
 	fmt.Println("protocol:", *r.ProtocolVersion)
 	fmt.Println("agent:", r.AgentInfo.Name)
 	fmt.Println("audio prompts:", r.Capabilities.PromptCapabilities.Audio)

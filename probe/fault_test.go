@@ -9,6 +9,7 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -28,25 +29,25 @@ func TestFaultSuite(t *testing.T) {
 	cases := []struct {
 		name   string
 		cfg    acptest.Config
-		code   string // "" = success
-		stage  string
+		code   probe.ErrorCode // "" = success
+		stage  record.Stage
 		exitBy string
 		check  func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame)
 		// budget replaces the total budget for floods that take long under -race.
 		budget time.Duration
 	}{
-		{name: "crash at initialize", cfg: claude(acptest.Faults{ExitBefore: "initialize"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: probe.StageInitialize, exitBy: "self"},
-		{name: "crash at session/new", cfg: claude(acptest.Faults{ExitBefore: "session/new"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: probe.StageSessionNew, exitBy: "self"},
-		{name: "crash during method detection", cfg: claude(acptest.Faults{ExitBefore: "session/resume"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: probe.StageMethods, exitBy: "self"},
-		{name: "hang at initialize", cfg: claude(acptest.Faults{HangOn: "initialize"}, acptest.Stress{}), code: probe.ErrInitializeTimeout, stage: probe.StageInitialize, exitBy: "sigterm"},
-		{name: "hang at session/new", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{}), code: probe.ErrSessionNewTimeout, stage: probe.StageSessionNew, exitBy: "sigterm"},
+		{name: "crash at initialize", cfg: claude(acptest.Faults{ExitBefore: "initialize"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
+		{name: "crash at session/new", cfg: claude(acptest.Faults{ExitBefore: "session/new"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self"},
+		{name: "crash during method detection", cfg: claude(acptest.Faults{ExitBefore: "session/resume"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageMethods, exitBy: "self"},
+		{name: "hang at initialize", cfg: claude(acptest.Faults{HangOn: "initialize"}, acptest.Stress{}), code: probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm"},
+		{name: "hang at session/new", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{}), code: probe.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigterm"},
 		{name: "hang during method detection", cfg: claude(acptest.Faults{HangOn: "session/list"}, acptest.Stress{}), exitBy: "sigterm",
 			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
 				if r.Methods["session/list"].Support != probe.Unknown {
 					t.Errorf("session/list = %+v", r.Methods["session/list"])
 				}
 			}},
-		{name: "hang and ignore SIGTERM", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{IgnoreSIGTERM: true}), code: probe.ErrSessionNewTimeout, stage: probe.StageSessionNew, exitBy: "sigkill"},
+		{name: "hang and ignore SIGTERM", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{IgnoreSIGTERM: true}), code: probe.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigkill"},
 		{name: "grandchild keeps stdout open", cfg: claude(acptest.Faults{}, acptest.Stress{Grandchild: true}), exitBy: "stdin",
 			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
 				if !r.Exit.GroupKilled {
@@ -65,7 +66,7 @@ func TestFaultSuite(t *testing.T) {
 					t.Errorf("the 5 MiB notification was not read whole: %+v", r.Notifications)
 				}
 			}},
-		{name: "response with a wrong id", cfg: claude(acptest.Faults{}, acptest.Stress{WrongID: true}), code: probe.ErrInitializeTimeout, stage: probe.StageInitialize, exitBy: "stdin"},
+		{name: "response with a wrong id", cfg: claude(acptest.Faults{}, acptest.Stress{WrongID: true}), code: probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "stdin"},
 		{name: "duplicate response", cfg: claude(acptest.Faults{}, acptest.Stress{DuplicateID: true}), exitBy: "stdin"},
 		{name: "invalid UTF-8 and NUL bytes", cfg: claude(acptest.Faults{}, acptest.Stress{InvalidBytes: true}), exitBy: "stdin",
 			check: func(t *testing.T, _ *probe.Result, frames []jsonrpc.Frame) {
@@ -76,7 +77,7 @@ func TestFaultSuite(t *testing.T) {
 				}
 				t.Error("the invalid line is not in the log byte for byte")
 			}},
-		{name: "a protocol version the probe cannot speak", cfg: claude(acptest.Faults{AnswerVersion: 3}, acptest.Stress{}), code: probe.ErrProtocolMismatch, stage: probe.StageInitialize, exitBy: "stdin"},
+		{name: "a protocol version the probe cannot speak", cfg: claude(acptest.Faults{AnswerVersion: 3}, acptest.Stress{}), code: probe.ErrProtocolMismatch, stage: record.StageInitialize, exitBy: "stdin"},
 		{name: "agent to client requests are all refused", cfg: claude(acptest.Faults{ClientRequests: []string{"fs/read_text_file", "fs/write_text_file",
 			"terminal/create", "session/request_permission", "elicitation/create"}}, acptest.Stress{}), exitBy: "stdin",
 			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
@@ -103,13 +104,13 @@ func TestFaultSuite(t *testing.T) {
 					}
 				}
 			}},
-		{name: "stdout closed while the process lives on", cfg: claude(acptest.Faults{}, acptest.Stress{CloseStdoutBefore: "session/new"}), code: probe.ErrAgentCrashed, stage: probe.StageSessionNew, exitBy: "sigterm",
+		{name: "stdout closed while the process lives on", cfg: claude(acptest.Faults{}, acptest.Stress{CloseStdoutBefore: "session/new"}), code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "sigterm",
 			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
 				if !strings.Contains(r.Error.Message, "still running") {
 					t.Errorf("message = %q", r.Error.Message)
 				}
 			}},
-		{name: "immediate exit 0", cfg: claude(acptest.Faults{}, acptest.Stress{ExitImmediately: true}), code: probe.ErrAgentCrashed, stage: probe.StageInitialize, exitBy: "self"},
+		{name: "immediate exit 0", cfg: claude(acptest.Faults{}, acptest.Stress{ExitImmediately: true}), code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func FuzzAgentOutput(f *testing.F) {
 			_, err := w.Write(out)
 			return err
 		}}
-		r, err := probe.Run(context.Background(), probe.Options{
+		r, err := driveAndDerive(context.Background(), probe.Options{
 			Launcher: agent, Cwd: "/", Timeout: 2 * time.Second, RequestTimeout: 200 * time.Millisecond,
 			Grace: 50 * time.Millisecond, MaxLineSize: 256,
 		})

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -60,7 +62,7 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.R
 	if tweak != nil {
 		tweak(&opts)
 	}
-	r, err := probe.Run(context.Background(), opts)
+	r, err := driveAndDerive(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -83,8 +85,8 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.R
 	return r, log.Frames()
 }
 
-func support(r *probe.Result) map[string]string {
-	m := map[string]string{}
+func support(r *probe.Result) map[string]probe.Support {
+	m := map[string]probe.Support{}
 	for k, v := range r.Methods {
 		m[k] = v.Support
 	}
@@ -151,12 +153,12 @@ func TestClaudePersona(t *testing.T) {
 	if r.Reasoning != nil {
 		t.Errorf("reasoning = %+v, want nil (no thought_level option)", r.Reasoning)
 	}
-	wantSupport := map[string]string{
+	wantSupport := map[string]probe.Support{
 		"session/set_config_option": probe.Supported, "session/set_mode": probe.Supported, "session/set_model": probe.Supported,
 		"session/load": probe.Supported, "session/resume": probe.Supported, "session/fork": probe.Supported,
 		"session/list": probe.Supported, "session/close": probe.Supported, "session/delete": probe.Unsupported,
 	}
-	if got := support(r); !mapsEqual(got, wantSupport) {
+	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
 	}
 	if m := r.Methods["session/load"]; m.Code == nil || *m.Code != jsonrpc.CodeResourceNotFound {
@@ -186,7 +188,7 @@ func TestClaudePersona(t *testing.T) {
 
 func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
 	r, frames := run(t, acptest.Config{Persona: "codex"}, nil)
-	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Error.Stage != probe.StageSessionNew {
+	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Error.Stage != record.StageSessionNew {
 		t.Fatalf("error = %+v, want auth_required at session/new", r.Error)
 	}
 	if string(r.Error.AgentError) != `{"code":-32000,"message":"Authentication required"}` {
@@ -208,12 +210,12 @@ func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
 	if !r.Capabilities.LoadSession || !r.Capabilities.Auth.Logout || !r.Capabilities.SessionCapabilities.List {
 		t.Errorf("capabilities lost after the failure: %+v", r.Capabilities)
 	}
-	wantSupport := map[string]string{
+	wantSupport := map[string]probe.Support{
 		"session/set_config_option": probe.Supported, "session/set_mode": probe.Supported, "session/set_model": probe.Unsupported,
 		"session/load": probe.Supported, "session/resume": probe.Supported, "session/fork": probe.Unsupported,
 		"session/list": probe.Supported, "session/close": probe.Supported, "session/delete": probe.Unsupported,
 	}
-	if got := support(r); !mapsEqual(got, wantSupport) {
+	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
 	}
 	if c := r.Methods["session/list"].Code; c == nil || *c != jsonrpc.CodeAuthRequired {
@@ -288,33 +290,33 @@ func TestFaults(t *testing.T) {
 		name      string
 		cfg       acptest.Config
 		tweak     func(*probe.Options)
-		code      string // expected error code ("" = success)
-		stage     string
+		code      probe.ErrorCode // expected error code ("" = success)
+		stage     record.Stage
 		exitBy    string // how the agent ended ("" = don't care)
 		exitCode  int    // when exitBy is self: the status
 		stderrHas string
 	}{
 		{name: "hang on initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "initialize"}},
 			tweak: func(o *probe.Options) { o.StartupTimeout = 300 * time.Millisecond },
-			code:  probe.ErrInitializeTimeout, stage: probe.StageInitialize, exitBy: "sigterm", stderrHas: "hanging on initialize"},
+			code:  probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm", stderrHas: "hanging on initialize"},
 		{name: "hang on session/new", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/new"}},
 			tweak: func(o *probe.Options) { o.Timeout = 700 * time.Millisecond },
-			code:  probe.ErrSessionNewTimeout, stage: probe.StageSessionNew, exitBy: "sigterm"},
+			code:  probe.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigterm"},
 		{name: "exit before initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "initialize"}},
-			code: probe.ErrAgentCrashed, stage: probe.StageInitialize, exitBy: "self", exitCode: acptest.ExitBeforeStatus, stderrHas: "exiting before answering initialize"},
+			code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self", exitCode: acptest.ExitBeforeStatus, stderrHas: "exiting before answering initialize"},
 		{name: "exit before session/new", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "session/new"}},
-			code: probe.ErrAgentCrashed, stage: probe.StageSessionNew, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
+			code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
 		{name: "exit before a method probe", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "session/set_mode"}},
-			code: probe.ErrAgentCrashed, stage: probe.StageMethods, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
+			code: probe.ErrAgentCrashed, stage: record.StageMethods, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
 		{name: "garbage on stdout", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{GarbageStdout: true}},
 			exitBy: "stdin"},
 		{name: "slow start within budget", cfg: acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 100 * time.Millisecond}},
 			exitBy: "stdin"},
 		{name: "slow start over the startup budget", cfg: acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 5 * time.Second}},
 			tweak: func(o *probe.Options) { o.StartupTimeout = 200 * time.Millisecond },
-			code:  probe.ErrInitializeTimeout, stage: probe.StageInitialize, exitBy: "sigterm"},
+			code:  probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm"},
 		{name: "protocol version the probe cannot speak", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{AnswerVersion: 7}},
-			code: probe.ErrProtocolMismatch, stage: probe.StageInitialize, exitBy: "stdin"},
+			code: probe.ErrProtocolMismatch, stage: record.StageInitialize, exitBy: "stdin"},
 		{name: "hang on a method probe leaves it unknown", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/list"}},
 			tweak:  func(o *probe.Options) { o.RequestTimeout = 300 * time.Millisecond },
 			exitBy: "sigterm"},
@@ -431,7 +433,7 @@ func TestInterruptTearsDown(t *testing.T) {
 			cancel()
 		}
 	})
-	r, err := probe.Run(ctx, probe.Options{
+	r, err := driveAndDerive(ctx, probe.Options{
 		Launcher: agentProcess(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/new"}}),
 		Cwd:      t.TempDir(), Grace: 300 * time.Millisecond, Log: log,
 	})
@@ -462,11 +464,11 @@ func TestAuthPolicyFail(t *testing.T) {
 }
 
 func TestSpawnFailed(t *testing.T) {
-	r, err := probe.Run(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"/nonexistent/acpprobe-agent"}}})
+	r, err := driveAndDerive(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"/nonexistent/acpprobe-agent"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Error == nil || r.Error.Code != probe.ErrSpawnFailed || r.Error.Stage != probe.StageSpawn {
+	if r.Error == nil || r.Error.Code != probe.ErrSpawnFailed || r.Error.Stage != record.StageSpawn {
 		t.Fatalf("error = %+v", r.Error)
 	}
 	if !strings.Contains(r.Error.Message, "/nonexistent/acpprobe-agent") {
@@ -522,27 +524,15 @@ func TestProbeSendsNothingHarmful(t *testing.T) {
 }
 
 func TestInvalidOptions(t *testing.T) {
-	if _, err := probe.Run(context.Background(), probe.Options{}); err == nil {
+	if _, err := probe.Drive(context.Background(), probe.Options{}); err == nil {
 		t.Error("no launcher accepted")
 	}
-	if _, err := probe.Run(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"true"}}, Cwd: "relative/dir"}); err == nil {
+	if _, err := probe.Drive(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"true"}}, Cwd: "relative/dir"}); err == nil {
 		t.Error("relative cwd accepted")
 	}
-	if _, err := probe.Run(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"true"}}, AuthPolicy: "maybe"}); err == nil {
+	if _, err := probe.Drive(context.Background(), probe.Options{Launcher: transport.Command{Argv: []string{"true"}}, AuthPolicy: "maybe"}); err == nil {
 		t.Error("unknown auth policy accepted")
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestInitializeOnly is the --deep connection: initialize, nothing else, and no error.
@@ -559,4 +549,13 @@ func TestInitializeOnly(t *testing.T) {
 	if r.ProtocolVersion == nil || *r.ProtocolVersion != 1 {
 		t.Errorf("protocolVersion = %v", r.ProtocolVersion)
 	}
+}
+
+// driveAndDerive drives a probe and derives its result (the probe package's half of acpprobe.Run).
+func driveAndDerive(ctx context.Context, opts probe.Options) (*probe.Result, error) {
+	log, err := probe.Drive(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return probe.Derive(record.New(log.Frames()), nil), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -117,17 +118,20 @@ type Experimental struct {
 	PositionEncoding bool `json:"positionEncoding"`
 }
 
+// AuthState is the answer of AuthStatus.
+type AuthState string
+
 // Authentication statuses.
 const (
-	AuthAuthenticated = "authenticated" // session/new succeeded without authenticate
-	AuthRequired      = "auth_required" // the agent said authentication is needed
-	AuthUnknown       = "unknown"       // the probe could not tell
+	AuthAuthenticated AuthState = "authenticated" // session/new succeeded without authenticate
+	AuthRequired      AuthState = "auth_required" // the agent said authentication is needed
+	AuthUnknown       AuthState = "unknown"       // the probe could not tell
 )
 
 // AuthStatus is the honest answer to "can a client use this agent without logging in?".
 type AuthStatus struct {
-	Status   string   `json:"status"`
-	Evidence []string `json:"evidence"`
+	Status   AuthState `json:"status"`
+	Evidence []string  `json:"evidence"`
 }
 
 // Reasoning points at the thought_level config option.
@@ -144,17 +148,20 @@ type ModelConfig struct {
 	CurrentValue string   `json:"currentValue,omitempty"`
 }
 
+// Support says whether a method exists.
+type Support string
+
 // Method support values.
 const (
-	Supported   = "supported"   // answered with anything but -32601
-	Unsupported = "unsupported" // answered -32601 method not found
-	Unknown     = "unknown"     // no answer within the request budget
-	Skipped     = "skipped"     // not probed (--no-methods, or the agent was gone)
+	Supported   Support = "supported"   // answered with anything but -32601
+	Unsupported Support = "unsupported" // answered -32601 method not found
+	Unknown     Support = "unknown"     // no answer within the request budget
+	Skipped     Support = "skipped"     // not probed (--no-methods, or the agent was gone)
 )
 
 // MethodSupport is how a method answered a side-effect-free call.
 type MethodSupport struct {
-	Support string  `json:"support"`
+	Support Support `json:"support"`
 	Code    *int    `json:"code"` // the error code of the answer; null for a result or no answer
 	Message string  `json:"message,omitempty"`
 	Ms      float64 `json:"ms"`
@@ -183,54 +190,65 @@ type Raw struct {
 	NewSession json.RawMessage `json:"newSession"`
 }
 
+// ErrorCode says why a probe could not complete.
+type ErrorCode string
+
 // Error codes of a probe that could not complete.
 const (
-	ErrSpawnFailed       = "spawn_failed"
-	ErrInitializeTimeout = "initialize_timeout"
-	ErrSessionNewTimeout = "session_new_timeout"
-	ErrAuthRequired      = "auth_required"
-	ErrProtocolMismatch  = "protocol_mismatch"
-	ErrAgentCrashed      = "agent_crashed"
+	ErrSpawnFailed       ErrorCode = "spawn_failed"
+	ErrInitializeTimeout ErrorCode = "initialize_timeout"
+	ErrSessionNewTimeout ErrorCode = "session_new_timeout"
+	ErrAuthRequired      ErrorCode = "auth_required"
+	ErrProtocolMismatch  ErrorCode = "protocol_mismatch"
+	ErrAgentCrashed      ErrorCode = "agent_crashed"
 	// ErrMetadataRequired: the agent refused the handshake for lack of vendor _meta that a
 	// standard client never sends (a private channel; see extensions.zero-meta-contract).
-	ErrMetadataRequired = "metadata_required"
-	ErrInterrupted      = "interrupted"
-	ErrUnknown          = "unknown"
-)
-
-// Stages of a probe.
-const (
-	StageSpawn      = "spawn"
-	StageInitialize = "initialize"
-	StageSessionNew = "session/new"
-	StageMethods    = "methods"
+	ErrMetadataRequired ErrorCode = "metadata_required"
+	ErrInterrupted      ErrorCode = "interrupted"
+	ErrUnknown          ErrorCode = "unknown"
 )
 
 // Error says why a probe could not complete. What was learned before it is still in the Result.
 type Error struct {
-	Code    string `json:"code"`
-	Stage   string `json:"stage"`
-	Message string `json:"message"`
+	Code    ErrorCode    `json:"code"`
+	Stage   record.Stage `json:"stage"`
+	Message string       `json:"message"`
 	// AgentError is the agent's error object, verbatim, when the agent answered with one.
 	AgentError json.RawMessage `json:"agentError,omitempty"`
 	Stderr     string          `json:"stderr,omitempty"`
 }
 
-func (e *Error) Error() string { return e.Code + " at " + e.Stage + ": " + e.Message }
+func (e *Error) Error() string { return string(e.Code) + " at " + string(e.Stage) + ": " + e.Message }
+
+// Tier is how severe a finding is.
+type Tier string
 
 // Tiers of findings, from most to least severe.
 const (
-	TierMandatory  = "MANDATORY"  // a MUST of the protocol is broken
-	TierCapability = "CAPABILITY" // an advertised capability does not work
-	TierAdvisory   = "ADVISORY"   // a SHOULD, or a robustness problem
-	TierInfo       = "INFO"       // worth knowing
+	TierMandatory  Tier = "MANDATORY"  // a MUST of the protocol is broken
+	TierCapability Tier = "CAPABILITY" // an advertised capability does not work
+	TierAdvisory   Tier = "ADVISORY"   // a SHOULD, or a robustness problem
+	TierInfo       Tier = "INFO"       // worth knowing
 )
+
+// Tiers lists the tiers from most to least severe.
+var Tiers = []Tier{TierMandatory, TierCapability, TierAdvisory, TierInfo}
+
+// Rank orders tiers: 0 is the most severe; unknown tiers rank last.
+func (t Tier) Rank() int {
+	for i, x := range Tiers {
+		if x == t {
+			return i
+		}
+	}
+	return len(Tiers)
+}
 
 // Finding is one departure from the protocol (or a fact worth knowing), found in the recorded
 // session. Errors of the probe itself are never findings.
 type Finding struct {
 	ID       string          `json:"id"`
-	Tier     string          `json:"tier"`
+	Tier     Tier            `json:"tier"`
 	Title    string          `json:"title"`
 	Message  string          `json:"message"`
 	Pointer  string          `json:"pointer,omitempty"`
@@ -263,17 +281,30 @@ type PromptShapes struct {
 
 // ShapeProbe is one prompt shape and the agent's answer.
 type ShapeProbe struct {
-	Name   string          `json:"name"`
-	Prompt json.RawMessage `json:"prompt"`
-	Seq    int64           `json:"seq,omitempty"`
-	// Outcome is rejected (a shape error), accepted (the shape passed validation: a result,
-	// or the same answer as the valid control shape from an agent that validates before it
-	// looks the session up), undetermined (answered like the control by an agent that looks
-	// the session up first), or no-answer.
-	Outcome string          `json:"outcome"`
+	Name    string          `json:"name"`
+	Prompt  json.RawMessage `json:"prompt"`
+	Seq     int64           `json:"seq,omitempty"`
+	Outcome ShapeOutcome    `json:"outcome"`
 	Code    *int            `json:"code"`
 	Answer  json.RawMessage `json:"answer"`
 }
+
+// ShapeOutcome is what an agent did with one prompt shape.
+type ShapeOutcome string
+
+// Shape outcomes.
+const (
+	// ShapeRejected: a shape error.
+	ShapeRejected ShapeOutcome = "rejected"
+	// ShapeAccepted: the shape passed validation (a result, or the same answer as the valid
+	// control shape from an agent that validates before it looks the session up).
+	ShapeAccepted ShapeOutcome = "accepted"
+	// ShapeUndetermined: answered like the control by an agent that looks the session up
+	// first.
+	ShapeUndetermined ShapeOutcome = "undetermined"
+	// ShapeNoAnswer: no answer within the budget.
+	ShapeNoAnswer ShapeOutcome = "no-answer"
+)
 
 // ShapeBranch is one content-block variant the agent's validator accepts.
 type ShapeBranch struct {
@@ -296,13 +327,13 @@ type PromptRun struct {
 
 // Verdict is how acpprobe check judged the findings.
 type Verdict struct {
-	FailOn string `json:"failOn"`
+	FailOn Tier `json:"failOn"`
 	// Failed is true when a finding not in the baseline is at or above FailOn.
 	Failed bool `json:"failed"`
 	// Counts are the findings per tier, not counting known ones.
-	Counts   map[string]int `json:"counts"`
-	Known    int            `json:"known"`
-	Baseline string         `json:"baseline,omitempty"`
+	Counts   map[Tier]int `json:"counts"`
+	Known    int          `json:"known"`
+	Baseline string       `json:"baseline,omitempty"`
 	// Stale are baseline entries that no longer occur.
 	Stale []BaselineEntry `json:"stale"`
 }

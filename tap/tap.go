@@ -8,7 +8,6 @@ package tap
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -36,25 +36,19 @@ type Options struct {
 	Signals <-chan os.Signal
 }
 
-// Event kinds the tap adds to the log.
-const (
-	EventEditorEOF = "editor-eof" // the editor closed the agent's input
-	EventSignal    = "signal"     // {signal}: forwarded to the agent
-)
-
 // Run proxies until the agent has exited and its output is drained, and returns how it ended.
 // The error is non-nil only when the agent could not be started.
 func Run(ctx context.Context, o Options) (transport.Exit, error) {
 	if o.Log == nil {
 		o.Log = jsonrpc.NewLog()
 	}
-	event(o.Log, "spawn", map[string]any{"argv": o.Agent.CommandLine(), "tap": true})
+	record.Spawn.Emit(o.Log, record.SpawnInfo{Argv: o.Agent.CommandLine(), Tap: true})
 	agent, err := o.Agent.Launch(ctx, stderrTee{o.Stderr, o.Log})
 	if err != nil {
-		event(o.Log, "spawn-failed", map[string]string{"message": err.Error()})
+		record.SpawnFailed.Emit(o.Log, record.Message{Message: err.Error()})
 		return transport.Exit{}, err
 	}
-	event(o.Log, "started", map[string]int{"pid": agent.PID()})
+	record.Started.Emit(o.Log, record.Process{PID: agent.PID()})
 
 	editorGone := make(chan struct{})
 	var goneOnce sync.Once
@@ -65,7 +59,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		s := newSplitter(o.Log, jsonrpc.DirClient, o.MaxLineSize)
 		pump(o.Stdin, agent.Stdin(), s)
 		s.flush()
-		event(o.Log, EventEditorEOF, nil)
+		record.EditorEOF.Emit(o.Log, record.None{})
 		leave()
 	}()
 	// agent → editor
@@ -76,7 +70,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 			leave() // the editor stopped reading: it is gone
 		}
 		s.flush()
-		event(o.Log, "eof", nil)
+		record.EOF.Emit(o.Log, record.None{})
 		close(drained)
 	}()
 
@@ -88,7 +82,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 			return
 		}
 		stopping = true
-		event(o.Log, "teardown", map[string]string{"step": "ladder"})
+		record.Teardown.Emit(o.Log, record.TeardownInfo{Step: record.TeardownLadder})
 		go func() { shutdown <- agent.Shutdown(context.Background(), o.Grace) }()
 	}
 	var exit transport.Exit
@@ -96,7 +90,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		select {
 		case sig := <-o.Signals:
 			if s, ok := sig.(syscall.Signal); ok && agent.PID() > 0 {
-				event(o.Log, EventSignal, map[string]string{"signal": s.String()})
+				record.Signal.Emit(o.Log, record.SignalInfo{Signal: s.String()})
 				_ = syscall.Kill(-agent.PID(), s)
 			}
 		case <-editorGone:
@@ -116,8 +110,8 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		}
 	}
 	<-drained
-	event(o.Log, "exit", exit)
-	event(o.Log, "done", nil)
+	record.Exit.Emit(o.Log, exit)
+	record.Done.Emit(o.Log, record.None{})
 	return exit, nil
 }
 
@@ -204,12 +198,4 @@ func (t stderrTee) Write(p []byte) (int, error) {
 		_, _ = t.w.Write(p)
 	}
 	return len(p), nil
-}
-
-func event(log *jsonrpc.Log, kind string, payload any) {
-	var b []byte
-	if payload != nil {
-		b, _ = json.Marshal(payload)
-	}
-	log.Event(kind, b)
 }

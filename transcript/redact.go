@@ -142,10 +142,13 @@ func (r *Redactor) Frame(f jsonrpc.Frame) jsonrpc.Frame {
 		return f
 	}
 	f.Raw = red
+	f.Msg, f.DecodeErr = nil, nil
 	if !f.Oversize {
 		f.Size = int64(len(red))
+		if f.Dir == jsonrpc.DirClient || f.Dir == jsonrpc.DirAgent {
+			f.Msg, f.DecodeErr = jsonrpc.Decode(red)
+		}
 	}
-	f.Msg, f.DecodeErr = nil, nil
 	return f
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Replayer plays a recorded session back as the agent: it answers the n-th call of a method
@@ -34,9 +35,9 @@ type exchange struct {
 }
 
 type exitRecord struct {
-	Code      *int   `json:"code"`
-	By        string `json:"by"`
-	stdinEOF  bool   // the recording shows the agent leaving when its stdin closed
+	Code      *int
+	By        string
+	stdinEOF  bool // the recording shows the agent leaving when its stdin closed
 	recorded  bool
 	outputEnd bool // the agent's output ended before teardown began
 }
@@ -52,7 +53,8 @@ func (e *ExitError) ExitCode() int { return e.Code }
 // NewReplayer prepares frames (of a transcript) for replay.
 func NewReplayer(frames []jsonrpc.Frame) *Replayer {
 	r := &Replayer{exchanges: map[string][]*exchange{}}
-	open := map[string]*exchange{} // id key → unanswered exchange
+	x := record.New(frames)
+	byCall := map[*record.Exchange]*exchange{}
 	var pending []jsonrpc.Frame
 	seenRequest := false
 	teardown := false
@@ -62,7 +64,8 @@ func NewReplayer(frames []jsonrpc.Frame) *Replayer {
 	for _, f := range frames {
 		switch f.Dir {
 		case jsonrpc.DirClient:
-			if f.Msg == nil || f.Msg.Kind() != jsonrpc.Request {
+			call := x.Call(f.Seq)
+			if call == nil {
 				continue
 			}
 			if !seenRequest {
@@ -71,38 +74,33 @@ func NewReplayer(frames []jsonrpc.Frame) *Replayer {
 			}
 			ex := &exchange{method: f.Msg.Method, reqAt: f.At}
 			r.exchanges[ex.method] = append(r.exchanges[ex.method], ex)
-			if key, ok := jsonrpc.IDKey(f.Msg.ID); ok {
-				open[key] = ex
-			}
+			byCall[call] = ex
 		case jsonrpc.DirAgent:
-			if f.Msg != nil && f.Msg.Kind() == jsonrpc.Response {
-				if key, ok := jsonrpc.IDKey(f.Msg.ID); ok && open[key] != nil {
-					ex := open[key]
-					delete(open, key)
-					fc := f
-					ex.answer, ex.before, pending = &fc, pending, nil
-					continue
-				}
+			if reply := x.ReplyOf(f.Seq); reply.First && byCall[reply.Exchange] != nil {
+				ex := byCall[reply.Exchange]
+				delete(byCall, reply.Exchange)
+				fc := f
+				ex.answer, ex.before, pending = &fc, pending, nil
+				continue
 			}
 			pending = append(pending, f)
 		case jsonrpc.DirStderr:
 			pending = append(pending, f)
 		case jsonrpc.DirEvent:
-			switch f.Kind {
-			case "teardown":
+			switch {
+			case record.Teardown.Is(f):
 				teardown = true
-			case "eof":
+			case record.EOF.Is(f):
 				if !teardown {
 					r.exit.outputEnd = true
-					r.crash = firstOpen(frames, open)
+					r.crash = firstOpen(byCall)
 					if r.crash != nil {
 						r.crash.before, pending = pending, nil
 					}
 				}
-			case "exit":
-				if json.Unmarshal(f.Raw, &r.exit) == nil {
-					r.exit.recorded = true
-					r.exit.stdinEOF = r.exit.By == "stdin"
+			case record.Exit.Is(f):
+				if x, ok := record.Exit.Decode(f); ok {
+					r.exit = exitRecord{Code: x.Code, By: x.By, recorded: true, stdinEOF: x.By == "stdin", outputEnd: r.exit.outputEnd}
 				}
 			}
 		}
@@ -115,7 +113,7 @@ func NewReplayer(frames []jsonrpc.Frame) *Replayer {
 }
 
 // firstOpen returns the unanswered exchange of the earliest request.
-func firstOpen(frames []jsonrpc.Frame, open map[string]*exchange) *exchange {
+func firstOpen(open map[*record.Exchange]*exchange) *exchange {
 	var first *exchange
 	for _, ex := range open {
 		if first == nil || ex.reqAt < first.reqAt {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
@@ -17,7 +18,7 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 	pf.register(fs, true)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
-	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", deepVersion))
+	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))
 	shapes := fs.Bool("prompt-shapes", false, "send session/prompt shapes no agent can start a turn on and infer the accepted content blocks")
 	allowPrompt := fs.Bool("allow-prompt", false, "send one valid text prompt and cancel it at once (MAY SPEND MODEL TOKENS)")
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
@@ -37,7 +38,8 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 			return failUsage(stdio, "check", usagef("--schema: %v", err))
 		}
 	}
-	spec := &checkSpec{schema: *schemaName, deep: *deep, failOn: tier, baselinePath: *baselinePath}
+	spec := &checkSpec{schema: *schemaName, failOn: tier, baselinePath: *baselinePath,
+		active: &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}}
 	if *baselinePath != "" {
 		if spec.baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
 			return failUsage(stdio, "check", usagef("--baseline: %v", err))
@@ -47,7 +49,6 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 	if err != nil {
 		return targetFailed(stdio, "check", err, pf.json)
 	}
-	opts.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: *shapes, AllowPrompt: *allowPrompt})
 	return runAndReport(ctx, opts, &pf, stdio, spec)
 }
 

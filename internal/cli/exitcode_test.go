@@ -7,7 +7,7 @@ import (
 )
 
 func TestExitCode(t *testing.T) {
-	cases := map[string]int{
+	cases := map[probe.ErrorCode]int{
 		"":                         ExitOK,
 		probe.ErrAuthRequired:      ExitAuth,
 		probe.ErrInterrupted:       ExitInterrupted,

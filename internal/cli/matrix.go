@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/registry"
@@ -87,7 +87,7 @@ func runMatrix(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	progress := newProgress(stdio.Err, ids)
 	m := matrix.Run(ctx, targets, matrix.Options{
-		Parallel: *parallel, Steps: conformance.Steps(conformance.StepOptions{}), OutDir: *outDir,
+		Parallel: *parallel, Check: &acpprobe.Check{}, OutDir: *outDir,
 		Redactor: red, Catalogue: pf.cat, Progress: progress.update,
 	})
 	progress.finish()

@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transcript"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -156,7 +157,7 @@ func targetFailed(stdio Stdio, cmd string, err error, asJSON bool) int {
 	if errors.As(err, &nr) {
 		if asJSON {
 			line, _ := json.Marshal(map[string]any{"error": map[string]any{
-				"code": probe.ErrSpawnFailed, "stage": probe.StageSpawn, "message": nr.Error(), "exitCode": ExitNotProbed}})
+				"code": probe.ErrSpawnFailed, "stage": record.StageSpawn, "message": nr.Error(), "exitCode": ExitNotProbed}})
 			fmt.Fprintln(stdio.Err, string(line))
 		} else {
 			fmt.Fprintf(stdio.Err, "acpprobe %s: %v\n", cmd, nr)
@@ -172,21 +173,18 @@ func probeAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, std
 	return runAndReport(ctx, opts, pf, stdio, nil)
 }
 
-// checkSpec is what acpprobe check (and analyze) add to a probe: the schema set and a
-// verdict against --fail-on and a baseline.
+// checkSpec is what acpprobe check (and analyze) add to a probe: the active checks, the schema
+// set and a verdict against --fail-on and a baseline.
 type checkSpec struct {
 	schema       string
-	deep         bool
-	failOn       string
+	active       *acpprobe.Check // nil for analyze
+	failOn       probe.Tier
 	baseline     []probe.BaselineEntry
 	baselinePath string
 }
 
-// deepVersion is the protocol version the --deep connection asks for: no agent supports it.
-const deepVersion = 999
-
 // runAndReport probes (recording the session, redacted, into a transcript when asked), then
-// reports the recording through the same path as acpprobe analyze.
+// reports it through the same analysis as acpprobe analyze.
 func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio Stdio, check *checkSpec) int {
 	tool := "probe"
 	if check != nil {
@@ -198,44 +196,36 @@ func runAndReport(ctx context.Context, opts probe.Options, pf *probeFlags, stdio
 		return ExitUsage
 	}
 	opts.Log = rec.Log
-	// The verdict needs compiled schema types: build them while the agent starts.
-	go conformance.Warm()
-	if _, err := probe.Run(ctx, opts); err != nil {
-		rec.Close()
+	ro := acpprobe.Options{Probe: opts, Analyze: analyzeOptions(check, pf.cat)}
+	if check != nil {
+		ro.Check = check.active
+	}
+	r, err := acpprobe.Run(ctx, ro)
+	cerr := rec.Close()
+	if err != nil {
 		return failUsage(stdio, tool, err)
 	}
-	if check != nil && check.deep && ctx.Err() == nil {
-		deep := opts
-		deep.ProtocolVersion = deepVersion
-		deep.InitializeOnly = true
-		deep.Steps = nil
-		_, _ = probe.Run(ctx, deep) // same log: the transcript keeps both connections
-	}
-	if err := rec.Close(); err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe: transcript:", err)
+	if cerr != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe: transcript:", cerr)
 		return ExitNotProbed
 	}
-	return report(rec.Log.Frames(), check, pf.json, pf.cat, stdio)
+	return report(r, pf.json, stdio)
 }
 
-// report rebuilds the result from a recording, judges it, prints it and returns the exit code.
-// A live probe and the analysis of its transcript both end here.
-func report(frames []jsonrpc.Frame, check *checkSpec, asJSON bool, cat *extensions.Catalogue, stdio Stdio) int {
-	main, deep := conformance.SplitDeep(frames)
-	r := probe.FromFrames(main)
-	evalOpts := conformance.Options{Deep: deep, Catalogue: cat}
+// analyzeOptions are the analysis options of a command.
+func analyzeOptions(check *checkSpec, cat *extensions.Catalogue) acpprobe.AnalyzeOptions {
+	o := acpprobe.AnalyzeOptions{Catalogue: cat}
 	if check != nil {
-		evalOpts.Schema = check.schema
+		o.Schema = check.schema
+		o.Verdict = &acpprobe.Verdict{FailOn: check.failOn, Baseline: check.baseline, BaselinePath: check.baselinePath}
 	}
-	findings, err := conformance.Evaluate(main, r, evalOpts)
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe:", err)
-		return ExitNotProbed
-	}
-	r.Findings = findings
-	if check != nil {
-		conformance.Judge(r, check.failOn, check.baseline, check.baselinePath)
-	}
+	return o
+}
+
+// report prints a result and returns the exit code. A live probe and the analysis of its
+// transcript both end here.
+func report(r *probe.Result, asJSON bool, stdio Stdio) int {
+	var err error
 	if asJSON {
 		err = render.JSON(stdio.Out, r)
 	} else {

@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/tap"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -52,7 +52,7 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	var judge *liveJudge
 	if *check {
-		judge = &liveJudge{log: rec.Log, out: out, json: findingsFile != nil, seen: map[string]bool{}}
+		judge = &liveJudge{log: rec.Log, cat: pf.cat, out: out, json: findingsFile != nil, seen: map[string]bool{}}
 		stop := judge.start()
 		defer stop()
 	}
@@ -100,6 +100,7 @@ func agentStatus(x transport.Exit) int {
 // liveJudge evaluates the session while it runs and prints each finding once.
 type liveJudge struct {
 	log  *jsonrpc.Log
+	cat  *extensions.Catalogue
 	out  io.Writer
 	json bool
 	mu   sync.Mutex
@@ -134,12 +135,11 @@ func (j *liveJudge) evaluate() {
 		return
 	}
 	j.last = len(frames)
-	r := probe.FromFrames(frames)
-	findings, err := conformance.Evaluate(frames, r, conformance.Options{})
+	r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{Catalogue: j.cat})
 	if err != nil {
 		return
 	}
-	for _, f := range findings {
+	for _, f := range r.Findings {
 		key := fmt.Sprintf("%s|%d|%s|%s", f.ID, f.Seq, f.Pointer, f.Message)
 		if j.seen[key] || tapIrrelevant(f.ID) {
 			continue

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -41,7 +43,7 @@ func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
 	}
 	var spec *checkSpec
 	if *schemaName != "" || *failOn != "" || *baselinePath != "" || header.Tool == "check" {
-		spec = &checkSpec{schema: *schemaName, failOn: "MANDATORY", baselinePath: *baselinePath}
+		spec = &checkSpec{schema: *schemaName, failOn: probe.TierMandatory, baselinePath: *baselinePath}
 		if *schemaName != "" {
 			if _, err := schema.Load(*schemaName); err != nil {
 				return failUsage(stdio, "analyze", usagef("--schema: %v", err))
@@ -58,7 +60,12 @@ func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
 			}
 		}
 	}
-	return report(frames, spec, *asJSON, cat, stdio)
+	r, err := acpprobe.Analyze(frames, analyzeOptions(spec, cat))
+	if err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe analyze:", err)
+		return ExitNotProbed
+	}
+	return report(r, *asJSON, stdio)
 }
 
 // runReplay acts as the recorded agent on stdio.
@@ -75,7 +82,7 @@ func runReplay(ctx context.Context, args []string, stdio Stdio) int {
 	if err != nil {
 		return failUsage(stdio, "replay", err)
 	}
-	main, _ := conformance.SplitDeep(frames)
+	main, _ := record.Split(frames)
 	err = transcript.NewReplayer(main).Serve(ctx, stdio.In, stdio.Out, stdio.Err, *timing)
 	var exit *transcript.ExitError
 	switch {
@@ -125,14 +132,13 @@ func runLintClient(_ context.Context, args []string, stdio Stdio) int {
 	if err != nil {
 		return failUsage(stdio, "lint-client", err)
 	}
-	main, _ := conformance.SplitDeep(frames)
-	findings, err := conformance.Evaluate(main, probe.FromFrames(main), conformance.Options{Catalogue: cat})
+	r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{Catalogue: cat})
 	if err != nil {
 		fmt.Fprintln(stdio.Err, "acpprobe lint-client:", err)
 		return ExitNotProbed
 	}
 	client := []probe.Finding{}
-	for _, f := range findings {
+	for _, f := range r.Findings {
 		if strings.HasPrefix(f.ID, "client.") {
 			client = append(client, f)
 		}

@@ -191,7 +191,7 @@ func newHTMLRow(i int, r matrix.Row) htmlRow {
 		return row
 	}
 	row.Agent = agentKVs(x)
-	row.AuthClass = cellClass("auth", x.Auth.Status, row.Status)
+	row.AuthClass = cellClass("auth", string(x.Auth.Status), row.Status)
 	row.Caps = capGroups(x.Capabilities)
 	row.AuthMethods = authMethods(x.AuthMethods)
 	for _, m := range x.Modes {
@@ -251,7 +251,7 @@ func cellClass(key, text, status string) string {
 	case text == "-":
 		return "nil"
 	case key == "auth":
-		switch text {
+		switch probe.AuthState(text) {
 		case probe.AuthAuthenticated:
 			return "v-ok"
 		case probe.AuthRequired:
@@ -363,7 +363,7 @@ func methods(ms map[string]probe.MethodSupport) []htmlMethod {
 	var out []htmlMethod
 	for _, name := range append(names, rest...) {
 		s := ms[name]
-		m := htmlMethod{Name: name, Support: s.Support, Message: s.Message, Ms: fmt.Sprintf("%.1f", s.Ms)}
+		m := htmlMethod{Name: name, Support: string(s.Support), Message: s.Message, Ms: fmt.Sprintf("%.1f", s.Ms)}
 		if s.Code != nil {
 			m.Code = strconv.Itoa(*s.Code)
 		}
@@ -374,8 +374,8 @@ func methods(ms map[string]probe.MethodSupport) []htmlMethod {
 
 func tiers(fs []probe.Finding) []htmlTier {
 	var out []htmlTier
-	for _, tier := range []string{probe.TierMandatory, probe.TierCapability, probe.TierAdvisory, probe.TierInfo} {
-		g := htmlTier{Tier: tier, Class: "tier-" + strings.ToLower(tier)}
+	for _, tier := range probe.Tiers {
+		g := htmlTier{Tier: string(tier), Class: "tier-" + strings.ToLower(string(tier))}
 		for _, f := range fs {
 			if f.Tier == tier {
 				g.Findings = append(g.Findings, f)
@@ -386,10 +386,9 @@ func tiers(fs []probe.Finding) []htmlTier {
 		}
 	}
 	// Findings of a tier this renderer does not know still show, last.
-	known := map[string]bool{probe.TierMandatory: true, probe.TierCapability: true, probe.TierAdvisory: true, probe.TierInfo: true}
 	other := htmlTier{Tier: "OTHER", Class: "tier-info"}
 	for _, f := range fs {
-		if !known[f.Tier] {
+		if f.Tier.Rank() == len(probe.Tiers) {
 			other.Findings = append(other.Findings, f)
 		}
 	}

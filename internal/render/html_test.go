@@ -13,6 +13,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 const evil = `<script>alert(1)</script>`
@@ -59,7 +60,7 @@ func htmlMatrix() *matrix.Matrix {
 			{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Title: "No exit on stdin close", Message: "still running 2 s after stdin closed"},
 			{ID: "schema.unstable", Tier: probe.TierInfo, Message: "acp is unstable", Pointer: "/result/agentCapabilities/mcpCapabilities/acp"},
 		},
-		Error: &probe.Error{Code: probe.ErrAuthRequired, Stage: probe.StageSessionNew, Message: "session/new requires authentication",
+		Error: &probe.Error{Code: probe.ErrAuthRequired, Stage: record.StageSessionNew, Message: "session/new requires authentication",
 			AgentError: json.RawMessage(`{"code":-32000,"message":"Authentication required"}`)},
 	}
 	hostile := &probe.Result{

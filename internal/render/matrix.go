@@ -39,7 +39,9 @@ var Columns = []Column{
 			return fmt.Sprint(*x.ProtocolVersion)
 		})
 	}},
-	{Key: "auth", Title: "Auth", Value: func(r matrix.Row) string { return result(r, func(x *probe.Result) string { return x.Auth.Status }) }},
+	{Key: "auth", Title: "Auth", Value: func(r matrix.Row) string {
+		return result(r, func(x *probe.Result) string { return string(x.Auth.Status) })
+	}},
 	{Key: "prompt", Title: "Prompt content", Value: func(r matrix.Row) string {
 		return result(r, func(x *probe.Result) string {
 			p := x.Capabilities.PromptCapabilities
@@ -102,7 +104,7 @@ var Columns = []Column{
 	}},
 	{Key: "findings", Title: "Findings M/C/A/I", Value: func(r matrix.Row) string {
 		return result(r, func(x *probe.Result) string {
-			n := map[string]int{}
+			n := map[probe.Tier]int{}
 			for _, f := range x.Findings {
 				n[f.Tier]++
 			}
@@ -128,7 +130,7 @@ func Status(r matrix.Row) string {
 	case r.Result == nil:
 		return "-"
 	case r.Result.Error != nil:
-		return r.Result.Error.Code + ": " + r.Result.Error.Message
+		return string(r.Result.Error.Code) + ": " + r.Result.Error.Message
 	}
 	return "ok"
 }

@@ -67,7 +67,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	}
 
 	t.section("Authentication")
-	t.kv("status", r.Auth.Status)
+	t.kv("status", string(r.Auth.Status))
 	for _, e := range r.Auth.Evidence {
 		t.kv("evidence", e)
 	}
@@ -137,7 +137,7 @@ func Text(w io.Writer, r *probe.Result) error {
 		if !ok {
 			continue
 		}
-		detail := ms.Support
+		detail := string(ms.Support)
 		if ms.Code != nil {
 			detail += fmt.Sprintf(" (%d %s)", *ms.Code, ms.Message)
 		} else if ms.Message != "" {
@@ -167,7 +167,7 @@ func Text(w io.Writer, r *probe.Result) error {
 			if p.Code != nil {
 				code = fmt.Sprintf(" (%d)", *p.Code)
 			}
-			t.kv(p.Name, p.Outcome+code)
+			t.kv(p.Name, string(p.Outcome)+code)
 		}
 		if ps.ErrorStyle != "" {
 			t.kv("error style", ps.ErrorStyle)
@@ -200,8 +200,8 @@ func Text(w io.Writer, r *probe.Result) error {
 
 	if r.Error != nil {
 		t.section("Error")
-		t.kv("code", r.Error.Code)
-		t.kv("stage", r.Error.Stage)
+		t.kv("code", string(r.Error.Code))
+		t.kv("stage", string(r.Error.Stage))
 		t.kv("message", r.Error.Message)
 		if tail := lastLines(r.Error.Stderr, 10); tail != "" {
 			t.line("stderr (last lines):")
@@ -255,8 +255,7 @@ func findingsText(t *textWriter, r *probe.Result) {
 	if len(r.Findings) == 0 {
 		t.line("(none)")
 	}
-	tiers := []string{probe.TierMandatory, probe.TierCapability, probe.TierAdvisory, probe.TierInfo}
-	for _, tier := range tiers {
+	for _, tier := range probe.Tiers {
 		var group []probe.Finding
 		for _, f := range r.Findings {
 			if f.Tier == tier {
@@ -294,7 +293,7 @@ func findingsText(t *textWriter, r *probe.Result) {
 		t.section("Verdict")
 		t.kv("result", fmt.Sprintf("%s (fail on %s and above)", verdict, v.FailOn))
 		var counts []string
-		for _, tier := range tiers {
+		for _, tier := range probe.Tiers {
 			counts = append(counts, fmt.Sprintf("%s %d", tier, v.Counts[tier]))
 		}
 		t.kv("new findings", strings.Join(counts, ", "))

@@ -1,4 +1,4 @@
-package transcript_test
+package acpprobe_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acptest"
-	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/transcript"
@@ -33,9 +33,9 @@ func TestGoldenTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			log.Observe(tw.Frame)
-			live, err := probe.Run(context.Background(), probe.Options{
-				Launcher: acptest.Launcher(acptest.Config{Persona: persona}), Cwd: "/work", Log: log,
-				Steps: conformance.Steps(conformance.StepOptions{PromptShapes: true}),
+			live, err := acpprobe.Run(context.Background(), acpprobe.Options{
+				Probe: probe.Options{Launcher: acptest.Launcher(acptest.Config{Persona: persona}), Cwd: "/work", Log: log},
+				Check: &acpprobe.Check{PromptShapes: true},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -59,7 +59,11 @@ func TestGoldenTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, buf.Bytes())
 			}
-			again, _ := json.Marshal(probe.FromFrames(frames))
+			analyzed, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := json.Marshal(analyzed)
 			first, _ := json.Marshal(live)
 			if !bytes.Equal(again, first) {
 				t.Errorf("the transcript analyzes to a different result:\n%s\n%s", again, first)

@@ -8,102 +8,52 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// FromFrames derives the Result of a probe from its record: the frames of both directions,
-// stderr chunks and the engine's events (see the Event… constants). Run uses it on the live
-// log; analysing a transcript uses it on the recorded one.
-func FromFrames(frames []jsonrpc.Frame) *Result {
-	b := &builder{frames: frames, answers: map[int64]jsonrpc.Frame{}}
-	b.index()
+// Derive builds the Result of a probe from its record: the frames of both directions, stderr
+// chunks and the engine's events. It states facts only (what the agent said and did); judging
+// them is the conformance passes' job. cat recognises errors that demand vendor metadata
+// (extensions.Default() when nil).
+func Derive(x *record.Index, cat *extensions.Catalogue) *Result {
+	if cat == nil {
+		cat = extensions.Default()
+	}
+	b := &builder{x: x, cat: cat, spawn: x.Spawn()}
+	if f, ok := x.FirstEvent(record.Spawn.Kind); ok {
+		b.spawnAt = f.At
+	}
 	b.build()
 	return b.r
 }
 
 type builder struct {
-	frames []jsonrpc.Frame
-	r      *Result
-
-	spawn    SpawnInfo
-	spawnAt  time.Duration
-	events   map[string][]jsonrpc.Frame
-	requests []jsonrpc.Frame         // client requests in order
-	answers  map[int64]jsonrpc.Frame // seq of a client request → the agent's first answer to it
+	x       *record.Index
+	cat     *extensions.Catalogue
+	r       *Result
+	spawn   record.SpawnInfo
+	spawnAt time.Duration
 }
 
-// index collects events, client requests and the first answer to each.
-func (b *builder) index() {
-	b.events = map[string][]jsonrpc.Frame{}
-	open := map[string]int64{} // id key → seq of the unanswered client request
-	for _, f := range b.frames {
-		switch {
-		case f.Dir == jsonrpc.DirEvent:
-			b.events[f.Kind] = append(b.events[f.Kind], f)
-			if f.Kind == EventSpawn {
-				_ = json.Unmarshal(f.Raw, &b.spawn)
-				b.spawnAt = f.At
-			}
-		case f.Msg == nil:
-		case f.Dir == jsonrpc.DirClient && f.Msg.Kind() == jsonrpc.Request:
-			b.requests = append(b.requests, f)
-			if key, ok := jsonrpc.IDKey(f.Msg.ID); ok {
-				open[key] = f.Seq
-			}
-		case f.Dir == jsonrpc.DirAgent && f.Msg.Kind() == jsonrpc.Response:
-			key, ok := jsonrpc.IDKey(f.Msg.ID)
-			if seq, pending := open[key]; ok && pending {
-				b.answers[seq] = f
-				delete(open, key)
-			}
-		}
-	}
-}
-
-// event returns the first event of a kind, and whether there was one.
-func (b *builder) event(kind string) (jsonrpc.Frame, bool) {
-	if evs := b.events[kind]; len(evs) > 0 {
-		return evs[0], true
-	}
-	return jsonrpc.Frame{}, false
-}
-
-// stageEvent finds an event of kind whose payload names stage.
-func (b *builder) stageEvent(kind, stage string) bool {
-	for _, f := range b.events[kind] {
-		var p struct{ Stage string }
-		if json.Unmarshal(f.Raw, &p) == nil && p.Stage == stage {
-			return true
-		}
-	}
-	return false
-}
-
-// request returns the first client request for method, and its answer if any.
+// request returns the client's first request for method, and its answer if any.
 func (b *builder) request(method string) (req, answer *jsonrpc.Frame) {
-	for i := range b.requests {
-		if b.requests[i].Msg.Method == method {
-			req = &b.requests[i]
-			if a, ok := b.answers[req.Seq]; ok {
-				answer = &a
-			}
-			return req, answer
-		}
+	ex := b.x.First(method)
+	if ex == nil {
+		return nil, nil
 	}
-	return nil, nil
+	return &ex.Request, ex.Answer
 }
 
 func (b *builder) build() {
 	b.r = newResult(b.spawn)
 	r := b.r
-	if f, ok := b.event(EventStarted); ok {
-		var p struct{ PID int }
-		_ = json.Unmarshal(f.Raw, &p)
+	if f, ok := b.x.FirstEvent(record.Started.Kind); ok {
+		p, _ := record.Started.Decode(f)
 		r.Agent.PID = p.PID
 	}
-	if f, ok := b.event(EventExit); ok {
-		var x transport.Exit
-		if json.Unmarshal(f.Raw, &x) == nil {
+	if f, ok := b.x.FirstEvent(record.Exit.Kind); ok {
+		if x, ok := record.Exit.Decode(f); ok {
 			r.Exit = &x
 		}
 	}
@@ -117,10 +67,9 @@ func (b *builder) build() {
 		}
 	}()
 
-	if f, ok := b.event(EventSpawnFailed); ok {
-		var p struct{ Message string }
-		_ = json.Unmarshal(f.Raw, &p)
-		b.fail(ErrSpawnFailed, StageSpawn, p.Message, nil)
+	if f, ok := b.x.FirstEvent(record.SpawnFailed.Kind); ok {
+		p, _ := record.SpawnFailed.Decode(f)
+		b.fail(ErrSpawnFailed, record.StageSpawn, p.Message, nil)
 		b.methods()
 		return
 	}
@@ -128,12 +77,11 @@ func (b *builder) build() {
 		b.methods()
 		return
 	}
-	if f, ok := b.event(EventAuthPolicyStop); ok {
-		var p struct{ AuthMethods int }
-		_ = json.Unmarshal(f.Raw, &p)
+	if f, ok := b.x.FirstEvent(record.AuthPolicyStop.Kind); ok {
+		p, _ := record.AuthPolicyStop.Decode(f)
 		r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{
 			fmt.Sprintf("the agent advertises %d authMethods and the auth policy is fail: session/new was not called", p.AuthMethods)}}
-		b.fail(ErrAuthRequired, StageSessionNew, "authentication methods advertised (auth policy fail)", nil)
+		b.fail(ErrAuthRequired, record.StageSessionNew, "authentication methods advertised (auth policy fail)", nil)
 	} else {
 		b.newSession()
 	}
@@ -145,11 +93,11 @@ func (b *builder) initialize() bool {
 	r := b.r
 	req, answer := b.request(acp.MethodInitialize)
 	if req == nil {
-		b.noAnswer(StageInitialize, ErrInitializeTimeout, "the probe stopped before initialize")
+		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, "the probe stopped before initialize")
 		return false
 	}
 	if answer == nil {
-		b.noAnswer(StageInitialize, ErrInitializeTimeout, fmt.Sprintf("no answer to initialize within %s", msDuration(b.spawn.StartupTimeoutMs)))
+		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, fmt.Sprintf("no answer to initialize within %s", msDuration(b.spawn.StartupTimeoutMs)))
 		return false
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
@@ -158,7 +106,7 @@ func (b *builder) initialize() bool {
 			code = ErrAuthRequired
 			r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{"initialize answered " + errorText(rpcErr)}}
 		}
-		b.fail(code, StageInitialize, "initialize failed: "+errorText(rpcErr), rpcErr.Raw)
+		b.fail(code, record.StageInitialize, "initialize failed: "+errorText(rpcErr), rpcErr.Raw)
 		return false
 	}
 	r.Raw.Initialize = answer.Msg.Result
@@ -169,13 +117,13 @@ func (b *builder) initialize() bool {
 	}
 	r.AgentInfo = init.AgentInfo
 	if !init.VersionOK {
-		b.fail(ErrProtocolMismatch, StageInitialize, "initialize result has no integer protocolVersion", nil)
+		b.fail(ErrProtocolMismatch, record.StageInitialize, "initialize result has no integer protocolVersion", nil)
 		return false
 	}
 	v := init.ProtocolVersion
 	r.ProtocolVersion = &v
 	if v != acp.ProtocolVersion {
-		b.fail(ErrProtocolMismatch, StageInitialize, fmt.Sprintf(
+		b.fail(ErrProtocolMismatch, record.StageInitialize, fmt.Sprintf(
 			"the agent answered protocolVersion %d to a request for %d; acpprobe speaks version %d",
 			v, b.spawn.ProtocolVersion, acp.ProtocolVersion), nil)
 		return false
@@ -187,22 +135,22 @@ func (b *builder) newSession() {
 	r := b.r
 	req, answer := b.request(acp.MethodSessionNew)
 	if req == nil || answer == nil {
-		b.noAnswer(StageSessionNew, ErrSessionNewTimeout, "no answer to session/new within the total budget")
+		b.noAnswer(record.StageSessionNew, ErrSessionNewTimeout, "no answer to session/new within the total budget")
 		return
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
 		if acp.IsAuthError(rpcErr) {
 			r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{"session/new answered " + errorText(rpcErr)}}
-			b.fail(ErrAuthRequired, StageSessionNew, "session/new requires authentication: "+errorText(rpcErr), rpcErr.Raw)
+			b.fail(ErrAuthRequired, record.StageSessionNew, "session/new requires authentication: "+errorText(rpcErr), rpcErr.Raw)
 			return
 		}
-		if key, demands := extensions.Default().MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
+		if key, demands := b.cat.MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
 			r.Auth.Evidence = append(r.Auth.Evidence, "session/new demands vendor metadata ("+key+") before anything else")
-			b.fail(ErrMetadataRequired, StageSessionNew, fmt.Sprintf("session/new requires vendor _meta %s, which a standard client never sends: %s", key, errorText(rpcErr)), rpcErr.Raw)
+			b.fail(ErrMetadataRequired, record.StageSessionNew, fmt.Sprintf("session/new requires vendor _meta %s, which a standard client never sends: %s", key, errorText(rpcErr)), rpcErr.Raw)
 			return
 		}
 		r.Auth.Evidence = append(r.Auth.Evidence, "session/new failed with an error that does not name authentication: "+errorText(rpcErr))
-		b.fail(ErrUnknown, StageSessionNew, "session/new failed: "+errorText(rpcErr), rpcErr.Raw)
+		b.fail(ErrUnknown, record.StageSessionNew, "session/new failed: "+errorText(rpcErr), rpcErr.Raw)
 		return
 	}
 	r.Raw.NewSession = answer.Msg.Result
@@ -227,18 +175,18 @@ func (b *builder) newSession() {
 
 // noAnswer classifies a request that got no answer: the caller interrupted, a budget ran out
 // (timeoutCode), or the agent went away (agent_crashed, told from the exit record).
-func (b *builder) noAnswer(stage, timeoutCode, timeoutMsg string) {
+func (b *builder) noAnswer(stage record.Stage, timeoutCode ErrorCode, timeoutMsg string) {
 	switch {
-	case b.stageEvent(EventInterrupted, stage):
+	case b.x.AtStage(record.Interrupted, stage):
 		b.fail(ErrInterrupted, stage, "interrupted", nil)
-	case b.stageEvent(EventTimeout, stage):
+	case b.x.AtStage(record.Timeout, stage):
 		b.fail(timeoutCode, stage, timeoutMsg, nil)
 	default:
 		b.fail(ErrAgentCrashed, stage, b.crashMessage(stage), nil)
 	}
 }
 
-func (b *builder) crashMessage(stage string) string {
+func (b *builder) crashMessage(stage record.Stage) string {
 	x := b.r.Exit
 	if x != nil && x.By == "self" {
 		switch {
@@ -248,45 +196,33 @@ func (b *builder) crashMessage(stage string) string {
 			return fmt.Sprintf("the agent exited with status %d before answering %s", *x.Code, stage)
 		}
 	}
-	return "the agent closed its output before answering " + stage + " (the process was still running)"
-}
-
-// methodsEnd is the seq where method detection ended: the first step or teardown event (0
-// when neither happened).
-func (b *builder) methodsEnd() int64 {
-	var end int64
-	for _, kind := range []string{EventStep, EventTeardown} {
-		if f, ok := b.event(kind); ok && (end == 0 || f.Seq < end) {
-			end = f.Seq
-		}
-	}
-	return end
+	return fmt.Sprintf("the agent closed its output before answering %s (the process was still running)", stage)
 }
 
 // methods reads the optional-method probes: the requests for probed methods sent before the
 // first step or teardown.
 func (b *builder) methods() {
 	r := b.r
-	if f, ok := b.event(EventMethodsSkipped); ok {
-		var p struct{ Reason string }
-		_ = json.Unmarshal(f.Raw, &p)
+	if f, ok := b.x.FirstEvent(record.MethodsSkipped.Kind); ok {
+		p, _ := record.MethodsSkipped.Decode(f)
 		for _, m := range acp.ProbedMethods {
 			r.Methods[m] = MethodSupport{Support: Skipped, Message: p.Reason}
 		}
 		return
 	}
-	end := b.methodsEnd()
-	eof, sawEOF := b.event(EventEOF)
+	end := b.x.ActiveEnd()
+	eof, sawEOF := b.x.FirstEvent(record.EOF.Kind)
 	goneEarly := sawEOF && (end == 0 || eof.Seq < end)
 	probed := map[string]bool{}
-	for _, req := range b.requests {
+	for _, ex := range b.x.Calls(jsonrpc.DirClient) {
+		req := ex.Request
 		m := req.Msg.Method
 		if !isProbed(m) || probed[m] || (end != 0 && req.Seq > end) {
 			continue
 		}
 		probed[m] = true
 		s := MethodSupport{Support: Unknown}
-		answer, ok := b.answers[req.Seq]
+		answer, ok := b.x.AnswerTo(req.Seq)
 		switch {
 		case !ok && goneEarly:
 			s.Message = "the agent ended its output before answering"
@@ -316,12 +252,12 @@ func (b *builder) methods() {
 		return
 	}
 	switch {
-	case b.stageEvent(EventInterrupted, StageMethods):
-		b.fail(ErrInterrupted, StageMethods, "interrupted", nil)
+	case b.x.AtStage(record.Interrupted, record.StageMethods):
+		b.fail(ErrInterrupted, record.StageMethods, "interrupted", nil)
 	case goneEarly && len(probed) > 0:
 		for m := range probed {
 			if r.Methods[m].Support == Unknown {
-				b.fail(ErrAgentCrashed, StageMethods, b.crashMessage(StageMethods), nil)
+				b.fail(ErrAgentCrashed, record.StageMethods, b.crashMessage(record.StageMethods), nil)
 				break
 			}
 		}
@@ -338,7 +274,7 @@ func isProbed(method string) bool {
 }
 
 // fail records the first error; later ones are consequences.
-func (b *builder) fail(code, stage, msg string, agentErr json.RawMessage) {
+func (b *builder) fail(code ErrorCode, stage record.Stage, msg string, agentErr json.RawMessage) {
 	if b.r.Error == nil {
 		b.r.Error = &Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr}
 	}
@@ -348,7 +284,7 @@ func (b *builder) fail(code, stage, msg string, agentErr json.RawMessage) {
 // bytes of recent ones; every chunk keeps its size).
 func (b *builder) stderr() {
 	tail := transport.NewTailBuffer(transport.DefaultStderrTail)
-	for _, f := range b.frames {
+	for _, f := range b.x.Frames() {
 		if f.Dir == jsonrpc.DirStderr {
 			_, _ = tail.Write(f.Raw)
 			b.r.StderrBytes += f.Size
@@ -360,7 +296,7 @@ func (b *builder) stderr() {
 // counts tallies the agent's notifications and requests.
 func (b *builder) counts() {
 	r := b.r
-	for _, f := range b.frames {
+	for _, f := range b.x.Frames() {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}
@@ -391,16 +327,18 @@ func (b *builder) timings() {
 	if req, answer := b.request(acp.MethodSessionNew); answer != nil {
 		t.SessionNewMs = ms(answer.At - req.At)
 	}
-	teardown, hasTeardown := b.event(EventTeardown)
-	methodsEnd := b.methodsEnd()
+	frames := b.x.Frames()
+	teardown, hasTeardown := b.x.FirstEvent(record.Teardown.Kind)
+	methodsEnd := b.x.ActiveEnd()
 	var endAt time.Duration
-	for _, f := range b.frames {
+	for _, f := range frames {
 		if f.Seq == methodsEnd {
 			endAt = f.At
 		}
 	}
 	var first, last time.Duration = -1, -1
-	for _, req := range b.requests {
+	for _, ex := range b.x.Calls(jsonrpc.DirClient) {
+		req := ex.Request
 		if !isProbed(req.Msg.Method) || (methodsEnd != 0 && req.Seq > methodsEnd) {
 			continue
 		}
@@ -408,29 +346,29 @@ func (b *builder) timings() {
 			first = req.At
 		}
 		end := endAt
-		if a, ok := b.answers[req.Seq]; ok {
-			end = a.At
+		if ex.Answer != nil {
+			end = ex.Answer.At
 		}
 		last = max(last, end)
 	}
 	if first >= 0 && last >= first {
 		t.MethodsMs = ms(last - first)
 	}
-	if exit, ok := b.event(EventExit); ok && hasTeardown {
+	if exit, ok := b.x.FirstEvent(record.Exit.Kind); ok && hasTeardown {
 		t.TeardownMs = ms(exit.At - teardown.At)
 	}
 	end := b.spawnAt
-	if len(b.frames) > 0 {
-		end = b.frames[len(b.frames)-1].At
+	if len(frames) > 0 {
+		end = frames[len(frames)-1].At
 	}
-	if done, ok := b.event(EventDone); ok {
+	if done, ok := b.x.FirstEvent(record.Done.Kind); ok {
 		end = done.At
 	}
 	t.TotalMs = ms(end - b.spawnAt)
 	b.r.Agent.DurationMs = t.TotalMs
 }
 
-func newResult(s SpawnInfo) *Result {
+func newResult(s record.SpawnInfo) *Result {
 	r := &Result{
 		Schema:        ResultSchema,
 		Agent:         AgentRef{Command: s.Command, Argv: s.Argv, Cwd: s.Cwd, ProbedAt: s.ProbedAt},

@@ -1,0 +1,188 @@
+// Package record is the typed record of an ACP session: what every part of acpprobe reads and
+// writes between the wire and the report.
+//
+// A record is the ordered list of jsonrpc.Frame values of one session: the lines of both
+// directions, the agent's stderr chunks, and events — things that happened to the session
+// that are not on the wire (the agent was spawned, a budget ran out, the teardown began, the
+// agent exited). This package owns the events: each kind is a typed Event[T] value that
+// writes its payload into a log and reads it back from a frame, so no event name or payload
+// shape is spelled anywhere else. It also owns Index, the one place where requests are paired
+// with their answers, events are looked up, active steps are delimited and the second
+// connection of `check --deep` is split off.
+//
+// The probe engine, the tap and the active checks write events; the result builder, the
+// conformance passes, the transcript reader and the replayer read them. New kinds of frames
+// (requests that reached the model emulator, MCP sentinel traffic, side effects) get an
+// Event value here, next to the others.
+package record
+
+import (
+	"encoding/json"
+
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// Kind names an event in the record (jsonrpc.Frame.Kind of a DirEvent frame, and the "kind"
+// of a transcript event line).
+type Kind string
+
+// Event is one kind of event and the type of its payload. Emit writes it; Decode reads it.
+type Event[T any] struct{ Kind Kind }
+
+// Emit appends the event with its payload (JSON) to log and returns the stored frame.
+func (e Event[T]) Emit(log *jsonrpc.Log, payload T) jsonrpc.Frame {
+	b, _ := json.Marshal(payload)
+	if string(b) == "{}" || string(b) == "null" {
+		b = nil
+	}
+	return log.Event(string(e.Kind), b)
+}
+
+// Is reports whether f is an event of this kind.
+func (e Event[T]) Is(f jsonrpc.Frame) bool {
+	return f.Dir == jsonrpc.DirEvent && Kind(f.Kind) == e.Kind
+}
+
+// Decode reads the payload of f; ok is false when f is not this kind of event or its payload
+// does not parse (a recording is untrusted input).
+func (e Event[T]) Decode(f jsonrpc.Frame) (payload T, ok bool) {
+	if !e.Is(f) {
+		return payload, false
+	}
+	if len(f.Raw) > 0 && json.Unmarshal(f.Raw, &payload) != nil {
+		var zero T
+		return zero, false
+	}
+	return payload, true
+}
+
+// None is the payload of events that carry nothing.
+type None struct{}
+
+// The events of a session, in the order they usually happen.
+var (
+	// Spawn opens a connection: what was launched, how, with which budgets.
+	Spawn = Event[SpawnInfo]{"spawn"}
+	// SpawnFailed: the agent could not be started.
+	SpawnFailed = Event[Message]{"spawn-failed"}
+	// Started: the agent process runs.
+	Started = Event[Process]{"started"}
+	// Timeout: a budget ran out waiting for an answer at a stage.
+	Timeout = Event[StageInfo]{"timeout"}
+	// Interrupted: the caller cancelled the probe at a stage.
+	Interrupted = Event[StageInfo]{"interrupted"}
+	// AuthPolicyStop: session/new was not called because of the auth policy.
+	AuthPolicyStop = Event[AuthPolicy]{"auth-policy"}
+	// MethodsSkipped: method detection did not run.
+	MethodsSkipped = Event[Reason]{"methods-skipped"}
+	// Step: an active step (conformance) begins; its frames run to the next step or teardown.
+	Step = Event[StepInfo]{"step"}
+	// StepSkipped: an active step could not run.
+	StepSkipped = Event[StepInfo]{"step-skipped"}
+	// PromptWindow: how long the --allow-prompt step waited for the cancelled turn.
+	PromptWindow = Event[Window]{"prompt-window"}
+	// EOF: the agent's stdout ended.
+	EOF = Event[None]{"eof"}
+	// EditorEOF: the editor closed the agent's input (tap).
+	EditorEOF = Event[None]{"editor-eof"}
+	// Signal: a signal was forwarded to the agent (tap).
+	Signal = Event[SignalInfo]{"signal"}
+	// Teardown: a step of the teardown begins.
+	Teardown = Event[TeardownInfo]{"teardown"}
+	// Exit: how the agent ended.
+	Exit = Event[transport.Exit]{"exit"}
+	// Done closes a connection.
+	Done = Event[None]{"done"}
+)
+
+// Kinds lists every event kind this package defines (docs/transcript.md lists the same).
+func Kinds() []Kind {
+	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
+		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
+		Teardown.Kind, Exit.Kind, Done.Kind}
+}
+
+// SpawnInfo is the payload of the spawn event: everything about the connection that is not on
+// the wire.
+type SpawnInfo struct {
+	AgentID          string   `json:"agentId,omitempty"`
+	Command          string   `json:"command,omitempty"`
+	Argv             []string `json:"argv"`
+	Cwd              string   `json:"cwd,omitempty"`
+	ProbedAt         string   `json:"probedAt,omitempty"`
+	ProtocolVersion  int      `json:"protocolVersion,omitempty"`
+	AuthPolicy       string   `json:"authPolicy,omitempty"`
+	TimeoutMs        float64  `json:"timeoutMs,omitempty"`
+	StartupTimeoutMs float64  `json:"startupTimeoutMs,omitempty"`
+	RequestTimeoutMs float64  `json:"requestTimeoutMs,omitempty"`
+	// InitializeOnly marks a second, initialize-only connection (check --deep).
+	InitializeOnly bool `json:"initializeOnly,omitempty"`
+	// Tap marks a session between an editor and an agent, recorded by acpprobe tap: the
+	// client is the editor, not acpprobe.
+	Tap bool `json:"tap,omitempty"`
+}
+
+// Message is a payload that only says what happened.
+type Message struct {
+	Message string `json:"message"`
+}
+
+// Process identifies the agent process.
+type Process struct {
+	PID int `json:"pid"`
+}
+
+// Stage is a stage of a probe, named in timeout and interrupted events and in errors.
+type Stage string
+
+// Stages of a probe.
+const (
+	StageSpawn      Stage = "spawn"
+	StageInitialize Stage = "initialize"
+	StageSessionNew Stage = "session/new"
+	StageMethods    Stage = "methods"
+)
+
+// StageInfo names the stage an event happened at.
+type StageInfo struct {
+	Stage Stage `json:"stage"`
+}
+
+// AuthPolicy says why session/new was not called.
+type AuthPolicy struct {
+	Policy      string `json:"policy"`
+	AuthMethods int    `json:"authMethods"`
+}
+
+// Reason says why something was skipped.
+type Reason struct {
+	Reason string `json:"reason"`
+}
+
+// StepInfo names an active step (and, when skipped, why).
+type StepInfo struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Window is how long a step waited.
+type Window struct {
+	WindowMs float64 `json:"windowMs"`
+}
+
+// SignalInfo names a signal.
+type SignalInfo struct {
+	Signal string `json:"signal"`
+}
+
+// TeardownInfo names a teardown step: "session/close" or "ladder".
+type TeardownInfo struct {
+	Step string `json:"step"`
+}
+
+// Teardown steps.
+const (
+	TeardownSessionClose = "session/close"
+	TeardownLadder       = "ladder"
+)

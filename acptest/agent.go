@@ -61,8 +61,9 @@ type Faults struct {
 	// standard plane).
 	RequireAdmission bool
 	// LeakSecrets writes the values of the environment variables named in LeakEnv on stderr
-	// and in the initialize answer (_meta credential keys, a bearer header, plain text), to
-	// test that they are redacted.
+	// (whole, and the first split across two writes) and in the initialize answer (_meta
+	// credential keys, a bearer header, plain text, \uXXXX escapes), to test that they are
+	// redacted.
 	LeakEnv []string
 }
 
@@ -290,8 +291,14 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 				vals = append(vals, os.Getenv(name))
 			}
 			fmt.Fprintf(a.errw, "acptest: leaking %s\n", strings.Join(vals, " "))
+			// The same secret split across two writes: only a reader that joins them sees it.
+			half := len(vals[0]) / 2
+			fmt.Fprintf(a.errw, "acptest: split %s", vals[0][:half])
+			fmt.Fprintf(a.errw, "%s\n", vals[0][half:])
 			meta := map[string]any{"codebuddy.ai/accessToken": vals[0], "authSession": vals[len(vals)-1],
-				"note": "Authorization: Bearer " + vals[0], "text": strings.Join(vals, ",")}
+				"note": "Authorization: Bearer " + vals[0], "text": strings.Join(vals, ","),
+				// Spelled with JSON escapes: only a reader that decodes the string sees it.
+				"escaped": json.RawMessage(unicodeEscaped(vals[0]))}
 			o["_meta"], _ = json.Marshal(meta)
 		}
 		if a.cfg.Drift {
@@ -530,4 +537,15 @@ func (a *agent) write(line []byte) error {
 	}
 	_, err := a.out.Write(append(line, '\n'))
 	return err
+}
+
+// unicodeEscaped is s as a JSON string with every character written as a \uXXXX escape.
+func unicodeEscaped(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		fmt.Fprintf(&b, "\\u%04x", r)
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -8,10 +8,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/internal/safeio"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 )
@@ -56,7 +56,7 @@ type Doc struct {
 // Load reads a probe result (acpprobe probe --json) or a matrix (acpprobe matrix --format
 // json) from a file.
 func Load(path string) (Doc, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -373,3 +373,6 @@ func short(v any) string {
 	}
 	return s
 }
+
+// MaxFileSize bounds a result or matrix file that diff reads.
+const MaxFileSize = 256 << 20

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/acpprobe/acpprobe/internal/safeio"
 )
 
 //go:embed catalogue/*.json
@@ -87,12 +89,15 @@ func load(dir string) (*Catalogue, error) {
 		if err != nil {
 			return nil, fmt.Errorf("extensions: catalogue directory: %w", err)
 		}
+		if len(entries) > maxDirEntries {
+			return nil, fmt.Errorf("extensions: catalogue directory %s has %d entries, more than the %d a catalogue may have", dir, len(entries), maxDirEntries)
+		}
 		for _, e := range entries {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
 				continue
 			}
 			file := filepath.Join(dir, e.Name())
-			data, err := os.ReadFile(file)
+			data, err := safeio.ReadFile(file, MaxFileSize)
 			if err != nil {
 				b.errf(file, "", "cannot read: %v", err)
 				continue
@@ -694,3 +699,9 @@ func (b *builder) finish() *Catalogue {
 	}
 	return c
 }
+
+// MaxFileSize bounds one catalogue file (CodeBuddy's, the largest, is about 60 KiB).
+const MaxFileSize = 4 << 20
+
+// maxDirEntries bounds the entries of a catalogue directory (one file per namespace).
+const maxDirEntries = 1024

@@ -12,6 +12,9 @@ import (
 // Returning (nil, nil) sends the result null.
 type Handler func(ctx context.Context, req *Message) (result any, rpcErr *Error)
 
+// MaxConcurrentHandlers is how many of the peer's requests a Conn answers at once.
+const MaxConcurrentHandlers = 64
+
 // ErrClosed is returned by Call when the peer's output ended before the answer came.
 var ErrClosed = errors.New("jsonrpc: connection closed")
 
@@ -48,6 +51,9 @@ type Conn struct {
 	handlerCtx    context.Context
 	cancelHandler context.CancelFunc
 	handlers      sync.WaitGroup
+	// slots bounds the peer's requests being answered at once: past it, reading waits, so a
+	// peer that floods requests meets back-pressure instead of costing a goroutine each.
+	slots chan struct{}
 
 	done    chan struct{}
 	readErr error
@@ -56,7 +62,7 @@ type Conn struct {
 // NewConn prepares a connection that reads the peer's output from r and writes to w.
 func NewConn(r io.Reader, w io.Writer, opts ConnOptions) *Conn {
 	c := &Conn{r: r, w: w, log: opts.Log, max: opts.MaxLineSize, handler: opts.Handler, local: opts.Local,
-		pending: map[string]chan *Message{}, done: make(chan struct{})}
+		pending: map[string]chan *Message{}, done: make(chan struct{}), slots: make(chan struct{}, MaxConcurrentHandlers)}
 	if c.log == nil {
 		c.log = NewLog()
 	}
@@ -130,9 +136,10 @@ func (c *Conn) dispatch(f Frame) {
 			ch <- m
 		}
 	case Request:
+		c.slots <- struct{}{}
 		c.handlers.Add(1)
 		go func() {
-			defer c.handlers.Done()
+			defer func() { <-c.slots; c.handlers.Done() }()
 			c.answer(m)
 		}()
 	}

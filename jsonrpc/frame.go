@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"sync"
 	"time"
 )
@@ -29,6 +30,10 @@ const (
 	DirAgent  Dir = "agent"  // written by the agent on its stdout
 	DirStderr Dir = "stderr" // a chunk of the agent's stderr
 	DirEvent  Dir = "event"  // something that happened to the process (spawn, exit, teardown step)
+	// DirFolded stands for a run of frames a Log kept over its budget only as counts (see
+	// Budget and Frame.Folded). It exists only in memory: observers, such as a transcript,
+	// saw each of those frames whole.
+	DirFolded Dir = "folded"
 )
 
 // DefaultMaxLineSize is the largest line kept whole (64 MiB). Longer lines are recorded as
@@ -56,29 +61,86 @@ type Frame struct {
 	Msg *Message
 	// DecodeErr says why Raw could not be decoded; nil when Msg is set or for stderr/events.
 	DecodeErr error
+	// Folded summarises the frames Seq … Folded.LastSeq that the log did not keep (Dir is
+	// DirFolded).
+	Folded *Folded
 }
 
 // Log is the ordered record of a session: every frame in both directions, stderr chunks and
 // process events, each stamped with a sequence number and a monotonic time. It is safe for
 // concurrent use. Observers registered with Observe see each frame as it is appended, which
 // is how transcripts are written incrementally.
+//
+// What a Log keeps in memory is bounded: stderr keeps its bytes only for the most recent
+// StderrRetained bytes, and with a Budget the frames beyond it are folded into counts
+// (Frame.Folded), so that an agent flooding its output costs counters, not memory.
 type Log struct {
 	start time.Time
 
 	mu        sync.Mutex
 	frames    []Frame
+	seq       int64 // the last seq given
 	observers []func(Frame)
 	filter    func(Frame) Frame
+
+	budget Budget
+	kept   int64 // bytes of the frames kept whole (Budget accounting)
+	folded int   // index in frames of the open folded run, or -1
 
 	// Stderr chunks keep their bytes only for the most recent StderrRetained bytes; older
 	// chunks keep their Size and lose their Raw (observers, such as a transcript, saw them
 	// whole). A flood of stderr therefore costs no memory.
 	stderrKept  []int // indices of stderr frames that still hold their bytes, oldest first
 	stderrBytes int64
+	// stderrMu serialises the stderr stream; stderrCarry holds its end, which may still be
+	// the first half of a line or a secret (see AppendStderr).
+	stderrMu    sync.Mutex
+	stderrCarry []byte
 }
 
 // StderrRetained is how many bytes of the most recent stderr a Log keeps in memory.
 const StderrRetained = 1 << 20
+
+// Budget bounds the frames a Log keeps whole. Past Bytes, a frame that Keep does not ask for
+// is folded: counted (by Label), its size added, its content dropped; consecutive folded
+// frames share one Folded frame. Frames Keep asks for are kept whole up to twice Bytes, then
+// folded too. Observers always see every frame whole.
+type Budget struct {
+	// Bytes is how many bytes of frames the log keeps whole; 0 means no bound.
+	Bytes int64
+	// Keep reports the frames a report cannot do without (answers to the client's requests,
+	// events); nil keeps none beyond Bytes.
+	Keep func(Frame) bool
+	// Label names what a folded frame counts as (nil: its direction and method).
+	Label func(Frame) string
+}
+
+// frameOverhead is what a kept frame costs besides its bytes (the Frame, its decoded
+// message), for the budget's accounting.
+const frameOverhead = 256
+
+// maxFoldedLabels bounds the distinct labels one folded run counts; the rest count as
+// FoldedOther.
+const maxFoldedLabels = 64
+
+// FoldedOther is the label folded frames count under once a run has maxFoldedLabels labels.
+const FoldedOther = "(other)"
+
+// Folded summarises a run of frames a Log did not keep whole.
+type Folded struct {
+	LastSeq int64 `json:"lastSeq"`
+	Frames  int64 `json:"frames"`
+	Bytes   int64 `json:"bytes"`
+	// Counts counts the frames by label (Budget.Label).
+	Counts map[string]int64 `json:"counts"`
+	// StderrBytes is how many stderr bytes the run held; StderrTail their last
+	// StderrTailSize bytes.
+	StderrBytes int64  `json:"stderrBytes,omitempty"`
+	StderrTail  []byte `json:"-"`
+}
+
+// StderrTailSize is how many bytes of stderr a folded run keeps.
+const StderrTailSize = 64 << 10
 
 // SetFilter makes every frame pass through fn before it is stored or observed (redaction).
 // fn may change Raw; Msg is decoded afterwards from what fn returns.
@@ -88,8 +150,15 @@ func (l *Log) SetFilter(fn func(Frame) Frame) {
 	l.mu.Unlock()
 }
 
+// SetBudget bounds what the log keeps from now on.
+func (l *Log) SetBudget(b Budget) {
+	l.mu.Lock()
+	l.budget = b
+	l.mu.Unlock()
+}
+
 // NewLog starts an empty log whose clock starts now.
-func NewLog() *Log { return &Log{start: time.Now()} }
+func NewLog() *Log { return &Log{start: time.Now(), folded: -1} }
 
 // Start is the wall-clock time the log started.
 func (l *Log) Start() time.Time { return l.start }
@@ -106,8 +175,33 @@ func (l *Log) Observe(fn func(Frame)) {
 }
 
 // Append stamps f with the next sequence number and the current time, decodes client and agent
-// lines, stores it, and returns the stored frame.
+// lines, stores it (or folds it, over the budget), and returns the frame as observed.
 func (l *Log) Append(f Frame) Frame {
+	f = l.prepare(f)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	f.Seq = l.seq
+	f.At = l.Since() // under the lock, so At never goes backwards along Seq
+	l.store(f)
+	return f
+}
+
+// AppendRecorded stores a frame read back from a recording, keeping its Seq and At (a
+// transcript's). It is decoded and budgeted like a live one.
+func (l *Log) AppendRecorded(f Frame) Frame {
+	f = l.prepare(f)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if f.Seq <= l.seq {
+		f.Seq = l.seq + 1
+	}
+	l.seq = f.Seq
+	l.store(f)
+	return f
+}
+
+func (l *Log) prepare(f Frame) Frame {
 	l.mu.Lock()
 	filter := l.filter
 	l.mu.Unlock()
@@ -120,18 +214,61 @@ func (l *Log) Append(f Frame) Frame {
 	if f.Size == 0 {
 		f.Size = int64(len(f.Raw))
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f.Seq = int64(len(l.frames)) + 1
-	f.At = l.Since() // under the lock, so At never goes backwards along Seq
-	l.frames = append(l.frames, f)
+	return f
+}
+
+// store keeps or folds f; the log is locked.
+func (l *Log) store(f Frame) {
 	for _, fn := range l.observers {
 		fn(f)
 	}
+	cost := int64(len(f.Raw)) + frameOverhead
+	b := l.budget
+	over := b.Bytes > 0 && l.kept+cost > b.Bytes
+	if over && (b.Keep == nil || !b.Keep(f) || l.kept+cost > 2*b.Bytes) {
+		l.fold(f)
+		return
+	}
+	l.kept += cost
+	l.folded = -1
+	l.frames = append(l.frames, f)
 	if f.Dir == DirStderr {
 		l.retainStderr(len(l.frames) - 1)
 	}
-	return f
+}
+
+// fold adds f to the open folded run, or starts one.
+func (l *Log) fold(f Frame) {
+	if l.folded < 0 {
+		l.frames = append(l.frames, Frame{Seq: f.Seq, Dir: DirFolded, At: f.At, Folded: &Folded{Counts: map[string]int64{}}})
+		l.folded = len(l.frames) - 1
+	}
+	run := l.frames[l.folded].Folded
+	run.LastSeq = f.Seq
+	run.Frames++
+	run.Bytes += f.Size
+	label := l.label(f)
+	if _, ok := run.Counts[label]; !ok && len(run.Counts) >= maxFoldedLabels {
+		label = FoldedOther
+	}
+	run.Counts[label]++
+	if f.Dir == DirStderr {
+		run.StderrBytes += int64(len(f.Raw))
+		run.StderrTail = append(run.StderrTail, f.Raw...)
+		if over := len(run.StderrTail) - StderrTailSize; over > 0 {
+			run.StderrTail = append(run.StderrTail[:0], run.StderrTail[over:]...)
+		}
+	}
+}
+
+func (l *Log) label(f Frame) string {
+	if l.budget.Label != nil {
+		return l.budget.Label(f)
+	}
+	if f.Msg != nil && f.Msg.Method != "" {
+		return string(f.Dir) + " " + f.Msg.Method
+	}
+	return string(f.Dir)
 }
 
 // retainStderr drops the bytes of the oldest stderr chunks beyond StderrRetained.
@@ -151,11 +288,59 @@ func (l *Log) Event(kind string, payload []byte) Frame {
 	return l.Append(Frame{Dir: DirEvent, Kind: kind, Raw: payload})
 }
 
-// Frames returns a copy of the frames recorded so far, in order.
+// Frames returns a copy of the frames recorded so far, in order (folded runs included).
 func (l *Log) Frames() []Frame {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Frame(nil), l.frames...)
+	out := append([]Frame(nil), l.frames...)
+	if l.folded >= 0 { // the open run may still grow: hand out a copy
+		run := *out[l.folded].Folded
+		run.Counts = maps.Clone(run.Counts)
+		run.StderrTail = append([]byte(nil), run.StderrTail...)
+		out[l.folded].Folded = &run
+	}
+	return out
+}
+
+// stderrCarryMax bounds the stderr bytes AppendStderr holds back waiting for the end of a
+// line; stderrCarryHard is where it cuts a stream that never ends a line or a word.
+const (
+	stderrCarryMax  = 4 << 10
+	stderrCarryHard = 64 << 10
+)
+
+// AppendStderr records a chunk of the agent's stderr as one stream: a chunk is cut after its
+// last newline and the rest is held back until the next chunk (or FlushStderr), so that a
+// line, and a secret in it, is never split across two frames where redaction could not see it
+// whole. A line longer than 4 KiB is cut after its last space or quote; one without either
+// at 64 KiB.
+func (l *Log) AppendStderr(p []byte) {
+	l.stderrMu.Lock()
+	defer l.stderrMu.Unlock()
+	buf := append(l.stderrCarry, p...)
+	cut := bytes.LastIndexByte(buf, '\n') + 1
+	if cut == 0 && len(buf) > stderrCarryMax {
+		cut = bytes.LastIndexAny(buf, " \t\"'") + 1
+		if cut == 0 && len(buf) > stderrCarryHard {
+			cut = len(buf)
+		}
+	}
+	chunk := append([]byte(nil), buf[:cut]...)
+	l.stderrCarry = append([]byte(nil), buf[cut:]...)
+	if len(chunk) > 0 {
+		l.Append(Frame{Dir: DirStderr, Raw: chunk})
+	}
+}
+
+// FlushStderr records what AppendStderr still holds back (at the end of the stream).
+func (l *Log) FlushStderr() {
+	l.stderrMu.Lock()
+	defer l.stderrMu.Unlock()
+	rest := l.stderrCarry
+	l.stderrCarry = nil
+	if len(rest) > 0 {
+		l.Append(Frame{Dir: DirStderr, Raw: rest})
+	}
 }
 
 // Line is one line read by a LineReader.

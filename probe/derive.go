@@ -285,17 +285,44 @@ func (b *builder) fail(code ErrorCode, stage record.Stage, msg string, agentErr 
 func (b *builder) stderr() {
 	tail := transport.NewTailBuffer(transport.DefaultStderrTail)
 	for _, f := range b.x.Frames() {
-		if f.Dir == jsonrpc.DirStderr {
+		switch f.Dir {
+		case jsonrpc.DirStderr:
 			_, _ = tail.Write(f.Raw)
 			b.r.StderrBytes += f.Size
+		case jsonrpc.DirFolded:
+			_, _ = tail.Write(f.Folded.StderrTail)
+			b.r.StderrBytes += f.Folded.StderrBytes
 		}
 	}
 	b.r.StderrTail = string(tail.Bytes())
 }
 
-// counts tallies the agent's notifications and requests.
+// counts tallies the agent's notifications and requests, those the record folded included.
 func (b *builder) counts() {
 	r := b.r
+	for _, run := range b.x.Folded() {
+		for _, c := range record.FoldedCounts(run) {
+			switch {
+			case c.Notification:
+				r.Notifications.Total += int(c.N)
+				r.Notifications.ByMethod[c.Method] += int(c.N)
+				if c.SessionUpdate != "" {
+					r.Notifications.BySessionUpdate[c.SessionUpdate] += int(c.N)
+				}
+			case c.Request:
+				r.AgentRequests[c.Method] += int(c.N)
+			}
+		}
+		if r.Coverage == nil {
+			r.Coverage = &Coverage{}
+		}
+		r.Coverage.FoldedFrames += run.Frames
+		r.Coverage.FoldedBytes += run.Bytes
+	}
+	if c := r.Coverage; c != nil {
+		c.Note = fmt.Sprintf("%d frames (%d bytes) beyond the record's memory budget were counted but not kept: "+
+			"they are in the totals, and no check judged their content (the transcript, if any, has them whole)", c.FoldedFrames, c.FoldedBytes)
+	}
 	for _, f := range b.x.Frames() {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue

@@ -25,6 +25,7 @@ func Drive(ctx context.Context, opts Options) (*jsonrpc.Log, error) {
 		return nil, err
 	}
 	e := &engine{opts: opts, log: opts.Log}
+	e.log.SetBudget(record.Budget(opts.MaxRecord))
 	e.run(ctx)
 	return e.log, nil
 }
@@ -303,6 +304,7 @@ func (e *engine) teardown() {
 	exit := e.agent.Shutdown(context.Background(), e.opts.Grace)
 	<-e.eof
 	e.conn.Wait()
+	e.log.FlushStderr()
 	record.Exit.Emit(e.log, exit)
 }
 
@@ -314,7 +316,7 @@ func (e *engine) skipMethods(reason string) {
 type stderrSink struct{ log *jsonrpc.Log }
 
 func (s stderrSink) Write(p []byte) (int, error) {
-	s.log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: append([]byte(nil), p...)})
+	s.log.AppendStderr(p)
 	return len(p), nil
 }
 

@@ -35,6 +35,8 @@ func TestFaultSuite(t *testing.T) {
 		check  func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame)
 		// budget replaces the total budget for floods that take long under -race.
 		budget time.Duration
+		// maxRecord replaces the record's memory budget.
+		maxRecord int64
 	}{
 		{name: "crash at initialize", cfg: claude(acptest.Faults{ExitBefore: "initialize"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
 		{name: "crash at session/new", cfg: claude(acptest.Faults{ExitBefore: "session/new"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self"},
@@ -91,6 +93,26 @@ func TestFaultSuite(t *testing.T) {
 					t.Errorf("notifications = %+v", r.Notifications.BySessionUpdate)
 				}
 			}},
+		{name: "100k notifications through a 1 MiB record", cfg: claude(acptest.Faults{}, acptest.Stress{Notifications: 100_000}), exitBy: "stdin",
+			budget: 90 * time.Second, maxRecord: 1 << 20,
+			check: func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame) {
+				// Every notification is counted, few are kept, and the report says so.
+				if r.Notifications.BySessionUpdate["agent_thought_chunk"] != 100_000 {
+					t.Errorf("notifications = %+v", r.Notifications.BySessionUpdate)
+				}
+				var kept int64
+				for _, f := range frames {
+					if f.Dir != jsonrpc.DirFolded {
+						kept += int64(len(f.Raw)) + 256
+					}
+				}
+				if kept > 2<<20 {
+					t.Errorf("the record kept %d bytes whole, over twice its 1 MiB budget", kept)
+				}
+				if c := r.Coverage; c == nil || c.FoldedFrames < 90_000 || c.FoldedBytes < c.FoldedFrames*50 || !strings.Contains(c.Note, "not kept") {
+					t.Errorf("coverage = %+v, want most of the flood folded and said", c)
+				}
+			}},
 		{name: "a byte every 10 ms", cfg: acptest.Config{Persona: "minimal", Stress: acptest.Stress{Drip: 10 * time.Millisecond}}, exitBy: "sigterm",
 			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
 				// The handshake arrives, slowly; method answers that take longer than the
@@ -124,6 +146,7 @@ func TestFaultSuite(t *testing.T) {
 			}
 			r, frames := run(t, tc.cfg, func(o *probe.Options) {
 				o.Timeout, o.StartupTimeout, o.RequestTimeout, o.Grace = budget, startup, request, grace
+				o.MaxRecord = tc.maxRecord
 			})
 			elapsed := time.Since(start)
 			// The budget plus the teardown ladder (session/close, stdin, SIGTERM, SIGKILL and

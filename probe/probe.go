@@ -70,6 +70,9 @@ type Options struct {
 	SkipMethods bool
 	// MaxLineSize bounds a line kept whole (jsonrpc.DefaultMaxLineSize when 0).
 	MaxLineSize int
+	// MaxRecord bounds the bytes of the session kept whole in memory (record.DefaultBudget
+	// when 0); past it the agent's output is counted, not kept (see record.Budget).
+	MaxRecord int64
 	// Log, when set, receives every frame; pass one to read the session afterwards or to
 	// write a transcript as it happens.
 	Log *jsonrpc.Log

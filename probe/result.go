@@ -53,7 +53,20 @@ type Result struct {
 	// baseline.
 	Verdict *Verdict `json:"verdict,omitempty"`
 	Error   *Error   `json:"error,omitempty"`
-	Raw     Raw      `json:"raw"`
+	// Coverage says what of the session the report could not look at (absent when it saw
+	// everything).
+	Coverage *Coverage `json:"coverage,omitempty"`
+	Raw      Raw       `json:"raw"`
+}
+
+// Coverage says what of the session a report left out. Frames beyond the record's memory
+// budget were counted — notifications, requests and stderr are in the totals — but neither
+// kept nor judged.
+type Coverage struct {
+	FoldedFrames int64 `json:"foldedFrames"`
+	FoldedBytes  int64 `json:"foldedBytes"`
+	// Note says it in words.
+	Note string `json:"note"`
 }
 
 // AgentRef says which agent was probed and when.

@@ -28,6 +28,7 @@ type Index struct {
 	open   [2]map[string]*Exchange // per direction of the request: id key → latest request with it
 	reply  map[int64]Reply         // response seq → what it answered
 	events map[Kind][]int          // kind → indices into frames
+	folded []int                   // indices of folded runs (frames over the memory budget)
 }
 
 // Reply says what a response frame answered.
@@ -70,6 +71,8 @@ func side(d jsonrpc.Dir) int {
 func (x *Index) Add(f jsonrpc.Frame) {
 	x.frames = append(x.frames, f)
 	switch {
+	case f.Dir == jsonrpc.DirFolded:
+		x.folded = append(x.folded, len(x.frames)-1)
 	case f.Dir == jsonrpc.DirEvent:
 		x.events[Kind(f.Kind)] = append(x.events[Kind(f.Kind)], len(x.frames)-1)
 	case f.Msg == nil || (f.Dir != jsonrpc.DirClient && f.Dir != jsonrpc.DirAgent):
@@ -103,6 +106,15 @@ func (x *Index) Add(f jsonrpc.Frame) {
 
 // Frames is the record, in order. The slice is the index's own: do not modify it.
 func (x *Index) Frames() []jsonrpc.Frame { return x.frames }
+
+// Folded are the runs of frames the record counted but did not keep (over its memory budget).
+func (x *Index) Folded() []*jsonrpc.Folded {
+	out := make([]*jsonrpc.Folded, len(x.folded))
+	for i, j := range x.folded {
+		out[i] = x.frames[j].Folded
+	}
+	return out
+}
 
 // Calls are the requests of one direction (DirClient: the client's; DirAgent: the agent's),
 // in order, each with its answer.

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/acpprobe/acpprobe/internal/safeio"
 )
 
 // LoadConfig reads an agents config file, the shape editors use for custom agent servers:
@@ -21,7 +22,7 @@ import (
 // of an entry, which editors use for their own settings, are ignored. Errors name the file
 // and the entry.
 func LoadConfig(path string) ([]Entry, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("agents config: %w", err)
 	}

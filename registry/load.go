@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/acpprobe/acpprobe/internal/safeio"
 )
 
 // Platforms are the registry's binary platform keys, in the order of its schema.
@@ -33,7 +34,7 @@ var (
 // path goes through a _not_yet_unsupported directory. Errors name the file and, for an index,
 // the agent. Fields this package does not know (such as a newer "preview") are ignored.
 func LoadFile(path string) ([]Entry, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("registry file: %w", err)
 	}
@@ -238,3 +239,7 @@ func lineCol(b []byte, off int64) (line, col int) {
 	col = int(off-1) - bytes.LastIndexByte(before, '\n')
 	return line, col
 }
+
+// MaxFileSize bounds a registry or agents config file (the official registry.json is about
+// 100 KiB).
+const MaxFileSize = 16 << 20

@@ -110,6 +110,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		}
 	}
 	<-drained
+	o.Log.FlushStderr()
 	record.Exit.Emit(o.Log, exit)
 	record.Done.Emit(o.Log, record.None{})
 	return exit, nil
@@ -193,7 +194,7 @@ type stderrTee struct {
 }
 
 func (t stderrTee) Write(p []byte) (int, error) {
-	t.log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: append([]byte(nil), p...)})
+	t.log.AppendStderr(p)
 	if t.w != nil {
 		_, _ = t.w.Write(p)
 	}

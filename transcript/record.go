@@ -28,7 +28,7 @@ func Record(path string, h Header, red *Redactor) (*Recording, error) {
 	if path == "" {
 		return rec, nil
 	}
-	f, err := os.Create(path)
+	f, err := CreatePrivate(path)
 	if err != nil {
 		return nil, err
 	}
@@ -53,4 +53,19 @@ func (r *Recording) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// CreatePrivate creates (or truncates) a file that holds a record or a result, readable and
+// writable by its owner only (0600): a transcript made with --no-redact holds secrets, and
+// every record holds what the agent said.
+func CreatePrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil { // an existing file keeps its mode otherwise
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -17,33 +17,50 @@ const Redacted = "[redacted]"
 // wherever they appear (bare or namespaced, e.g. codebuddy.ai/accessToken).
 var CredentialKeys = []string{"authSession", "accessToken", "refreshToken", "apiKey", "runtimeTransportCredential", "runtimeBindingToken", "password", "secret"}
 
-// Redactor removes secrets from recorded bytes: given values (from --env, and from
-// environment variables whose names look secret), bearer tokens, sk-… style API keys, and the
-// values of credential keys in JSON.
+// Redactor removes secrets from recorded bytes. The policy (docs/transcript.md, Redaction):
+//   - values given explicitly (every --env value, secrets on the agent's command line), of 4
+//     bytes or more;
+//   - values of environment variables whose names look secret (SecretName), of 6 bytes or more;
+//   - tokens of well-known shapes whatever their name: bearer tokens, sk-/pk-/rk- API keys,
+//     GitHub (ghp_…, github_pat_…), AWS access key ids (AKIA…), Google API keys (AIza…), Slack
+//     tokens (xox…-), and the password of a URL (scheme://user:PASSWORD@host);
+//   - the value, of any JSON type, of a credential key (accessToken, authSession, … and the
+//     catalogue's credential keys), bare or namespaced.
+//
+// JSON strings are judged decoded as well as raw: a secret spelled with \uXXXX escapes, or a
+// credential key spelled so, is found and the string is re-encoded redacted.
 type Redactor struct {
 	secrets [][]byte
 	keys    *regexp.Regexp
+	keyName *regexp.Regexp // a whole string that is a credential key name
 }
 
 var (
 	bearer = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
-	apiKey = regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{16,}`)
-	// secretName matches environment variable names whose values are secrets.
-	secretName = regexp.MustCompile(`(?i)(_API_KEY|_TOKEN|SECRET|PASSWORD|_CREDENTIALS?)$|^(API_KEY|TOKEN)$|SECRET`)
+	// tokens are secrets recognisable by their shape.
+	tokens = regexp.MustCompile(`\b(?:(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|xox[abposr]-[A-Za-z0-9-]{10,})`)
+	// urlPassword is the password of a URL's userinfo.
+	urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']*:)[^/\s@"']+@`)
+	// SecretName matches environment variable names whose values are secrets: *_API_KEY,
+	// *_KEY, *_KEY_ID, *_TOKEN, *_PAT, anything with SECRET, PASSWORD, PASSWD, TOKEN or
+	// CREDENTIAL in it.
+	SecretName = regexp.MustCompile(`(?i)(SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|APIKEY)|(^|_)(API_KEY|KEY|KEY_ID|PAT)$`)
 )
 
-// minSecret is the shortest value treated as a secret: shorter ones ("1", "on") would
-// redact ordinary text.
-const minSecret = 6
+// Minimum lengths of a redacted value: shorter ones ("1", "on") would redact ordinary text.
+const (
+	minGiven  = 4 // values given explicitly (--env)
+	minSecret = 6 // values of secret-looking environment variables
+)
 
-// NewRedactor builds a redactor for the values given explicitly (--env values) and for the
-// values of every KEY=VALUE in environ whose key looks secret (*_API_KEY, *_TOKEN, *SECRET*…).
-// credentialKeys adds keys whose JSON string values are always redacted (CredentialKeys are
-// always included).
+// NewRedactor builds a redactor for the values given explicitly (--env values, command-line
+// secrets) and for the values of every KEY=VALUE in environ whose key looks secret
+// (SecretName). credentialKeys adds keys whose JSON values are always redacted
+// (CredentialKeys are always included).
 func NewRedactor(values []string, environ []string, credentialKeys []string) *Redactor {
 	r := &Redactor{}
-	add := func(v string) {
-		if len(v) < minSecret {
+	add := func(v string, min int) {
+		if len(v) < min {
 			return
 		}
 		r.secrets = append(r.secrets, []byte(v))
@@ -52,12 +69,12 @@ func NewRedactor(values []string, environ []string, credentialKeys []string) *Re
 		}
 	}
 	for _, v := range values {
-		add(v)
+		add(v, minGiven)
 	}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && secretName.MatchString(k) {
-			add(v)
+		if ok && SecretName.MatchString(k) {
+			add(v, minSecret)
 		}
 	}
 	// Longest first, so a secret that contains another is replaced whole.
@@ -67,7 +84,9 @@ func NewRedactor(values []string, environ []string, credentialKeys []string) *Re
 		keys[i] = regexp.QuoteMeta(k)
 	}
 	// "key": and "vendor.ns/key": — the value that follows is replaced whole.
-	r.keys = regexp.MustCompile(`"(?:[^"\\/]*/)?(?:` + strings.Join(keys, "|") + `)"\s*:\s*`)
+	alt := strings.Join(keys, "|")
+	r.keys = regexp.MustCompile(`"(?:[^"\\/]*/)?(?:` + alt + `)"\s*:\s*`)
+	r.keyName = regexp.MustCompile(`^(?:[^"\\/]*/)?(?:` + alt + `)$`)
 	return r
 }
 
@@ -76,6 +95,15 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if r == nil || len(b) == 0 {
 		return b
 	}
+	out := r.text(b)
+	if bytes.IndexByte(out, '\\') >= 0 {
+		out = r.escapedStrings(out)
+	}
+	return r.credentialValues(out)
+}
+
+// text replaces the secrets visible in b as it is.
+func (r *Redactor) text(b []byte) []byte {
 	out := b
 	for _, s := range r.secrets {
 		if bytes.Contains(out, s) {
@@ -83,8 +111,67 @@ func (r *Redactor) Bytes(b []byte) []byte {
 		}
 	}
 	out = bearer.ReplaceAll(out, []byte("${1}"+Redacted))
-	out = apiKey.ReplaceAll(out, []byte(Redacted))
-	return r.credentialValues(out)
+	out = tokens.ReplaceAll(out, []byte(Redacted))
+	return urlPassword.ReplaceAll(out, []byte("${1}"+Redacted+"@"))
+}
+
+// escapedStrings judges each JSON string written with escapes by what it decodes to: a
+// string that decodes to a secret is re-encoded redacted, and one that decodes to a credential
+// key name is re-encoded plainly so that its value is found. Other bytes stay as they are.
+func (r *Redactor) escapedStrings(b []byte) []byte {
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end, escaped := stringEnd(b, i)
+		if end < 0 {
+			break
+		}
+		if escaped {
+			var s string
+			if json.Unmarshal(b[i:end+1], &s) == nil {
+				red := r.text([]byte(s))
+				if !bytes.Equal(red, []byte(s)) || r.keyName.MatchString(s) {
+					enc, _ := marshalString(string(red))
+					out = append(append(out, b[last:i]...), enc...)
+					last = end + 1
+				}
+			}
+		}
+		i = end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// stringEnd finds the closing quote of the JSON string that starts at b[start], and whether
+// the string has escapes; end is -1 when the string does not end.
+func stringEnd(b []byte, start int) (end int, escaped bool) {
+	for j := start + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// marshalString encodes s as a JSON string without HTML escaping.
+func marshalString(s string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // credentialValues replaces the JSON value after each credential key — a string, an object,
@@ -161,7 +248,7 @@ func SecretArgs(argv []string) []string {
 	var out []string
 	for i, a := range argv {
 		if name, value, ok := strings.Cut(a, "="); ok {
-			if secretName.MatchString(strings.TrimLeft(name, "-")) || secretFlag.MatchString(name) {
+			if SecretName.MatchString(strings.TrimLeft(name, "-")) || secretFlag.MatchString(name) {
 				out = append(out, value)
 			}
 			continue

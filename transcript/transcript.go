@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpprobe/acpprobe/internal/safeio"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 )
 
@@ -176,11 +177,43 @@ func (w *Writer) Err() error {
 // ErrNotTranscript means the first line is not an acpprobe transcript header.
 var ErrNotTranscript = errors.New("not an acpprobe transcript (no header line with \"acpprobeTranscript\")")
 
-// Read reads a transcript. A last line cut short by a crash is ignored; any other bad line is
-// an error naming its line number.
-func Read(r io.Reader) (Header, []jsonrpc.Frame, error) {
+// ReadOptions bound what reading a transcript may cost: it is a file a user hands us.
+type ReadOptions struct {
+	// Budget bounds the frames kept whole in memory, as for a live record (record.Budget);
+	// a zero Budget keeps everything.
+	Budget jsonrpc.Budget
+	// MaxLine bounds one line of the transcript (MaxLine when 0).
+	MaxLine int
+}
+
+// MaxLine is the longest transcript line read by default: a whole agent line of
+// jsonrpc.DefaultMaxLineSize, JSON-escaped, with room for escapes. Reading a line costs about
+// three times its length in memory.
+const MaxLine = jsonrpc.DefaultMaxLineSize + jsonrpc.DefaultMaxLineSize/2
+
+// Read reads a whole transcript (see ReadWith).
+func Read(r io.Reader) (Header, []jsonrpc.Frame, error) { return ReadWith(r, ReadOptions{}) }
+
+// ReadFile reads the transcript at path, which must be a regular file.
+func ReadFile(path string, o ReadOptions) (Header, []jsonrpc.Frame, error) {
+	f, _, err := safeio.Open(path)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	defer f.Close()
+	return ReadWith(f, o)
+}
+
+// ReadWith reads a transcript. A last line cut short by a crash is ignored; any other bad line,
+// or a line longer than the limit, is an error naming its line number. The frames keep the
+// recorded seq and times; over the budget they are folded as a live record's would be.
+func ReadWith(r io.Reader, o ReadOptions) (Header, []jsonrpc.Frame, error) {
 	var h Header
-	lr := jsonrpc.NewLineReader(bufio.NewReader(r), maxTranscriptLine)
+	max := o.MaxLine
+	if max <= 0 {
+		max = MaxLine
+	}
+	lr := jsonrpc.NewLineReader(bufio.NewReader(r), max)
 	first, err := lr.Next()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -188,41 +221,39 @@ func Read(r io.Reader) (Header, []jsonrpc.Frame, error) {
 		}
 		return h, nil, err
 	}
-	if json.Unmarshal(first.Raw, &h) != nil || h.Format == 0 {
+	if first.Oversize || json.Unmarshal(first.Raw, &h) != nil || h.Format == 0 {
 		return h, nil, ErrNotTranscript
 	}
 	if h.Format > FormatVersion {
 		return h, nil, fmt.Errorf("transcript format %d is newer than this acpprobe reads (%d)", h.Format, FormatVersion)
 	}
-	var frames []jsonrpc.Frame
+	log := jsonrpc.NewLog()
+	log.SetBudget(o.Budget)
 	for n := 2; ; n++ {
 		line, err := lr.Next()
 		if errors.Is(err, io.EOF) {
-			return h, frames, nil
+			return h, log.Frames(), nil
 		}
 		if err != nil {
-			return h, frames, err
+			return h, log.Frames(), err
 		}
 		if line.Size == 0 {
 			continue
 		}
 		var e Event
-		if uerr := json.Unmarshal(line.Raw, &e); uerr != nil || line.Oversize {
+		if line.Oversize {
+			return h, log.Frames(), fmt.Errorf("line %d: %d bytes, longer than the %d a transcript line may have", n, line.Size, max)
+		}
+		if uerr := json.Unmarshal(line.Raw, &e); uerr != nil {
 			if line.Unterminated {
-				return h, frames, nil // the recorder was cut off mid-line
+				return h, log.Frames(), nil // the recorder was cut off mid-line
 			}
-			if line.Oversize {
-				uerr = fmt.Errorf("line of %d bytes is too long", line.Size)
-			}
-			return h, frames, fmt.Errorf("line %d: %v", n, uerr)
+			return h, log.Frames(), fmt.Errorf("line %d: %v", n, uerr)
 		}
 		f, ferr := e.Frame()
 		if ferr != nil {
-			return h, frames, fmt.Errorf("line %d: %v", n, ferr)
+			return h, log.Frames(), fmt.Errorf("line %d: %v", n, ferr)
 		}
-		frames = append(frames, f)
+		log.AppendRecorded(f)
 	}
 }
-
-// maxTranscriptLine bounds one transcript line: a whole 64 MiB agent line, JSON-escaped.
-const maxTranscriptLine = 512 << 20

@@ -61,6 +61,10 @@ func (b *builder) build() {
 	b.counts()
 	b.timings()
 	defer func() {
+		// Interrupted while the agent was being stopped: the probe itself had ended.
+		if b.x.AtStage(record.Interrupted, record.StageTeardown) {
+			b.fail(ErrInterrupted, record.StageTeardown, "interrupted before the agent was torn down", nil)
+		}
 		r.SupportsConfigOption = r.Methods[acp.MethodSetConfigOption].Support == Supported
 		if r.Error != nil {
 			r.Error.Stderr = r.StderrTail

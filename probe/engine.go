@@ -39,6 +39,7 @@ type engine struct {
 
 	parent       context.Context // the caller's context: its end means "interrupted"
 	sessionID    string
+	interrupted  bool // an interrupted event is in the record
 	canClose     bool // the agent advertises sessionCapabilities.close
 	authAdvertis int  // number of authMethods advertised
 }
@@ -98,7 +99,7 @@ func (e *engine) run(parent context.Context) {
 	default:
 		e.probeMethods(ctx)
 		if parent.Err() != nil {
-			record.Interrupted.Emit(e.log, record.StageInfo{Stage: record.StageMethods})
+			e.interrupt(record.StageMethods)
 			return
 		}
 	}
@@ -206,7 +207,7 @@ func (e *engine) noAnswer(stage record.Stage, err error) {
 
 func (e *engine) interruptedOr(stage record.Stage, otherwise func()) {
 	if e.parent.Err() != nil {
-		record.Interrupted.Emit(e.log, record.StageInfo{Stage: stage})
+		e.interrupt(stage)
 		return
 	}
 	otherwise()
@@ -282,30 +283,65 @@ func (e *engine) alive() bool {
 // ladder, and waits for the output to drain. It runs on its own clock: an expired budget or an
 // interrupt still tears the agent down.
 func (e *engine) teardown() {
+	// An interrupt (the caller's context ending, Ctrl-C) cuts the teardown short: after one
+	// during the probe, each step waits InterruptGrace at most; after one during the teardown,
+	// the agent gets InterruptGrace in all, then the remaining steps run at once.
+	grace := e.opts.Grace
+	tctx, stop := afterDone(e.parent, InterruptGrace)
+	defer stop()
+	if e.parent.Err() != nil {
+		grace = min(grace, InterruptGrace)
+		tctx = context.Background()
+	}
 	if !e.alive() {
 		// The agent closed its output: the eof event goes in the record before teardown, and
 		// the agent gets the grace to exit by itself, so the record says how it ended rather
 		// than how the ladder ended it.
 		<-e.eof
-		t := time.NewTimer(e.opts.Grace)
+		t := time.NewTimer(grace)
 		select {
 		case <-e.agent.Exited():
 		case <-t.C:
+		case <-tctx.Done():
 		}
 		t.Stop()
 	}
 	if e.sessionID != "" && e.canClose && e.alive() {
 		record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownSessionClose})
-		cctx, cancel := context.WithTimeout(context.Background(), min(e.opts.RequestTimeout, e.opts.Grace))
+		cctx, cancel := context.WithTimeout(tctx, min(e.opts.RequestTimeout, grace))
 		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
 		cancel()
 	}
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder})
-	exit := e.agent.Shutdown(context.Background(), e.opts.Grace)
+	exit := e.agent.Shutdown(tctx, grace)
 	<-e.eof
 	e.conn.Wait()
 	e.log.FlushStderr()
+	if e.parent.Err() != nil && !e.interrupted {
+		record.Interrupted.Emit(e.log, record.StageInfo{Stage: record.StageTeardown})
+	}
 	record.Exit.Emit(e.log, exit)
+}
+
+// InterruptGrace bounds the teardown of an interrupted probe (Ctrl-C): each step of the
+// ladder after an interrupt during the probe, the whole rest after one during the teardown.
+const InterruptGrace = 100 * time.Millisecond
+
+// afterDone returns a context that ends d after parent does (and the function that releases
+// it); it never ends while parent runs.
+func afterDone(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(parent, func() {
+		t := time.AfterFunc(d, cancel)
+		context.AfterFunc(ctx, func() { t.Stop() })
+	})
+	return ctx, func() { stop(); cancel() }
+}
+
+// interrupt records that the caller interrupted the probe at stage.
+func (e *engine) interrupt(stage record.Stage) {
+	e.interrupted = true
+	record.Interrupted.Emit(e.log, record.StageInfo{Stage: stage})
 }
 
 func (e *engine) skipMethods(reason string) {

@@ -451,6 +451,37 @@ func TestInterruptTearsDown(t *testing.T) {
 	}
 }
 
+// Ctrl-C while the ladder waits on an agent that ignores both the end of its input and
+// SIGTERM cuts the graces short: the run ends at once, killed, and says it was interrupted.
+func TestInterruptDuringTeardown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	log := jsonrpc.NewLog()
+	log.Observe(func(f jsonrpc.Frame) {
+		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder {
+			cancel()
+		}
+	})
+	const grace = 10 * time.Second
+	start := time.Now()
+	r, err := driveAndDerive(ctx, probe.Options{
+		Launcher: agentProcess(t, acptest.Config{Persona: "minimal", Faults: acptest.Faults{IgnoreStdinEOF: true},
+			Stress: acptest.Stress{IgnoreSIGTERM: true}}),
+		Cwd: t.TempDir(), Grace: grace, Log: log, SkipMethods: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > grace/2 {
+		t.Errorf("the interrupted teardown took %s, the graces were not cut", elapsed)
+	}
+	if r.Error == nil || r.Error.Code != probe.ErrInterrupted || r.Error.Stage != record.StageTeardown {
+		t.Errorf("error = %+v, want interrupted at teardown", r.Error)
+	}
+	if r.Exit == nil || r.Exit.By != "sigkill" || transport.GroupAlive(r.Agent.PID) {
+		t.Errorf("exit = %+v, want killed and gone", r.Exit)
+	}
+}
+
 func TestAuthPolicyFail(t *testing.T) {
 	r, frames := run(t, acptest.Config{Persona: "gemini"}, func(o *probe.Options) { o.AuthPolicy = probe.AuthPolicyFail })
 	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Auth.Status != probe.AuthRequired {

@@ -142,6 +142,7 @@ const (
 	StageInitialize Stage = "initialize"
 	StageSessionNew Stage = "session/new"
 	StageMethods    Stage = "methods"
+	StageTeardown   Stage = "teardown"
 )
 
 // StageInfo names the stage an event happened at.

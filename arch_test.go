@@ -41,8 +41,9 @@ var allowed = map[string][]string{
 // every package's tests may also use the reference agent (acptest) and the package under
 // test; the end-to-end suite, which has no code of its own, drives the product from the top.
 var testAllowed = map[string][]string{
-	"*":   {"acptest"},
-	"e2e": {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport"},
+	"*":     {"acptest"},
+	"probe": {"transcript"}, // recordings as test input
+	"e2e":   {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport"},
 }
 
 func TestImportArrows(t *testing.T) {

@@ -88,7 +88,7 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 		acp.MethodSessionClose:    {probe.Supported, -32603},
 		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
 	})
-	check(t, "supportsConfigOption", r.SupportsConfigOption, true)
+	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
 	// It keeps running after its stdin closes: the ladder has to SIGTERM it.
 	if r.Exit != nil {

@@ -28,7 +28,6 @@ func TestCodexACP(t *testing.T) {
 		McpCapabilities:     probe.McpCapabilities{HTTP: true},
 		SessionCapabilities: probe.SessionCapabilities{Close: true, List: true, Resume: true},
 		Auth:                probe.AuthCapabilities{Logout: true},
-		Experimental:        probe.Experimental{Auth: true},
 		MetaKeys:            []string{},
 	})
 	p.wantAuthMethods(t, []authMethod{
@@ -52,7 +51,7 @@ func TestCodexACP(t *testing.T) {
 		acp.MethodSessionClose:    {probe.Supported, -32002},
 		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
 	})
-	check(t, "supportsConfigOption", r.SupportsConfigOption, true)
+	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
 	// codex-acp writes "id" as the last key of every response; matching must not care.
 	responses := 0

@@ -47,7 +47,7 @@ func TestGeminiCLI(t *testing.T) {
 		acp.MethodSessionClose:    {probe.Unsupported, -32601},
 		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
 	})
-	check(t, "supportsConfigOption", r.SupportsConfigOption, false)
+	check(t, "supportsConfigOption", r.SupportsConfigOption, new(false))
 
 	// It leaves by itself, with status 0, once its stdin closes.
 	if r.Exit != nil {

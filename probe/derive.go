@@ -21,6 +21,8 @@ func Derive(x *record.Index, cat *extensions.Catalogue) *Result {
 		cat = extensions.Default()
 	}
 	b := &builder{x: x, cat: cat, spawn: x.Spawn()}
+	_, closed := x.FirstEvent(record.Done.Kind)
+	b.truncated = !closed
 	if f, ok := x.FirstEvent(record.Spawn.Kind); ok {
 		b.spawnAt = f.At
 	}
@@ -34,15 +36,26 @@ type builder struct {
 	r       *Result
 	spawn   record.SpawnInfo
 	spawnAt time.Duration
+	// truncated: the record ends without its done event (a transcript cut short).
+	truncated bool
 }
 
-// request returns the client's first request for method, and its answer if any.
-func (b *builder) request(method string) (req, answer *jsonrpc.Frame) {
+// request returns the client's first request for method, and its answer if it came in time:
+// an answer after the budget of stage ran out (a timeout event) is late, and late says by
+// how long.
+func (b *builder) request(method string, stage record.Stage) (req, answer *jsonrpc.Frame, late time.Duration) {
 	ex := b.x.First(method)
 	if ex == nil {
-		return nil, nil
+		return nil, nil, 0
 	}
-	return &ex.Request, ex.Answer
+	if ex.Answer != nil {
+		for _, f := range b.x.Events(record.Timeout.Kind) {
+			if p, _ := record.Timeout.Decode(f); p.Stage == stage && f.Seq < ex.Answer.Seq {
+				return &ex.Request, nil, ex.Answer.At - f.At
+			}
+		}
+	}
+	return &ex.Request, ex.Answer, 0
 }
 
 func (b *builder) build() {
@@ -65,7 +78,19 @@ func (b *builder) build() {
 		if b.x.AtStage(record.Interrupted, record.StageTeardown) {
 			b.fail(ErrInterrupted, record.StageTeardown, "interrupted before the agent was torn down", nil)
 		}
-		r.SupportsConfigOption = r.Methods[acp.MethodSetConfigOption].Support == Supported
+		if b.truncated {
+			stage := record.StageTeardown
+			for _, m := range r.Methods {
+				if m.Message == recordEndsBeforeAnswer {
+					stage = record.StageMethods
+				}
+			}
+			b.failTruncated(stage)
+		}
+		if s := r.Methods[acp.MethodSetConfigOption].Support; s == Supported || s == Unsupported {
+			yes := s == Supported
+			r.SupportsConfigOption = &yes
+		}
 		if r.Error != nil {
 			r.Error.Stderr = r.StderrTail
 		}
@@ -95,13 +120,20 @@ func (b *builder) build() {
 // initialize reads the initialize exchange; false means the probe stopped there.
 func (b *builder) initialize() bool {
 	r := b.r
-	req, answer := b.request(acp.MethodInitialize)
+	req, answer, late := b.request(acp.MethodInitialize, record.StageInitialize)
 	if req == nil {
 		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, "the probe stopped before initialize")
 		return false
 	}
 	if answer == nil {
-		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, fmt.Sprintf("no answer to initialize within %s", msDuration(b.spawn.StartupTimeoutMs)))
+		msg := fmt.Sprintf("no answer to initialize within %s", msDuration(b.spawn.StartupTimeoutMs))
+		switch {
+		case late > 0:
+			msg += fmt.Sprintf("; the agent answered %s after the budget ran out: raise --startup-timeout", late.Round(time.Millisecond))
+		case b.busyBefore(record.StageInitialize, req.At):
+			msg += "; the agent was busy (writing on stderr) near the deadline: it may need a longer --startup-timeout"
+		}
+		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, msg)
 		return false
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
@@ -137,9 +169,13 @@ func (b *builder) initialize() bool {
 
 func (b *builder) newSession() {
 	r := b.r
-	req, answer := b.request(acp.MethodSessionNew)
+	req, answer, late := b.request(acp.MethodSessionNew, record.StageSessionNew)
 	if req == nil || answer == nil {
-		b.noAnswer(record.StageSessionNew, ErrSessionNewTimeout, "no answer to session/new within the total budget")
+		msg := "no answer to session/new within the total budget"
+		if late > 0 {
+			msg += fmt.Sprintf("; the agent answered %s after the budget ran out: raise --timeout", late.Round(time.Millisecond))
+		}
+		b.noAnswer(record.StageSessionNew, ErrSessionNewTimeout, msg)
 		return
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
@@ -160,7 +196,9 @@ func (b *builder) newSession() {
 	r.Raw.NewSession = answer.Msg.Result
 	s := acp.ParseSessionResult(answer.Msg.Result)
 	evidence := "session/new succeeded without authenticate"
-	if len(r.AuthMethods) > 0 {
+	if auth := b.x.First(acp.MethodAuthenticate); auth != nil && auth.Request.Seq < req.Seq {
+		evidence = fmt.Sprintf("session/new succeeded after authenticate (methodId %s)", acp.ParseObject(auth.Request.Msg.Params).String("methodId"))
+	} else if len(r.AuthMethods) > 0 {
 		evidence += fmt.Sprintf(" (the agent advertises %d authMethods; a prompt may still ask for them)", len(r.AuthMethods))
 	}
 	r.Auth = AuthStatus{Status: AuthAuthenticated, Evidence: []string{evidence}}
@@ -185,10 +223,47 @@ func (b *builder) noAnswer(stage record.Stage, timeoutCode ErrorCode, timeoutMsg
 		b.fail(ErrInterrupted, stage, "interrupted", nil)
 	case b.x.AtStage(record.Timeout, stage):
 		b.fail(timeoutCode, stage, timeoutMsg, nil)
+	case b.truncated:
+		b.failTruncated(stage)
 	default:
 		b.fail(ErrAgentCrashed, stage, b.crashMessage(stage), nil)
 	}
 }
+
+// failTruncated reports a record cut short before stage was over.
+func (b *builder) failTruncated(stage record.Stage) {
+	frames := b.x.Frames()
+	var end jsonrpc.Frame
+	if len(frames) > 0 {
+		end = frames[len(frames)-1]
+	}
+	b.fail(ErrTruncated, stage, fmt.Sprintf("the record ends at seq %d (%s in) without the events that close a session: it was cut short during %s, and what happened after that is unknown",
+		end.Seq, end.At.Round(time.Millisecond), stage), nil)
+}
+
+// busyBefore reports whether the agent wrote on stderr in the last stretch before the budget
+// of stage ran out (the last quarter of the wait, at most busyWindow): a sign it was still
+// starting, not hung. Output right after the request says nothing about that.
+func (b *builder) busyBefore(stage record.Stage, sent time.Duration) bool {
+	for _, f := range b.x.Events(record.Timeout.Kind) {
+		if p, _ := record.Timeout.Decode(f); p.Stage != stage {
+			continue
+		}
+		window := min(busyWindow, (f.At-sent)/4)
+		for _, g := range b.x.Frames() {
+			if g.Dir == jsonrpc.DirStderr && g.Seq < f.Seq && f.At-g.At <= window {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordEndsBeforeAnswer is what a method without an answer says in a truncated record.
+const recordEndsBeforeAnswer = "the record ends before an answer"
+
+// busyWindow bounds how close to a deadline stderr output counts as "still busy".
+const busyWindow = 2 * time.Second
 
 func (b *builder) crashMessage(stage record.Stage) string {
 	x := b.r.Exit
@@ -230,6 +305,8 @@ func (b *builder) methods() {
 		switch {
 		case !ok && goneEarly:
 			s.Message = "the agent ended its output before answering"
+		case !ok && b.truncated:
+			s.Message = recordEndsBeforeAnswer
 		case !ok:
 			s.Message = fmt.Sprintf("no answer within %s", msDuration(b.spawn.RequestTimeoutMs))
 		case answer.Msg.Err() != nil:
@@ -351,11 +428,11 @@ func (b *builder) counts() {
 // timings measures the steps from the frames' monotonic times.
 func (b *builder) timings() {
 	t := &b.r.Timings
-	if req, answer := b.request(acp.MethodInitialize); answer != nil {
+	if req, answer, _ := b.request(acp.MethodInitialize, record.StageInitialize); answer != nil {
 		t.SpawnToInitializeMs = ms(answer.At - b.spawnAt)
 		t.InitializeMs = ms(answer.At - req.At)
 	}
-	if req, answer := b.request(acp.MethodSessionNew); answer != nil {
+	if req, answer, _ := b.request(acp.MethodSessionNew, record.StageSessionNew); answer != nil {
 		t.SessionNewMs = ms(answer.At - req.At)
 	}
 	frames := b.x.Frames()
@@ -454,7 +531,7 @@ func capabilities(c acp.Object) Capabilities {
 		SessionCapabilities: SessionCapabilities{Close: sess.Has("close"), List: sess.Has("list"), Resume: sess.Has("resume"),
 			Fork: sess.Has("fork"), AdditionalDirectories: sess.Has("additionalDirectories"), Delete: sess.Has("delete")},
 		Auth:         AuthCapabilities{Logout: c.Object("auth").Has("logout")},
-		Experimental: Experimental{Auth: c.Has("auth"), NES: c.Has("nes"), Providers: c.Has("providers"), PositionEncoding: c.Has("positionEncoding")},
+		Experimental: Experimental{NES: c.Has("nes"), Providers: c.Has("providers"), PositionEncoding: c.Has("positionEncoding")},
 		MetaKeys:     c.Object("_meta").Keys(),
 	}
 }

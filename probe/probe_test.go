@@ -167,8 +167,8 @@ func TestClaudePersona(t *testing.T) {
 	if m := r.Methods["session/list"]; m.Code != nil {
 		t.Errorf("session/list answered a result, code should be null: %+v", m)
 	}
-	if !r.SupportsConfigOption {
-		t.Error("supportsConfigOption = false")
+	if r.SupportsConfigOption == nil || !*r.SupportsConfigOption {
+		t.Errorf("supportsConfigOption = %v, want true", r.SupportsConfigOption)
 	}
 	if r.Notifications.ByMethod["session/update"] != 1 || r.Notifications.BySessionUpdate["available_commands_update"] != 1 {
 		t.Errorf("notifications = %+v", r.Notifications)
@@ -244,7 +244,7 @@ func TestGeminiPersonaNoConfigOptions(t *testing.T) {
 	if ids := authIDs(r); !slices.Equal(ids, []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}) {
 		t.Errorf("auth ids = %v", ids)
 	}
-	if r.SupportsConfigOption || r.Methods["session/set_config_option"].Support != probe.Unsupported {
+	if r.SupportsConfigOption == nil || *r.SupportsConfigOption || r.Methods["session/set_config_option"].Support != probe.Unsupported {
 		t.Errorf("set_config_option = %+v, supportsConfigOption %v", r.Methods["session/set_config_option"], r.SupportsConfigOption)
 	}
 	if c := r.Methods["session/set_mode"].Code; c == nil || *c != jsonrpc.CodeInvalidParams {

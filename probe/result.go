@@ -33,8 +33,9 @@ type Result struct {
 	ConfigOptions []acp.ConfigOption `json:"configOptions"`
 	Reasoning     *Reasoning         `json:"reasoning"`
 	ModelConfig   *ModelConfig       `json:"modelConfig"`
-	// SupportsConfigOption is true iff session/set_config_option is implemented.
-	SupportsConfigOption bool                     `json:"supportsConfigOption"`
+	// SupportsConfigOption says whether session/set_config_option is implemented; null when
+	// method detection did not decide it (not probed, no answer).
+	SupportsConfigOption *bool                    `json:"supportsConfigOption"`
 	Methods              map[string]MethodSupport `json:"methods"`
 	Timings              Timings                  `json:"timings"`
 	Notifications        Notifications            `json:"notifications"`
@@ -123,9 +124,9 @@ type AuthCapabilities struct {
 	Logout bool `json:"logout"`
 }
 
-// Experimental are capabilities outside stable v1 (presence).
+// Experimental are capabilities outside stable v1 (presence). (agentCapabilities.auth is
+// stable: it is Capabilities.Auth.)
 type Experimental struct {
-	Auth             bool `json:"auth"`
 	NES              bool `json:"nes"`
 	Providers        bool `json:"providers"`
 	PositionEncoding bool `json:"positionEncoding"`
@@ -218,7 +219,10 @@ const (
 	// standard client never sends (a private channel; see extensions.zero-meta-contract).
 	ErrMetadataRequired ErrorCode = "metadata_required"
 	ErrInterrupted      ErrorCode = "interrupted"
-	ErrUnknown          ErrorCode = "unknown"
+	// ErrTruncated: the record ends without the events that close a session (a transcript
+	// cut short); nothing after the cut is known.
+	ErrTruncated ErrorCode = "truncated"
+	ErrUnknown   ErrorCode = "unknown"
 )
 
 // Error says why a probe could not complete. What was learned before it is still in the Result.

@@ -312,7 +312,7 @@ func capGroups(c probe.Capabilities) []htmlCapGroup {
 		{"session", []htmlCap{{"loadSession", c.LoadSession}, {"list", s.List}, {"resume", s.Resume}, {"close", s.Close},
 			{"fork", s.Fork}, {"delete", s.Delete}, {"additionalDirectories", s.AdditionalDirectories}}},
 		{"auth", []htmlCap{{"logout", c.Auth.Logout}}},
-		{"experimental", []htmlCap{{"auth", e.Auth}, {"nes", e.NES}, {"providers", e.Providers}, {"positionEncoding", e.PositionEncoding}}},
+		{"experimental", []htmlCap{{"nes", e.NES}, {"providers", e.Providers}, {"positionEncoding", e.PositionEncoding}}},
 	}
 	if len(c.MetaKeys) > 0 {
 		g := htmlCapGroup{Name: "_meta"}

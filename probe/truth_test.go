@@ -1,0 +1,147 @@
+package probe_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/transcript"
+)
+
+// An answer that arrives after its budget ran out is late, never a success: the report says
+// initialize_timeout (the agent answered late, raise --startup-timeout), not a crash at
+// session/new (issue 13, item 1).
+func TestLateInitializeIsATimeout(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 700 * time.Millisecond}}, func(o *probe.Options) {
+		o.StartupTimeout = 200 * time.Millisecond
+		o.Grace = 2 * time.Second
+	})
+	late := false
+	x := record.New(frames)
+	if ex := x.First("initialize"); ex != nil && ex.Answer != nil {
+		late = ex.Answer.Seq > x.EventSeq(record.Timeout.Kind)
+	}
+	if !late {
+		t.Fatal("the scenario did not happen: no initialize answer after the timeout (the agent should answer during the teardown)")
+	}
+	if r.Error == nil || r.Error.Code != probe.ErrInitializeTimeout || r.Error.Stage != record.StageInitialize {
+		t.Fatalf("error = %+v, want initialize_timeout at initialize", r.Error)
+	}
+	for _, want := range []string{"answered", "after", "--startup-timeout"} {
+		if !strings.Contains(r.Error.Message, want) {
+			t.Errorf("message %q does not say %q", r.Error.Message, want)
+		}
+	}
+	if r.ProtocolVersion != nil || string(r.Raw.Initialize) != "null" {
+		t.Errorf("a late answer was taken as the handshake: version %v raw %s", r.ProtocolVersion, r.Raw.Initialize)
+	}
+}
+
+// supportsConfigOption is unknown (null) unless session/set_config_option was decided (issue
+// 13, item 2).
+func TestSupportsConfigOptionUnknownWhenNotProbed(t *testing.T) {
+	r, _ := run(t, acptest.Config{Persona: "claude"}, func(o *probe.Options) { o.SkipMethods = true })
+	if r.SupportsConfigOption != nil {
+		t.Errorf("supportsConfigOption = %v with --no-methods, want null", *r.SupportsConfigOption)
+	}
+	r, _ = run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/new"}}, func(o *probe.Options) {
+		o.Timeout = time.Second
+	})
+	if r.SupportsConfigOption != nil {
+		t.Errorf("supportsConfigOption = %v after a session/new timeout, want null", *r.SupportsConfigOption)
+	}
+}
+
+// agentCapabilities.auth is a stable v1 capability: it is capabilities.auth, never an
+// experimental one (issue 13, item 4).
+func TestAuthCapabilityIsStable(t *testing.T) {
+	r, _ := run(t, acptest.Config{Persona: "codex"}, nil)
+	if !r.Capabilities.Auth.Logout {
+		t.Errorf("capabilities.auth = %+v, want logout", r.Capabilities.Auth)
+	}
+	if r.Capabilities.Experimental != (probe.Experimental{}) {
+		t.Errorf("experimental = %+v, want nothing: codex advertises no unstable capability", r.Capabilities.Experimental)
+	}
+}
+
+// A record without its closing events was cut short: the report says so with its own error
+// code, and invents nothing after the cut (issue 13, item 5).
+func TestTruncatedRecord(t *testing.T) {
+	_, frames, err := transcript.ReadFile(filepath.Join("..", "testdata", "v1", "check-claude.ndjson"), transcript.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{3, len(frames) / 2} {
+		r := probe.Derive(record.New(frames[:cut]), nil)
+		if r.Error == nil || r.Error.Code != probe.ErrTruncated {
+			t.Errorf("cut at %d: error = %+v, want truncated", cut, r.Error)
+			continue
+		}
+		if !strings.Contains(r.Error.Message, "cut short") {
+			t.Errorf("cut at %d: message %q", cut, r.Error.Message)
+		}
+		for m, s := range r.Methods {
+			if strings.Contains(s.Message, "no answer within") {
+				t.Errorf("cut at %d: %s says %q, which the record cannot show", cut, m, s.Message)
+			}
+		}
+	}
+	// The whole record is not truncated.
+	if r := probe.Derive(record.New(frames), nil); r.Error != nil {
+		t.Errorf("whole record: error %+v", r.Error)
+	}
+}
+
+// When the client called authenticate, the evidence says so (issue 13, item 5).
+func TestAuthEvidenceAfterAuthenticate(t *testing.T) {
+	log := jsonrpc.NewLog()
+	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"a"}, ProtocolVersion: 1})
+	for _, l := range []struct {
+		dir jsonrpc.Dir
+		raw string
+	}{
+		{jsonrpc.DirClient, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`},
+		{jsonrpc.DirAgent, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"authMethods":[{"id":"key","name":"Key"}]}}`},
+		{jsonrpc.DirClient, `{"jsonrpc":"2.0","id":2,"method":"authenticate","params":{"methodId":"key"}}`},
+		{jsonrpc.DirAgent, `{"jsonrpc":"2.0","id":2,"result":{}}`},
+		{jsonrpc.DirClient, `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`},
+		{jsonrpc.DirAgent, `{"jsonrpc":"2.0","id":3,"result":{"sessionId":"s"}}`},
+	} {
+		log.Append(jsonrpc.Frame{Dir: l.dir, Raw: []byte(l.raw)})
+	}
+	record.Done.Emit(log, record.None{})
+	r := probe.Derive(record.New(log.Frames()), nil)
+	ev := strings.Join(r.Auth.Evidence, " | ")
+	if strings.Contains(ev, "without authenticate") || !strings.Contains(ev, "after authenticate") || !strings.Contains(ev, "key") {
+		t.Errorf("evidence %q", ev)
+	}
+}
+
+// An agent that writes on stderr in the last stretch before the startup budget ends is said
+// to be busy, and --startup-timeout is named; one that logged only when the request came is
+// not.
+func TestBusyNearTheDeadline(t *testing.T) {
+	frames := func(stderrAt time.Duration) []jsonrpc.Frame {
+		req, _ := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		return []jsonrpc.Frame{
+			{Seq: 1, Dir: jsonrpc.DirEvent, Kind: string(record.Spawn.Kind), Raw: []byte(`{"argv":["a"],"startupTimeoutMs":1000}`)},
+			{Seq: 2, Dir: jsonrpc.DirClient, At: 10 * time.Millisecond, Msg: req},
+			{Seq: 3, Dir: jsonrpc.DirStderr, At: stderrAt, Raw: []byte("loading…\n")},
+			{Seq: 4, Dir: jsonrpc.DirEvent, At: 1010 * time.Millisecond, Kind: string(record.Timeout.Kind), Raw: []byte(`{"stage":"initialize"}`)},
+			{Seq: 5, Dir: jsonrpc.DirEvent, At: 1100 * time.Millisecond, Kind: string(record.Done.Kind)},
+		}
+	}
+	busy := probe.Derive(record.New(frames(900*time.Millisecond)), nil)
+	quiet := probe.Derive(record.New(frames(20*time.Millisecond)), nil)
+	if busy.Error == nil || !strings.Contains(busy.Error.Message, "busy") || !strings.Contains(busy.Error.Message, "--startup-timeout") {
+		t.Errorf("busy agent: %+v", busy.Error)
+	}
+	if quiet.Error == nil || strings.Contains(quiet.Error.Message, "busy") {
+		t.Errorf("quiet agent: %+v", quiet.Error)
+	}
+}

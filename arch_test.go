@@ -14,7 +14,7 @@ const module = "github.com/acpprobe/acpprobe"
 var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli"},
 	"internal/cli":    {"*"},
-	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record"},
+	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift"},
 	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "transcript"},
 	"matrix":          {".", "probe", "extensions", "transcript"},
 	"drift":           {"probe", "matrix"},

@@ -4,9 +4,10 @@
 // Each command is two halves, in the style of gh: newXOptions parses the command line into an
 // XOptions struct (flags, files named by flags, the agent to probe), and xRun(ctx, opts) does
 // the work and returns an error that carries its exit meaning (exit.go). Tests can build the
-// options by hand and call the run function without any flag parsing. Everything a command
-// prints for people is written by internal/render; this package prints only error lines,
-// usage and help.
+// options by hand and call the run function without any flag parsing. (agent hands its flags
+// to the reference agent, and version has none: they are single functions.) Everything a
+// command prints for people is written by internal/render; this package prints only error
+// lines, usage, help and the version.
 package cli
 
 import (

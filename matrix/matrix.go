@@ -5,10 +5,12 @@ package matrix
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +37,9 @@ type Row struct {
 	Source string `json:"source"` // registry, builtin, config, command, reference
 	// Launch is the command line that was run.
 	Launch string `json:"launch"`
-	// Problem says why the agent was not launched (it cannot run here); Result is then nil.
+	// Problem says why the agent was not launched (it cannot run here, or the matrix was
+	// interrupted first), or why its record could not be kept (its transcript or result file
+	// in OutDir could not be written); Result is then nil.
 	Problem    string        `json:"problem,omitempty"`
 	Result     *probe.Result `json:"result,omitempty"`
 	Transcript string        `json:"transcript,omitempty"`
@@ -79,41 +83,53 @@ type Options struct {
 // DefaultParallel is the number of agents probed at once by default.
 const DefaultParallel = 4
 
-// Run probes the targets concurrently and returns the matrix, rows in the targets' order. One
-// agent's failure never stops the others: its row says why.
+// Run probes the targets concurrently, at most Parallel at once and started in the targets'
+// order, and returns the matrix, rows in the targets' order. One agent's failure never stops
+// the others: its row says why. Cancelling ctx stops the running probes (their results say
+// interrupted) and starts no other: their rows say "interrupted before it started".
 func Run(ctx context.Context, targets []Target, o Options) *Matrix {
 	if o.Parallel <= 0 {
 		o.Parallel = DefaultParallel
 	}
 	m := &Matrix{Schema: Schema, Version: probe.Version, GeneratedAt: time.Now().UTC().Format(time.RFC3339), Rows: make([]Row, len(targets))}
-	sem := make(chan struct{}, o.Parallel)
+	var (
+		mu   sync.Mutex
+		next int // the first target no worker has taken
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next == len(targets) || ctx.Err() != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
 	var wg sync.WaitGroup
-	for i, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				m.Rows[i] = Row{ID: t.ID, Source: t.Source, Launch: t.Launch, Problem: "interrupted before it started"}
-				return
+	for range min(o.Parallel, len(targets)) {
+		wg.Go(func() {
+			for i, ok := take(); ok; i, ok = take() {
+				t := targets[i]
+				start := time.Now()
+				if o.Progress != nil {
+					o.Progress(Event{Index: i, ID: t.ID})
+				}
+				m.Rows[i] = probeOne(ctx, t, o)
+				if o.Progress != nil {
+					o.Progress(Event{Index: i, ID: t.ID, Done: true, Row: &m.Rows[i], Elapsed: time.Since(start)})
+				}
 			}
-			defer func() { <-sem }()
-			start := time.Now()
-			if o.Progress != nil {
-				o.Progress(Event{Index: i, ID: t.ID})
-			}
-			row := probeOne(ctx, t, o)
-			m.Rows[i] = row
-			if o.Progress != nil {
-				o.Progress(Event{Index: i, ID: t.ID, Done: true, Row: &m.Rows[i], Elapsed: time.Since(start)})
-			}
-		}()
+		})
 	}
 	wg.Wait()
+	for i := next; i < len(targets); i++ {
+		t := targets[i]
+		m.Rows[i] = Row{ID: t.ID, Source: t.Source, Launch: t.Launch, Problem: "interrupted before it started"}
+	}
 	return m
 }
 
+// probeOne probes one target, recording its session (into OutDir when set), and makes its row.
 func probeOne(ctx context.Context, t Target, o Options) Row {
 	row := Row{ID: t.ID, Source: t.Source, Launch: t.Launch}
 	if t.Problem != "" {
@@ -140,25 +156,49 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	if err := rec.Close(); err != nil && row.Problem == "" {
 		row.Problem = "transcript: " + err.Error()
 	}
+	if row.Problem == "" && o.OutDir != "" {
+		if err := writeResult(filepath.Join(o.OutDir, FileName(t.ID)+".json"), r); err != nil {
+			row.Problem = "result: " + err.Error()
+		}
+	}
 	if row.Problem != "" {
 		return row
 	}
 	row.Result = r
-	if o.OutDir != "" {
-		if b, err := json.MarshalIndent(r, "", "  "); err == nil {
-			_ = os.WriteFile(filepath.Join(o.OutDir, FileName(t.ID)+".json"), append(b, '\n'), 0o644)
-		}
-	}
 	return row
+}
+
+// writeResult writes a result to path as acpprobe probe --json prints it.
+func writeResult(path string, r *probe.Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := transcript.CreatePrivate(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// FileName is an agent id made safe as a file name.
+// FileName is an agent id made safe as a file name, and unique: an id that had to change
+// (a/b and a_b both become a_b), that has capitals (a case-insensitive file system would
+// merge A and a) or that names the matrix's own file gets a short hash of the id appended, so
+// that no two agents share a file and none overwrites matrix.json.
 func FileName(id string) string {
 	s := unsafeName.ReplaceAllString(id, "_")
 	if s == "" || s == "." || s == ".." {
 		s = "agent"
+	}
+	if s != id || strings.ToLower(s) != s || strings.EqualFold(s, "matrix") {
+		sum := sha256.Sum256([]byte(id))
+		s += "-" + hex.EncodeToString(sum[:4])
 	}
 	return s
 }

@@ -18,8 +18,8 @@ import (
 // group afterwards, bounded memory, no panic (a panic fails the test binary).
 func TestFaultSuite(t *testing.T) {
 	const (
-		timeout = 4 * time.Second
-		startup = 2 * time.Second
+		timeout = 6 * time.Second
+		startup = 4 * time.Second
 		request = 500 * time.Millisecond
 		grace   = 300 * time.Millisecond
 	)

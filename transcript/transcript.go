@@ -194,14 +194,18 @@ const MaxLine = jsonrpc.DefaultMaxLineSize + jsonrpc.DefaultMaxLineSize/2
 // Read reads a whole transcript (see ReadWith).
 func Read(r io.Reader) (Header, []jsonrpc.Frame, error) { return ReadWith(r, ReadOptions{}) }
 
-// ReadFile reads the transcript at path, which must be a regular file.
+// ReadFile reads the transcript at path, which must be a regular file. Errors name the file.
 func ReadFile(path string, o ReadOptions) (Header, []jsonrpc.Frame, error) {
 	f, _, err := safeio.Open(path)
 	if err != nil {
 		return Header{}, nil, err
 	}
 	defer f.Close()
-	return ReadWith(f, o)
+	h, frames, err := ReadWith(f, o)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return h, frames, err
 }
 
 // ReadWith reads a transcript. A last line cut short by a crash is ignored; any other bad line,

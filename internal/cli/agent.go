@@ -8,14 +8,17 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 )
 
-// runAgent runs the reference agent on stdio (see acptest.Main for its flags). Stopped by a
-// signal, it dies by SIGTERM as an ordinary program would.
-func runAgent(ctx context.Context, args []string, stdio Stdio) int {
+// runAgent runs the reference agent on stdio (acptest.Main parses its flags and prints its
+// own errors). Stopped by a signal, it dies by SIGTERM as an ordinary program would.
+func runAgent(ctx context.Context, args []string, stdio Stdio) error {
 	code := acptest.Main(ctx, args, stdio.In, stdio.Out, stdio.Err)
 	if ctx.Err() != nil && code == 128+int(syscall.SIGTERM) {
-		dieBySignal(syscall.SIGTERM)
+		return &agentExit{status: code, signal: syscall.SIGTERM}
 	}
-	return code
+	if code == 0 {
+		return nil
+	}
+	return &agentExit{status: code}
 }
 
 func checkPersona(name string) error {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/internal/render"
@@ -49,24 +47,19 @@ func (a *agentsFlags) registry() (*registry.Registry, error) {
 	if a.registryFile != "" {
 		entries, err := registry.LoadFile(a.registryFile)
 		if err != nil {
-			return nil, usagef("--registry: %v", err)
+			return nil, readError("--registry", err)
 		}
 		r = r.With(entries...)
 	}
 	if a.configFile != "" {
 		entries, err := registry.LoadConfig(a.configFile)
 		if err != nil {
-			return nil, usagef("--config: %v", err)
+			return nil, readError("--config", err)
 		}
 		r = r.With(entries...)
 	}
 	return r, nil
 }
-
-// errNotRunnable marks a resolution that found the agent but cannot run it here.
-type errNotRunnable struct{ err error }
-
-func (e *errNotRunnable) Error() string { return e.err.Error() }
 
 // resolveID turns an agent id into probe options: argv, environment, working directory, and a
 // longer startup budget for cold npx/uvx starts unless the budgets were given.
@@ -152,45 +145,52 @@ func sortedMapKeys(m map[string]string) []string {
 	return keys
 }
 
-// runAgents lists the agents acpprobe can resolve, and whether each can run here.
-func runAgents(_ context.Context, args []string, stdio Stdio) int {
+// AgentsOptions are the options of acpprobe agents: list the agents ids resolve to.
+type AgentsOptions struct {
+	IO Stdio
+	// Registry is where ids resolve: the snapshot, the personas, --registry and --config.
+	Registry *registry.Registry
+	// All includes entries the registry keeps but does not publish.
+	All bool
+	// JSON prints the list as JSON.
+	JSON bool
+}
+
+func newAgentsOptions(args []string, stdio Stdio) (*AgentsOptions, error) {
 	fs := newFlagSet("agents")
 	var af agentsFlags
 	af.register(fs)
 	asJSON := fs.Bool("json", false, "print the list as JSON")
 	all := fs.Bool("all", false, "include entries the registry keeps but does not publish")
 	if err := parseFlags(fs, args, "acpprobe agents [--json] [--registry FILE] [--config FILE]", stdio.Out); err != nil {
-		return failUsage(stdio, "agents", err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return failUsage(stdio, "agents", usagef("unexpected arguments %q", fs.Args()))
+		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
 	reg, err := af.registry()
 	if err != nil {
-		return failUsage(stdio, "agents", err)
+		return nil, err
 	}
+	return &AgentsOptions{IO: stdio, Registry: reg, All: *all, JSON: *asJSON}, nil
+}
+
+// agentsRun lists the agents acpprobe can resolve, and whether each can run here.
+func agentsRun(_ context.Context, opts *AgentsOptions) error {
 	var list []registry.Status
-	for _, s := range reg.List(registry.HostEnv()) {
-		if s.Listed || *all {
+	for _, s := range opts.Registry.List(registry.HostEnv()) {
+		if s.Listed || opts.All {
 			list = append(list, s)
 		}
 	}
-	if *asJSON {
-		if err := render.JSON(stdio.Out, list); err != nil {
-			return ExitNotProbed
-		}
-		return ExitOK
+	var err error
+	if opts.JSON {
+		err = render.JSON(opts.IO.Out, list)
+	} else {
+		err = render.Agents(opts.IO.Out, list)
 	}
-	fmt.Fprintf(stdio.Out, "ACP registry snapshot %s (%s); %d agents\n\n", registry.SnapshotDate, registry.SnapshotCommit[:12], len(list))
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tVERSION\tLAUNCH\tSOURCE\tRUNS HERE")
-	for _, s := range list {
-		runs := "yes"
-		if !s.CanRun {
-			runs = "no: " + s.Reason
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, render.Cut(s.Name, 32), s.Version, s.Kind, s.Source, runs)
+	if err != nil {
+		return writeError("the list of agents", err)
 	}
-	tw.Flush()
-	return ExitOK
+	return nil
 }

@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp/schema"
@@ -12,7 +12,15 @@ import (
 	"github.com/acpprobe/acpprobe/internal/render"
 )
 
-func runCheck(ctx context.Context, args []string, stdio Stdio) int {
+// CheckOptions are the options of acpprobe check: a probe with the active checks and a
+// verdict (ProbeOptions.Check and Report.Verdict set), or the list of checks.
+type CheckOptions struct {
+	ProbeOptions
+	// List prints the checks (id, tier, title) instead of probing.
+	List bool
+}
+
+func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	fs := newFlagSet("check")
 	var pf probeFlags
 	pf.register(fs, true)
@@ -24,51 +32,53 @@ func runCheck(ctx context.Context, args []string, stdio Stdio) int {
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
 	if err := parseFlags(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
-		return failUsage(stdio, "check", err)
+		return nil, err
 	}
 	if *list {
-		return listChecks(pf.json, stdio)
+		return &CheckOptions{ProbeOptions: ProbeOptions{IO: stdio, JSON: pf.json}, List: true}, nil
 	}
 	tier, err := conformance.ParseTier(*failOn)
 	if err != nil {
-		return failUsage(stdio, "check", usagef("--fail-on: %v", err))
+		return nil, usagef("--fail-on: %v", err)
 	}
 	if *schemaName != "" {
 		if _, err := schema.Load(*schemaName); err != nil {
-			return failUsage(stdio, "check", usagef("--schema: %v", err))
+			return nil, usagef("--schema: %v", err)
 		}
 	}
-	spec := &checkSpec{schema: *schemaName, failOn: tier, baselinePath: *baselinePath,
-		active: &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}}
+	verdict := &acpprobe.Verdict{FailOn: tier, BaselinePath: *baselinePath}
 	if *baselinePath != "" {
-		if spec.baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
-			return failUsage(stdio, "check", usagef("--baseline: %v", err))
+		if verdict.Baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
+			return nil, readError("--baseline", err)
 		}
 	}
-	opts, err := pf.targetOptions(fs, args)
+	target, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return targetFailed(stdio, "check", err, pf.json)
+		return nil, withJSON(err, pf.json)
 	}
-	return runAndReport(ctx, opts, &pf, stdio, spec)
+	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target)}
+	opts.Check = &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}
+	opts.Report.Schema = *schemaName
+	opts.Report.Verdict = verdict
+	return opts, nil
 }
 
-func listChecks(asJSON bool, stdio Stdio) int {
-	cs := conformance.Checks()
+func checkRun(ctx context.Context, opts *CheckOptions) error {
+	if opts.List {
+		return listChecks(opts.IO.Out, opts.JSON)
+	}
+	return probeRun(ctx, &opts.ProbeOptions)
+}
+
+func listChecks(w io.Writer, asJSON bool) error {
+	var err error
 	if asJSON {
-		if err := render.JSON(stdio.Out, cs); err != nil {
-			return ExitNotProbed
-		}
-		return ExitOK
+		err = render.JSON(w, conformance.Checks())
+	} else {
+		err = render.CheckList(w, conformance.Checks())
 	}
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIER\tTITLE")
-	for _, c := range cs {
-		title := c.Title
-		if c.Active {
-			title += " (active)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Tier, title)
+	if err != nil {
+		return writeError("the list of checks", err)
 	}
-	tw.Flush()
-	return ExitOK
+	return nil
 }

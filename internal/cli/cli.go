@@ -1,5 +1,13 @@
 // Package cli is acpprobe's command line: subcommands, flags, and the one place where exit
 // codes are chosen. cmd/acpprobe is a thin main around Main.
+//
+// Each command is two halves, in the style of gh: newXOptions parses the command line into an
+// XOptions struct (flags, files named by flags, the agent to probe), and xRun(ctx, opts) does
+// the work and returns an error that carries its exit meaning (exit.go). Tests can build the
+// options by hand and call the run function without any flag parsing. (agent hands its flags
+// to the reference agent, and version has none: they are single functions.) Everything a
+// command prints for people is written by internal/render; this package prints only error
+// lines, usage, help and the version.
 package cli
 
 import (
@@ -9,19 +17,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/acpprobe/acpprobe/probe"
-)
-
-// Exit codes (DESIGN.md decision 9).
-const (
-	ExitOK          = 0
-	ExitFindings    = 1 // findings at or above --fail-on, or drift in diff
-	ExitUsage       = 2
-	ExitNotProbed   = 3 // spawn failure, timeout, crash, protocol mismatch
-	ExitAuth        = 4
-	ExitInterrupted = 130
 )
 
 // Stdio are the streams a command talks to.
@@ -34,48 +31,71 @@ type Stdio struct {
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, io Stdio) int
+	run     func(ctx context.Context, args []string, io Stdio) error
+}
+
+// bind makes a command of its two halves: parse the command line into options, then run them.
+func bind[O any](parse func(args []string, io Stdio) (*O, error), run func(context.Context, *O) error) func(context.Context, []string, Stdio) error {
+	return func(ctx context.Context, args []string, io Stdio) error {
+		opts, err := parse(args, io)
+		if err != nil {
+			return err
+		}
+		return run(ctx, opts)
+	}
 }
 
 func commands() []command {
 	return []command{
-		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", runProbe},
-		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", runCheck},
-		{"analyze", "rebuild the result and findings of a recorded transcript, offline", runAnalyze},
-		{"replay", "act as the agent recorded in a transcript, on stdio", runReplay},
-		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", runTap},
-		{"lint-client", "judge what a client sent in a tap transcript: private vendor keys and methods", runLintClient},
-		{"extensions", "print the vendor extension catalogue (keys, methods, classes, directions)", runExtensions},
-		{"agents", "list the agents of the ACP registry (and --config), and whether each can run here", runAgents},
-		{"matrix", "probe many agents in parallel and render their capability matrix (text, md, json, html)", runMatrix},
-		{"diff", "compare two probe results or matrices: what changed (exit 1 on drift)", runDiff},
-		{"demo", "probe the built-in reference agent (no setup needed)", runDemo},
+		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", bind(newProbeOptions, probeRun)},
+		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", bind(newCheckOptions, checkRun)},
+		{"analyze", "rebuild the result and findings of a recorded transcript, offline", bind(newAnalyzeOptions, analyzeRun)},
+		{"replay", "act as the agent recorded in a transcript, on stdio", bind(newReplayOptions, replayRun)},
+		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", bind(newTapOptions, tapRun)},
+		{"lint-client", "judge what a client sent in a tap transcript: private vendor keys and methods", bind(newLintClientOptions, lintClientRun)},
+		{"extensions", "print the vendor extension catalogue (keys, methods, classes, directions)", bind(newExtensionsOptions, extensionsRun)},
+		{"agents", "list the agents of the ACP registry (and --config), and whether each can run here", bind(newAgentsOptions, agentsRun)},
+		{"matrix", "probe many agents in parallel and render their capability matrix (text, md, json, html)", bind(newMatrixOptions, matrixRun)},
+		{"diff", "compare two probe results or matrices: what changed (exit 1 on drift)", bind(newDiffOptions, diffRun)},
+		{"demo", "probe the built-in reference agent (no setup needed)", bind(newDemoOptions, probeRun)},
 		{"agent", "run the built-in reference agent on stdio", runAgent},
 		{"version", "print acpprobe's version", runVersion},
 	}
 }
 
-// Main runs acpprobe with args (without the program name) and returns the exit code.
+// Main runs acpprobe with args (without the program name) and returns the exit code. It is the
+// only caller of exitCode, and the only place that prints why a command failed.
 func Main(ctx context.Context, args []string, stdio Stdio) int {
+	name, err := dispatch(ctx, args, stdio)
+	code := exitCode(err)
+	printError(stdio.Err, name, err, code)
+	var agent *agentExit
+	if errors.As(err, &agent) && agent.signal != 0 {
+		dieBySignal(agent.signal) // whoever waits for us sees the agent's own end
+	}
+	return code
+}
+
+// dispatch runs the command named by args[0] and returns its name and error.
+func dispatch(ctx context.Context, args []string, stdio Stdio) (string, error) {
 	if len(args) == 0 {
 		usage(stdio.Err)
-		return ExitUsage
+		return "", &usageError{}
 	}
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
 		usage(stdio.Out)
-		return ExitOK
+		return "", nil
 	case "--version", "-version":
 		name = "version"
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(ctx, args[1:], stdio)
+			return name, c.run(ctx, args[1:], stdio)
 		}
 	}
-	fmt.Fprintf(stdio.Err, "acpprobe: unknown command %q (try: acpprobe help)\n", name)
-	return ExitUsage
+	return "", usagef("unknown command %q (try: acpprobe help)", name)
 }
 
 func usage(w io.Writer) {
@@ -90,21 +110,15 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'acpprobe <command> -h' for the flags of a command.")
 }
 
-func runVersion(_ context.Context, args []string, stdio Stdio) int {
+func runVersion(_ context.Context, args []string, stdio Stdio) error {
 	if len(args) > 0 {
-		fmt.Fprintln(stdio.Err, "acpprobe version: takes no arguments")
-		return ExitUsage
+		return usagef("takes no arguments")
 	}
-	fmt.Fprintln(stdio.Out, "acpprobe", probe.Version)
-	return ExitOK
+	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", probe.Version); err != nil {
+		return writeError("the version", err)
+	}
+	return nil
 }
-
-// usageError is a problem with the command line: exit 2 with a one-line message.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
 // newFlagSet makes a quiet flag set: parseFlags reports its errors in one line.
 func newFlagSet(name string) *flag.FlagSet {
@@ -129,15 +143,4 @@ func parseFlags(fs *flag.FlagSet, args []string, synopsis string, out io.Writer)
 	default:
 		return &usageError{err.Error()}
 	}
-}
-
-var errHelp = errors.New("help requested")
-
-// failUsage prints a usage error and returns the exit code for it.
-func failUsage(stdio Stdio, cmd string, err error) int {
-	if errors.Is(err, errHelp) {
-		return ExitOK
-	}
-	fmt.Fprintf(stdio.Err, "acpprobe %s: %s\n", cmd, strings.TrimSpace(err.Error()))
-	return ExitUsage
 }

@@ -2,64 +2,63 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/acpprobe/acpprobe/drift"
 	"github.com/acpprobe/acpprobe/internal/render"
 )
 
-// runDiff compares two probe results or two matrices: exit 0 when nothing changed, 1 on drift.
-func runDiff(_ context.Context, args []string, stdio Stdio) int {
+// DiffOptions are the options of acpprobe diff: compare two probe results or two matrices.
+type DiffOptions struct {
+	IO Stdio
+	// Old and New are the files compared.
+	Old, New string
+	// Ignore are paths ignored besides the volatile ones ([*] matches any list key).
+	Ignore []string
+	// JSON prints the changes as JSON.
+	JSON bool
+}
+
+func newDiffOptions(args []string, stdio Stdio) (*DiffOptions, error) {
 	fs := newFlagSet("diff")
 	asJSON := fs.Bool("json", false, "print the changes as JSON")
 	var ignore multiFlag
 	fs.Var(&ignore, "ignore", "also ignore this path and what is under it (repeatable; [*] matches any list key), e.g. agentInfo.version")
 	if err := parseFlags(fs, args, "acpprobe diff [--json] [--ignore PATH]... OLD NEW", stdio.Out); err != nil {
-		return failUsage(stdio, "diff", err)
+		return nil, err
 	}
 	if fs.NArg() != 2 {
-		return failUsage(stdio, "diff", usagef("want two files (OLD NEW), got %d", fs.NArg()))
+		return nil, usagef("want two files (OLD NEW), got %d", fs.NArg())
 	}
-	old, err := drift.Load(fs.Arg(0))
+	return &DiffOptions{IO: stdio, Old: fs.Arg(0), New: fs.Arg(1), Ignore: ignore, JSON: *asJSON}, nil
+}
+
+// diffRun compares the two files: nil when nothing changed, errFindings on drift.
+func diffRun(_ context.Context, opts *DiffOptions) error {
+	old, err := drift.Load(opts.Old)
 	if err != nil {
-		return failUsage(stdio, "diff", err)
+		return readError("the old file", err)
 	}
-	cur, err := drift.Load(fs.Arg(1))
+	cur, err := drift.Load(opts.New)
 	if err != nil {
-		return failUsage(stdio, "diff", err)
+		return readError("the new file", err)
 	}
-	changes, err := drift.Compare(old, cur, ignore)
+	changes, err := drift.Compare(old, cur, opts.Ignore)
 	if err != nil {
-		return failUsage(stdio, "diff", err)
+		return usagef("%v", err)
 	}
-	if *asJSON {
+	if opts.JSON {
 		if changes == nil {
 			changes = []drift.Change{}
 		}
-		if err := render.JSON(stdio.Out, changes); err != nil {
-			return ExitNotProbed
-		}
-	} else if len(changes) == 0 {
-		fmt.Fprintln(stdio.Out, "no drift")
+		err = render.JSON(opts.IO.Out, changes)
 	} else {
-		fmt.Fprintf(stdio.Out, "%d change(s):\n", len(changes))
-		for _, c := range changes {
-			fmt.Fprintln(stdio.Out, "  "+c.Text)
-		}
+		err = render.Diff(opts.IO.Out, changes)
+	}
+	if err != nil {
+		return writeError("the changes", err)
 	}
 	if len(changes) > 0 {
-		return ExitFindings
+		return errFindings
 	}
-	return ExitOK
-}
-
-// multiFlag collects a repeated string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string { return strings.Join(*m, ",") }
-
-func (m *multiFlag) Set(v string) error {
-	*m = append(*m, v)
 	return nil
 }

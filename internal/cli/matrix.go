@@ -4,21 +4,46 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
+	"slices"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/registry"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
-// runMatrix probes several agents concurrently and renders their capability matrix.
-func runMatrix(ctx context.Context, args []string, stdio Stdio) int {
+// MatrixOptions are the options of acpprobe matrix: probe several agents at once and render
+// their capability matrix.
+type MatrixOptions struct {
+	IO Stdio
+	// Targets are the agents, in the order of the rows.
+	Targets []matrix.Target
+	// Parallel bounds the agents probed at once.
+	Parallel int
+	// Format is the output: text, md (markdown), json or html.
+	Format string
+	// OutDir, when set, receives each agent's result and transcript, and matrix.json.
+	OutDir string
+	// NoRedact keeps secrets in the records and results; Secrets are redacted whatever their
+	// name (the --env values).
+	NoRedact bool
+	Secrets  []string
+	// Catalogue classifies vendor extensions (the built-in one when nil).
+	Catalogue *extensions.Catalogue
+}
+
+// matrixFormats are the writers of --format.
+var matrixFormats = map[string]func(io.Writer, *matrix.Matrix) error{
+	"text": render.MatrixText, "md": render.MatrixMarkdown, "markdown": render.MatrixMarkdown,
+	"json": func(w io.Writer, m *matrix.Matrix) error { return render.JSON(w, m) }, "html": render.MatrixHTML,
+}
+
+func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	fs := newFlagSet("matrix")
 	var pf probeFlags
 	pf.register(fs, false)
@@ -26,140 +51,120 @@ func runMatrix(ctx context.Context, args []string, stdio Stdio) int {
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
 	if err := parseFlags(fs, args, "acpprobe matrix [IDS...] [--config FILE] [--parallel N] [--format text|md|json|html] [--out DIR]", stdio.Out); err != nil {
-		return failUsage(stdio, "matrix", err)
+		return nil, err
 	}
 	if pf.json {
 		*format = "json"
 	}
-	writer, ok := map[string]func(io.Writer, *matrix.Matrix) error{
-		"text": render.MatrixText, "md": render.MatrixMarkdown, "markdown": render.MatrixMarkdown,
-		"json": func(w io.Writer, m *matrix.Matrix) error { return render.JSON(w, m) }, "html": render.MatrixHTML,
-	}[*format]
-	if !ok {
-		return failUsage(stdio, "matrix", usagef("--format %q: want text, md, json or html", *format))
+	if _, ok := matrixFormats[*format]; !ok {
+		return nil, usagef("--format %q: want text, md, json or html", *format)
 	}
 	if *parallel < 1 {
-		return failUsage(stdio, "matrix", usagef("--parallel %d: want at least 1", *parallel))
+		return nil, usagef("--parallel %d: want at least 1", *parallel)
 	}
 	ids := fs.Args()
 	if len(ids) == 0 && pf.agents.configFile != "" {
 		entries, err := registry.LoadConfig(pf.agents.configFile)
 		if err != nil {
-			return failUsage(stdio, "matrix", usagef("--config: %v", err))
+			return nil, readError("--config", err)
 		}
 		for _, e := range entries {
 			ids = append(ids, e.ID)
 		}
 	}
 	if len(ids) == 0 {
-		return failUsage(stdio, "matrix", usagef("name the agents (ids from 'acpprobe agents'), or give --config FILE to probe all its agents"))
+		return nil, usagef("name the agents (ids from 'acpprobe agents'), or give --config FILE to probe all its agents")
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	var targets []matrix.Target
+	rc := pf.recording()
+	opts := &MatrixOptions{IO: stdio, Parallel: *parallel, Format: *format, OutDir: *outDir,
+		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: pf.cat}
 	for _, id := range ids {
-		opts, source, err := pf.resolve(id, explicit)
+		target, source, err := pf.resolve(id, explicit)
 		var nr *errNotRunnable
 		switch {
 		case errors.As(err, &nr):
-			targets = append(targets, matrix.Target{ID: id, Source: source, Problem: nr.Error()})
+			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Problem: nr.Error()})
 		case err != nil:
-			return failUsage(stdio, "matrix", err)
+			return nil, err
 		default:
-			targets = append(targets, matrix.Target{ID: id, Source: source, Launch: opts.Command, Options: opts})
+			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target})
 		}
 	}
-	if *outDir != "" {
-		if err := os.MkdirAll(*outDir, 0o755); err != nil {
-			fmt.Fprintln(stdio.Err, "acpprobe matrix:", err)
-			return ExitUsage
+	return opts, nil
+}
+
+// matrixRun probes the targets, shows the progress on stderr, writes the files of OutDir and
+// renders the matrix. Interrupted, it still renders what it has.
+func matrixRun(ctx context.Context, opts *MatrixOptions) error {
+	writer, ok := matrixFormats[opts.Format]
+	if !ok {
+		return usagef("--format %q: want text, md, json or html", opts.Format)
+	}
+	if opts.OutDir != "" {
+		if err := os.MkdirAll(opts.OutDir, 0o700); err != nil {
+			return writeError("--out", err)
 		}
 	}
 	var red *transcript.Redactor
-	if !pf.noRedact {
-		secrets := pf.envValues()
-		for _, t := range targets {
+	if !opts.NoRedact {
+		secrets := slices.Clone(opts.Secrets)
+		for _, t := range opts.Targets {
 			if t.Options.Launcher != nil {
 				secrets = append(secrets, transcript.SecretArgs(t.Options.Launcher.CommandLine())...)
 			}
 		}
-		red = transcript.NewRedactor(secrets, os.Environ(), pf.cat.CredentialKeys())
+		red = transcript.NewRedactor(secrets, os.Environ(), catalogueOr(opts.Catalogue).CredentialKeys())
 	}
-	progress := newProgress(stdio.Err, ids)
-	m := matrix.Run(ctx, targets, matrix.Options{
-		Parallel: *parallel, Check: &acpprobe.Check{}, OutDir: *outDir,
-		Redactor: red, Catalogue: pf.cat, Progress: progress.update,
+	ids := make([]string, len(opts.Targets))
+	for i, t := range opts.Targets {
+		ids[i] = t.ID
+	}
+	progress := render.NewProgress(opts.IO.Err, ids, isTerminal(opts.IO.Err))
+	m := matrix.Run(ctx, opts.Targets, matrix.Options{
+		Parallel: opts.Parallel, Check: &acpprobe.Check{}, OutDir: opts.OutDir,
+		Redactor: red, Catalogue: opts.Catalogue, Progress: progress.Update,
 	})
-	progress.finish()
-	if *outDir != "" {
-		if f, err := os.Create(filepath.Join(*outDir, "matrix.json")); err == nil {
-			_ = render.JSON(f, m)
-			f.Close()
-		}
+	progress.Finish()
+	var fileErr error
+	if opts.OutDir != "" {
+		fileErr = writeJSONFile(filepath.Join(opts.OutDir, "matrix.json"), m)
 	}
-	if err := writer(stdio.Out, m); err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe matrix:", err)
-		return ExitNotProbed
+	if err := writer(opts.IO.Out, m); err != nil {
+		return writeError("the matrix", err)
+	}
+	if fileErr != nil {
+		return fileErr
 	}
 	if ctx.Err() != nil {
-		return ExitInterrupted
+		return errInterrupted
 	}
-	return ExitOK
+	return nil
 }
 
-// progress reports the matrix as it runs: on a terminal a live line per agent, redrawn in
-// place; otherwise one line per finished agent.
-type progress struct {
-	w     io.Writer
-	tty   bool
-	mu    sync.Mutex
-	lines []string
-	drawn int
+// writeJSONFile writes v as indented JSON to path.
+func writeJSONFile(path string, v any) error {
+	f, err := transcript.CreatePrivate(path)
+	if err != nil {
+		return writeError(path, err)
+	}
+	err = render.JSON(f, v)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return writeError(path, err)
+	}
+	return nil
 }
 
-func newProgress(w io.Writer, ids []string) *progress {
-	p := &progress{w: w, lines: make([]string, len(ids))}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
+// isTerminal says whether w is a terminal (the progress is then redrawn in place).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	for i, id := range ids {
-		p.lines[i] = fmt.Sprintf("  %-24s waiting", id)
-	}
-	return p
-}
-
-func (p *progress) update(e matrix.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	line := fmt.Sprintf("  %-24s probing…", e.ID)
-	if e.Done {
-		line = fmt.Sprintf("  %-24s %s (%.1fs)", e.ID, render.Status(*e.Row), e.Elapsed.Seconds())
-		if !p.tty {
-			fmt.Fprintln(p.w, "acpprobe matrix:"+line)
-		}
-	}
-	p.lines[e.Index] = line
-	if p.tty {
-		p.redraw()
-	}
-}
-
-func (p *progress) redraw() {
-	if p.drawn > 0 {
-		fmt.Fprintf(p.w, "\x1b[%dA", p.drawn)
-	}
-	for _, l := range p.lines {
-		fmt.Fprintf(p.w, "\x1b[2K%s\n", render.Cut(l, 120))
-	}
-	p.drawn = len(p.lines)
-}
-
-func (p *progress) finish() {
-	if p.tty {
-		p.mu.Lock()
-		p.redraw()
-		p.mu.Unlock()
-	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -2,57 +2,77 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/tap"
+	"github.com/acpprobe/acpprobe/transcript"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// runTap sits between an editor and an agent: bytes pass through unchanged; the session is
-// recorded and, with --check, judged as it happens (findings on stderr or --findings, never
-// on stdout). It exits with the agent's status.
-func runTap(ctx context.Context, args []string, stdio Stdio) int {
+// TapOptions are the options of acpprobe tap: sit between an editor (on stdio) and an agent.
+type TapOptions struct {
+	IO Stdio
+	// Target is the agent: its Launcher, MaxLineSize and Grace are used.
+	Target probe.Options
+	// Recording says where the record goes and what is kept out of it.
+	Recording Recording
+	// Catalogue classifies vendor extensions for Check (the built-in one when nil).
+	Catalogue *extensions.Catalogue
+	// Check judges the session as it happens; findings go to IO.Err, or to Findings.
+	Check bool
+	// Findings, when set, is the file that receives the findings as NDJSON.
+	Findings string
+}
+
+func newTapOptions(args []string, stdio Stdio) (*TapOptions, error) {
 	fs := newFlagSet("tap")
 	var pf probeFlags
 	pf.register(fs, true)
 	check := fs.Bool("check", false, "judge the session as it happens; findings go to stderr (or --findings), never to stdout")
 	findingsPath := fs.String("findings", "", "write findings as NDJSON to this file instead of stderr")
 	if err := parseFlags(fs, args, "acpprobe tap [--transcript FILE] [--check] [--findings FILE] -- <agent command> [args...]", stdio.Out); err != nil {
-		return failUsage(stdio, "tap", err)
+		return nil, err
 	}
-	opts, err := pf.targetOptions(fs, args)
+	target, err := pf.targetOptions(fs, args)
 	if err != nil {
-		return targetFailed(stdio, "tap", err, pf.json)
+		return nil, withJSON(err, pf.json)
 	}
-	rec, err := pf.record(opts, "tap")
+	return &TapOptions{IO: stdio, Target: target, Recording: pf.recording(), Catalogue: pf.cat,
+		Check: *check, Findings: *findingsPath}, nil
+}
+
+// tapRun sits between an editor and an agent: bytes pass through unchanged; the session is
+// recorded and, with Check, judged as it happens (findings on stderr or --findings, never on
+// stdout). It ends as the agent did (agentExit).
+func tapRun(ctx context.Context, opts *TapOptions) error {
+	rec, err := opts.Recording.start(opts.Target, "tap", opts.Catalogue)
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe tap:", err)
-		return ExitUsage
+		return err
 	}
-	var out io.Writer = stdio.Err
+	var out io.Writer = opts.IO.Err
 	var findingsFile *os.File
-	if *findingsPath != "" {
-		if findingsFile, err = os.Create(*findingsPath); err != nil {
-			fmt.Fprintln(stdio.Err, "acpprobe tap:", err)
-			return ExitUsage
+	if opts.Findings != "" {
+		if findingsFile, err = transcript.CreatePrivate(opts.Findings); err != nil {
+			_ = rec.Close()
+			return writeError("the findings", err)
 		}
 		defer findingsFile.Close()
 		out = findingsFile
 	}
 	var judge *liveJudge
-	if *check {
-		judge = &liveJudge{log: rec.Log, cat: pf.cat, out: out, json: findingsFile != nil, seen: map[string]bool{}}
+	if opts.Check {
+		judge = &liveJudge{log: rec.Log, cat: opts.Catalogue, out: out, json: findingsFile != nil, seen: map[string]bool{}}
 		stop := judge.start()
 		defer stop()
 	}
@@ -60,24 +80,22 @@ func runTap(ctx context.Context, args []string, stdio Stdio) int {
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	exit, err := tap.Run(context.WithoutCancel(ctx), tap.Options{
-		Agent: opts.Launcher, Stdin: stdio.In, Stdout: stdio.Out, Stderr: stdio.Err, Log: rec.Log,
-		MaxLineSize: opts.MaxLineSize, Grace: opts.Grace, Signals: signals,
+		Agent: opts.Target.Launcher, Stdin: opts.IO.In, Stdout: opts.IO.Out, Stderr: opts.IO.Err, Log: rec.Log,
+		MaxLineSize: opts.Target.MaxLineSize, Grace: opts.Target.Grace, Signals: signals,
 	})
 	if judge != nil {
 		judge.evaluate()
 	}
 	if cerr := rec.Close(); cerr != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe tap: transcript:", cerr)
+		fmt.Fprintln(opts.IO.Err, "acpprobe tap: transcript:", cerr)
 	}
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe tap:", err)
-		return ExitNotProbed
+		return err
 	}
 	if sig, ok := signalByName[exit.Signal]; ok && exit.Code == nil {
-		signal.Stop(signals)
-		dieBySignal(sig) // the editor sees the agent's own end
+		return &agentExit{status: 128 + int(sig), signal: sig} // the editor sees the agent's own end
 	}
-	return agentStatus(exit)
+	return &agentExit{status: agentStatus(exit)}
 }
 
 // agentStatus is the exit status a shell would report for the agent.
@@ -146,16 +164,10 @@ func (j *liveJudge) evaluate() {
 		}
 		j.seen[key] = true
 		if j.json {
-			b, _ := json.Marshal(f)
-			fmt.Fprintln(j.out, string(b))
-			continue
+			_ = render.JSONLine(j.out, f)
+		} else {
+			_ = render.TapFinding(j.out, f)
 		}
-		where := ""
-		if f.Seq != 0 {
-			where = strings.TrimSpace(fmt.Sprintf(" [line %d %s", f.Seq, f.Pointer)) + "]"
-			where = " " + where
-		}
-		fmt.Fprintf(j.out, "acpprobe tap: %s %s%s: %s\n", f.Tier, f.ID, where, f.Message)
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -18,9 +18,19 @@ import (
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
-// runAnalyze rebuilds the result and findings of a recorded session, through the same code
-// as a live probe.
-func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
+// AnalyzeOptions are the options of acpprobe analyze: a transcript, analysed offline.
+type AnalyzeOptions struct {
+	IO Stdio
+	// Transcript is the file to analyse.
+	Transcript string
+	// Report says how the record becomes the report. A check transcript is judged against
+	// MANDATORY when Report.Verdict is nil.
+	Report acpprobe.AnalyzeOptions
+	// JSON prints the result as JSON.
+	JSON bool
+}
+
+func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	fs := newFlagSet("analyze")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
@@ -28,114 +38,156 @@ func runAnalyze(_ context.Context, args []string, stdio Stdio) int {
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
 	if err := parseFlags(fs, args, "acpprobe analyze [flags] TRANSCRIPT", stdio.Out); err != nil {
-		return failUsage(stdio, "analyze", err)
+		return nil, err
 	}
 	if fs.NArg() != 1 {
-		return failUsage(stdio, "analyze", usagef("want one transcript file, got %d arguments", fs.NArg()))
+		return nil, usagef("want one transcript file, got %d arguments", fs.NArg())
 	}
 	cat, err := loadCatalogue(*catalogueDir)
 	if err != nil {
-		return failUsage(stdio, "analyze", err)
+		return nil, err
 	}
-	header, frames, err := readTranscript(fs.Arg(0))
-	if err != nil {
-		return failUsage(stdio, "analyze", err)
+	opts := &AnalyzeOptions{IO: stdio, Transcript: fs.Arg(0), JSON: *asJSON,
+		Report: acpprobe.AnalyzeOptions{Catalogue: cat, Schema: *schemaName}}
+	if *schemaName == "" && *failOn == "" && *baselinePath == "" {
+		return opts, nil
 	}
-	var spec *checkSpec
-	if *schemaName != "" || *failOn != "" || *baselinePath != "" || header.Tool == "check" {
-		spec = &checkSpec{schema: *schemaName, failOn: probe.TierMandatory, baselinePath: *baselinePath}
-		if *schemaName != "" {
-			if _, err := schema.Load(*schemaName); err != nil {
-				return failUsage(stdio, "analyze", usagef("--schema: %v", err))
-			}
-		}
-		if *failOn != "" {
-			if spec.failOn, err = conformance.ParseTier(*failOn); err != nil {
-				return failUsage(stdio, "analyze", usagef("--fail-on: %v", err))
-			}
-		}
-		if *baselinePath != "" {
-			if spec.baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
-				return failUsage(stdio, "analyze", usagef("--baseline: %v", err))
-			}
+	// Any of the check flags asks for a verdict.
+	verdict := &acpprobe.Verdict{FailOn: probe.TierMandatory, BaselinePath: *baselinePath}
+	if *schemaName != "" {
+		if _, err := schema.Load(*schemaName); err != nil {
+			return nil, usagef("--schema: %v", err)
 		}
 	}
-	r, err := acpprobe.Analyze(frames, analyzeOptions(spec, cat))
-	if err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe analyze:", err)
-		return ExitNotProbed
+	if *failOn != "" {
+		if verdict.FailOn, err = conformance.ParseTier(*failOn); err != nil {
+			return nil, usagef("--fail-on: %v", err)
+		}
 	}
-	return report(r, *asJSON, stdio)
+	if *baselinePath != "" {
+		if verdict.Baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
+			return nil, readError("--baseline", err)
+		}
+	}
+	opts.Report.Verdict = verdict
+	return opts, nil
 }
 
-// runReplay acts as the recorded agent on stdio.
-func runReplay(ctx context.Context, args []string, stdio Stdio) int {
+// analyzeRun rebuilds the result and findings of a recorded session, through the same code
+// as a live probe.
+func analyzeRun(_ context.Context, opts *AnalyzeOptions) error {
+	header, frames, err := readTranscript(opts.Transcript)
+	if err != nil {
+		return err
+	}
+	o := opts.Report
+	if o.Verdict == nil && header.Tool == "check" {
+		o.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
+	}
+	r, err := acpprobe.Analyze(frames, o)
+	if err != nil {
+		return unusable(err)
+	}
+	return report(opts.IO.Out, r, opts.JSON)
+}
+
+// ReplayOptions are the options of acpprobe replay: act as the agent recorded in a transcript.
+type ReplayOptions struct {
+	IO Stdio
+	// Transcript is the recording to play back.
+	Transcript string
+	// Timing reproduces the recorded delays.
+	Timing bool
+}
+
+func newReplayOptions(args []string, stdio Stdio) (*ReplayOptions, error) {
 	fs := newFlagSet("replay")
 	timing := fs.Bool("timing", false, "reproduce the recorded delays")
 	if err := parseFlags(fs, args, "acpprobe replay [--timing] TRANSCRIPT", stdio.Out); err != nil {
-		return failUsage(stdio, "replay", err)
+		return nil, err
 	}
 	if fs.NArg() != 1 {
-		return failUsage(stdio, "replay", usagef("want one transcript file, got %d arguments", fs.NArg()))
+		return nil, usagef("want one transcript file, got %d arguments", fs.NArg())
 	}
-	_, frames, err := readTranscript(fs.Arg(0))
+	return &ReplayOptions{IO: stdio, Transcript: fs.Arg(0), Timing: *timing}, nil
+}
+
+// replayRun acts as the recorded agent on stdio, and ends as it did.
+func replayRun(ctx context.Context, opts *ReplayOptions) error {
+	_, frames, err := readTranscript(opts.Transcript)
 	if err != nil {
-		return failUsage(stdio, "replay", err)
+		return err
 	}
 	main, _ := record.Split(frames)
-	err = transcript.NewReplayer(main).Serve(ctx, stdio.In, stdio.Out, stdio.Err, *timing)
+	for _, f := range main {
+		if f.Dir == jsonrpc.DirFolded {
+			return readError("the transcript", fmt.Errorf("%s: more than the %d MiB a replay keeps whole in memory", opts.Transcript, record.DefaultBudget>>20))
+		}
+	}
+	err = transcript.NewReplayer(main).Serve(ctx, opts.IO.In, opts.IO.Out, opts.IO.Err, opts.Timing)
 	var exit *transcript.ExitError
 	switch {
 	case err == nil:
-		return ExitOK
+		return nil
 	case errors.As(err, &exit):
-		return exit.Code
+		return &agentExit{status: exit.Code}
 	case ctx.Err() != nil:
-		dieBySignal(syscall.SIGTERM) // as the recorded agent, stopped by the ladder, did
-		return 128 + 15
+		// as the recorded agent, stopped by the ladder, did
+		return &agentExit{status: 128 + int(syscall.SIGTERM), signal: syscall.SIGTERM}
 	}
-	fmt.Fprintln(stdio.Err, "acpprobe replay:", err)
-	return 1
+	return &agentExit{status: 1, err: err}
 }
 
+// readTranscript reads a transcript a user hands us: a regular file, lines of bounded size,
+// read into a record with the live probe's memory budget.
 func readTranscript(path string) (transcript.Header, []jsonrpc.Frame, error) {
-	f, err := os.Open(path)
+	h, frames, err := transcript.ReadFile(path, transcript.ReadOptions{Budget: record.Budget(0)})
 	if err != nil {
-		return transcript.Header{}, nil, usagef("%v", err)
-	}
-	defer f.Close()
-	h, frames, err := transcript.Read(f)
-	if err != nil {
-		return h, nil, usagef("%s: %v", path, err)
+		return h, nil, readError("the transcript", err)
 	}
 	return h, frames, nil
 }
 
-// runLintClient judges what the client (an editor, recorded by acpprobe tap) sent: private
-// vendor keys and methods (rules 6.1–6.4 of the CodeBuddy reference, for every catalogued
-// vendor) and non-ACP methods without the _ prefix.
-func runLintClient(_ context.Context, args []string, stdio Stdio) int {
+// LintClientOptions are the options of acpprobe lint-client: judge what the client sent in a
+// transcript.
+type LintClientOptions struct {
+	IO Stdio
+	// Transcript is the recorded session (usually by acpprobe tap).
+	Transcript string
+	// Catalogue classifies vendor keys and methods (the built-in one when nil).
+	Catalogue *extensions.Catalogue
+	// JSON prints the findings as JSON.
+	JSON bool
+}
+
+func newLintClientOptions(args []string, stdio Stdio) (*LintClientOptions, error) {
 	fs := newFlagSet("lint-client")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
 	if err := parseFlags(fs, args, "acpprobe lint-client [--json] TRANSCRIPT", stdio.Out); err != nil {
-		return failUsage(stdio, "lint-client", err)
+		return nil, err
 	}
 	if fs.NArg() != 1 {
-		return failUsage(stdio, "lint-client", usagef("want one transcript file, got %d arguments", fs.NArg()))
+		return nil, usagef("want one transcript file, got %d arguments", fs.NArg())
 	}
 	cat, err := loadCatalogue(*catalogueDir)
 	if err != nil {
-		return failUsage(stdio, "lint-client", err)
+		return nil, err
 	}
-	_, frames, err := readTranscript(fs.Arg(0))
+	return &LintClientOptions{IO: stdio, Transcript: fs.Arg(0), Catalogue: cat, JSON: *asJSON}, nil
+}
+
+// lintClientRun judges what the client (an editor, recorded by acpprobe tap) sent: private
+// vendor keys and methods (rules 6.1–6.4 of the CodeBuddy reference, for every catalogued
+// vendor) and non-ACP methods without the _ prefix. Findings above INFO fail (errFindings).
+func lintClientRun(_ context.Context, opts *LintClientOptions) error {
+	_, frames, err := readTranscript(opts.Transcript)
 	if err != nil {
-		return failUsage(stdio, "lint-client", err)
+		return err
 	}
-	r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{Catalogue: cat})
+	r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{Catalogue: opts.Catalogue})
 	if err != nil {
-		fmt.Fprintln(stdio.Err, "acpprobe lint-client:", err)
-		return ExitNotProbed
+		return unusable(err)
 	}
 	client := []probe.Finding{}
 	for _, f := range r.Findings {
@@ -143,18 +195,18 @@ func runLintClient(_ context.Context, args []string, stdio Stdio) int {
 			client = append(client, f)
 		}
 	}
-	if *asJSON {
-		_ = render.JSON(stdio.Out, client)
+	if opts.JSON {
+		err = render.JSON(opts.IO.Out, client)
 	} else {
-		fmt.Fprintf(stdio.Out, "%d client finding(s)\n", len(client))
-		for _, f := range client {
-			fmt.Fprintf(stdio.Out, "  %-10s %s [line %d %s]\n      %s\n", f.Tier, f.ID, f.Seq, f.Pointer, f.Message)
-		}
+		err = render.ClientFindings(opts.IO.Out, client)
+	}
+	if err != nil {
+		return writeError("the findings", err)
 	}
 	for _, f := range client {
 		if f.Tier != probe.TierInfo {
-			return ExitFindings
+			return errFindings
 		}
 	}
-	return ExitOK
+	return nil
 }

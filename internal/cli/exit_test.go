@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// TestExitCode covers every mapping of exitCode, the one place where an exit code is chosen,
+// and the line printError writes for each kind of error.
+func TestExitCode(t *testing.T) {
+	result := func(code probe.ErrorCode, failed bool) *probe.Result {
+		r := &probe.Result{}
+		if code != "" {
+			r.Error = &probe.Error{Code: code, Stage: "session/new", Message: "why"}
+		}
+		if failed {
+			r.Verdict = &probe.Verdict{Failed: true}
+		}
+		return r
+	}
+	missing := &os.PathError{Op: "open", Path: "t.ndjson", Err: syscall.ENOENT}
+	cases := []struct {
+		name string
+		err  error
+		code int
+		line string // what printError writes for command "probe"
+	}{
+		{"success", nil, ExitOK, ""},
+		{"help", errHelp, ExitOK, ""},
+		{"usage", usagef("--fail-on: unknown tier %q", "x"), ExitUsage, "acpprobe probe: --fail-on: unknown tier \"x\"\n"},
+		{"usage text shown", &usageError{}, ExitUsage, ""},
+		{"usage with --json", withJSON(usagef("bad"), true), ExitUsage, "acpprobe probe: bad\n"},
+		{"file not read", readError("the transcript", missing), ExitIO, "acpprobe probe: cannot read the transcript: open t.ndjson: no such file or directory\n"},
+		{"output not written", writeError("the result", errors.New("broken pipe")), ExitIO, "acpprobe probe: cannot write the result: broken pipe\n"},
+		{"file error with --json", withJSON(readError("--config", missing), true), ExitIO, "acpprobe probe: cannot read --config: open t.ndjson: no such file or directory\n"},
+		{"findings or drift", errFindings, ExitFindings, ""},
+		{"matrix interrupted", errInterrupted, ExitInterrupted, ""},
+		{"not runnable", &errNotRunnable{errors.New(`agent "kimi" cannot run here`)}, ExitNotProbed, "acpprobe probe: agent \"kimi\" cannot run here\n"},
+		{"not runnable with --json", withJSON(&errNotRunnable{errors.New("no kimi")}, true), ExitNotProbed,
+			`{"error":{"code":"spawn_failed","exitCode":3,"message":"no kimi","stage":"spawn"}}` + "\n"},
+		{"clean result", &resultError{result("", false)}, ExitOK, ""},
+		{"verdict failed", &resultError{result("", true)}, ExitFindings, ""},
+		{"auth required", &resultError{result(probe.ErrAuthRequired, false)}, ExitAuth, "acpprobe: auth_required: why\n"},
+		{"auth required with --json", withJSON(&resultError{result(probe.ErrAuthRequired, false)}, true), ExitAuth,
+			`{"error":{"code":"auth_required","exitCode":4,"message":"why","stage":"session/new"}}` + "\n"},
+		{"verdict failed and an error", withJSON(&resultError{result(probe.ErrAuthRequired, true)}, true), ExitFindings,
+			`{"error":{"code":"auth_required","exitCode":1,"message":"why","stage":"session/new"}}` + "\n"},
+		{"interrupted over a failed verdict", &resultError{result(probe.ErrInterrupted, true)}, ExitInterrupted, "acpprobe: interrupted: why\n"},
+		{"a truncated recording over a failed verdict", &resultError{result(probe.ErrTruncated, true)}, ExitIO, "acpprobe: truncated: why\n"},
+		{"spawn failed", &resultError{result(probe.ErrSpawnFailed, false)}, ExitNotProbed, "acpprobe: spawn_failed: why\n"},
+		{"initialize timeout", &resultError{result(probe.ErrInitializeTimeout, false)}, ExitNotProbed, "acpprobe: initialize_timeout: why\n"},
+		{"session/new timeout", &resultError{result(probe.ErrSessionNewTimeout, false)}, ExitNotProbed, "acpprobe: session_new_timeout: why\n"},
+		{"protocol mismatch", &resultError{result(probe.ErrProtocolMismatch, false)}, ExitNotProbed, "acpprobe: protocol_mismatch: why\n"},
+		{"crash", &resultError{result(probe.ErrAgentCrashed, false)}, ExitNotProbed, "acpprobe: agent_crashed: why\n"},
+		{"unknown probe error", &resultError{result(probe.ErrUnknown, false)}, ExitNotProbed, "acpprobe: unknown: why\n"},
+		{"agent status", &agentExit{status: 7}, 7, ""},
+		{"agent signal", &agentExit{status: 143, signal: syscall.SIGTERM}, 143, ""},
+		{"agent failure", &agentExit{status: 1, err: errors.New("replay: unexpected line")}, 1, "acpprobe probe: replay: unexpected line\n"},
+		{"anything else", fmt.Errorf("cannot find my own binary: %w", errors.New("gone")), ExitNotProbed, "acpprobe probe: cannot find my own binary: gone\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code := exitCode(c.err)
+			if code != c.code {
+				t.Errorf("exitCode(%v) = %d, want %d", c.err, code, c.code)
+			}
+			var line bytes.Buffer
+			printError(&line, "probe", c.err, code)
+			if line.String() != c.line {
+				t.Errorf("printError(%v) wrote %q, want %q", c.err, line.String(), c.line)
+			}
+		})
+	}
+}

@@ -135,3 +135,20 @@ func IsAuthError(e *jsonrpc.Error) bool {
 	}
 	return authWords.MatchString(e.Message) || authWords.Match(e.Data)
 }
+
+// validationWords are what validation errors say: zod issues (invalid_type, invalid_union,
+// "Invalid input", formatted trees with _errors) and serde ("missing field", "invalid type",
+// "unknown variant", "unknown field"), or the JSON-RPC name itself.
+var validationWords = regexp.MustCompile(`(?i)invalid[_ ]params|invalid_type|invalid_union|invalid input|"_errors"|missing field|invalid type|unknown variant|unknown field|expected [a-z"]+, received`)
+
+// IsValidationError reports whether an error answer says the params failed validation, whatever
+// its code: some agents answer invalid params with -32603 and a zod issue list.
+func IsValidationError(e *jsonrpc.Error) bool {
+	if e == nil {
+		return false
+	}
+	if e.Code == jsonrpc.CodeInvalidParams {
+		return true
+	}
+	return validationWords.MatchString(e.Message) || validationWords.Match(e.Data)
+}

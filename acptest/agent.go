@@ -53,6 +53,9 @@ type Faults struct {
 	ExtraKeys bool
 	// IgnoreUnknownRequests leaves requests for unknown methods unanswered.
 	IgnoreUnknownRequests bool
+	// GenericErrors answers unknown methods and invalid params alike with -32603 "Internal
+	// error" and no data, as some agents do: method detection cannot tell them apart.
+	GenericErrors bool
 	// Drift plays the next release of the persona: agentInfo.version 0.2.0, and session/delete
 	// implemented and advertised (for testing acpprobe diff).
 	Drift bool
@@ -221,6 +224,9 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	if rpcErr == errNotFound && a.cfg.IgnoreUnknownRequests {
 		return nil
 	}
+	if a.cfg.GenericErrors && rpcErr != nil && (rpcErr == errNotFound || rpcErr.Code == jsonrpc.CodeInvalidParams) {
+		rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+	}
 	if rpcErr != nil {
 		return a.writeError(msg.ID, rpcErr)
 	}
@@ -350,6 +356,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 	if !ok {
 		return nil, errNotFound
 	}
+	if err := validateParams(msg.Method, params, a.p.PromptErrors, a.paramsErrorCode()); err != nil {
+		return nil, err
+	}
 	if behaviour == NeedsAuth {
 		return nil, errAuth
 	}
@@ -424,12 +433,17 @@ func (a *agent) setConfigOption(s *session, params acp.Object) (json.RawMessage,
 
 // prompt validates the prompt first (as the SDKs do, before any session lookup), then answers
 // a valid prompt on a known session with one agent message chunk and the end of the turn.
-func (a *agent) prompt(params acp.Object) (json.RawMessage, *jsonrpc.Error) {
-	code := 0
+// paramsErrorCode is the code of an invalid-params answer: -32602, or -32603 with the
+// wrong-code fault (as gemini-cli answers).
+func (a *agent) paramsErrorCode() int {
 	if a.cfg.WrongInvalidParamsCode {
-		code = jsonrpc.CodeInternalError
+		return jsonrpc.CodeInternalError
 	}
-	if err := validatePrompt(params["prompt"], a.p.PromptErrors, code); err != nil {
+	return 0
+}
+
+func (a *agent) prompt(params acp.Object) (json.RawMessage, *jsonrpc.Error) {
+	if err := validatePrompt(params["prompt"], a.p.PromptErrors, a.paramsErrorCode()); err != nil {
 		return nil, err
 	}
 	sid := params.String("sessionId")

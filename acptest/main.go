@@ -32,6 +32,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.IgnoreStdinEOF, "ignore-stdin-eof", false, "keep running after stdin closes, until signalled")
 	fs.BoolVar(&cfg.ExtraKeys, "extra-keys", false, "add keys outside _meta to the initialize answer")
 	fs.BoolVar(&cfg.IgnoreUnknownRequests, "ignore-unknown-requests", false, "leave requests for unknown methods unanswered")
+	fs.BoolVar(&cfg.GenericErrors, "generic-errors", false, "answer unknown methods and invalid params alike with -32603 Internal error")
 	fs.Int64Var(&cfg.StderrFlood, "stderr-flood", 0, "write this many bytes on stderr before the first answer")
 	fs.IntVar(&cfg.HugeLine, "huge-line", 0, "write a valid notification line of this many bytes before the first answer")
 	fs.BoolVar(&cfg.WrongID, "wrong-id", false, "answer initialize with another id")
@@ -134,7 +135,7 @@ func (c Config) Args() []string {
 	}{
 		{c.StdoutBanner, "--stdout-banner"}, {c.BadEnvelope, "--bad-envelope"}, {c.WrongInvalidParamsCode, "--wrong-code-for-invalid-params"},
 		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
-		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
+		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
 		{c.WrongID, "--wrong-id"}, {c.DuplicateID, "--duplicate-id"}, {c.InvalidBytes, "--invalid-bytes"},
 		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.IgnoreSIGTERM, "--ignore-sigterm"},
 	} {

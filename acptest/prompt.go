@@ -3,7 +3,9 @@ package acptest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 )
 
@@ -155,4 +157,112 @@ func missingOf(kind string, obj map[string]json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// requiredParams are the required fields of the optional methods (ACP v1 schema): an SDK
+// rejects params without them before any handler runs.
+var requiredParams = map[string][]string{
+	acp.MethodSetConfigOption: {"sessionId", "configId", "value"},
+	acp.MethodSetMode:         {"sessionId", "modeId"},
+	acp.MethodSetModel:        {"sessionId", "modelId"},
+	acp.MethodSessionLoad:     {"sessionId", "cwd", "mcpServers"},
+	acp.MethodSessionResume:   {"sessionId", "cwd"},
+	acp.MethodSessionFork:     {"sessionId", "cwd"},
+	acp.MethodSessionClose:    {"sessionId"},
+	acp.MethodSessionDelete:   {"sessionId"},
+	acp.MethodSessionList:     {},
+}
+
+// validateParams checks an optional method's params the way an SDK validates them, before
+// any session lookup: required fields present, strings where strings belong (mcpServers an
+// array). It words the error in the persona's style, like validatePrompt.
+func validateParams(method string, params acp.Object, style string, code int) *jsonrpc.Error {
+	fields, ok := requiredParams[method]
+	if !ok {
+		return nil
+	}
+	var bad []paramIssue
+	for _, f := range fields {
+		if _, present := params[f]; !present {
+			bad = append(bad, paramIssue{f, "undefined", f == "mcpServers"})
+		}
+	}
+	for f, v := range params {
+		var s string
+		if f == "mcpServers" || f == "_meta" || f == "value" || f == "additionalDirectories" {
+			continue
+		}
+		if json.Unmarshal(v, &s) != nil && string(v) != "null" {
+			bad = append(bad, paramIssue{f, jsonType(v), false})
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	if code == 0 {
+		code = jsonrpc.CodeInvalidParams
+	}
+	e := &jsonrpc.Error{Code: code, Message: "Invalid params"}
+	if code == jsonrpc.CodeInternalError {
+		e.Message = "Internal error"
+	}
+	var data any
+	switch style {
+	case StyleZodTree:
+		tree := map[string]any{"_errors": []string{}}
+		for _, b := range bad {
+			tree[b.field] = map[string]any{"_errors": []string{b.zodMessage()}}
+		}
+		data = tree
+	case StyleZodUnion:
+		var issues []any
+		for _, b := range bad {
+			issues = append(issues, map[string]any{"expected": b.expected(), "code": "invalid_type", "path": []any{b.field}, "message": b.zodMessage()})
+		}
+		data = issues
+	case StyleSerde:
+		msg := "missing field `" + bad[0].field + "`"
+		if bad[0].got != "undefined" {
+			msg = fmt.Sprintf("invalid type: %s, expected a string", bad[0].got)
+		}
+		data = map[string]any{"error": msg, "phase": "deserialization"}
+	default:
+		e.Message = "Invalid params: " + bad[0].field + " is required and must be a " + bad[0].expected()
+	}
+	if data != nil {
+		e.Data, _ = json.Marshal(data)
+	}
+	return e
+}
+
+// paramIssue is a field that is missing (got "undefined") or of the wrong JSON type.
+type paramIssue struct {
+	field, got string
+	array      bool
+}
+
+func (p paramIssue) expected() string {
+	if p.array {
+		return "array"
+	}
+	return "string"
+}
+
+func (p paramIssue) zodMessage() string {
+	return fmt.Sprintf("Invalid input: expected %s, received %s", p.expected(), p.got)
+}
+
+// jsonType names a JSON value's type as zod does.
+func jsonType(v json.RawMessage) string {
+	switch t := strings.TrimSpace(string(v)); {
+	case strings.HasPrefix(t, "{"):
+		return "object"
+	case strings.HasPrefix(t, "["):
+		return "array"
+	case strings.HasPrefix(t, `"`):
+		return "string"
+	case t == "true" || t == "false":
+		return "boolean"
+	}
+	return "number"
 }

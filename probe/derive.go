@@ -292,35 +292,28 @@ func (b *builder) methods() {
 	end := b.x.ActiveEnd()
 	eof, sawEOF := b.x.FirstEvent(record.EOF.Kind)
 	goneEarly := sawEOF && (end == 0 || eof.Seq < end)
-	probed := map[string]bool{}
+	// The detection requests: per method the first (invalid params, or a made-up session in
+	// older recordings) and the fallback asked after an ambiguous first answer; and the control.
+	asked := map[string][]*record.Exchange{}
+	var control *jsonrpc.Message
 	for _, ex := range b.x.Calls(jsonrpc.DirClient) {
-		req := ex.Request
-		m := req.Msg.Method
-		if !isProbed(m) || probed[m] || (end != 0 && req.Seq > end) {
-			continue
+		m := ex.Method()
+		if end != 0 && ex.Request.Seq > end {
+			break
 		}
-		probed[m] = true
-		s := MethodSupport{Support: Unknown}
-		answer, ok := b.x.AnswerTo(req.Seq)
 		switch {
-		case !ok && goneEarly:
-			s.Message = "the agent ended its output before answering"
-		case !ok && b.truncated:
-			s.Message = recordEndsBeforeAnswer
-		case !ok:
-			s.Message = fmt.Sprintf("no answer within %s", msDuration(b.spawn.RequestTimeoutMs))
-		case answer.Msg.Err() != nil:
-			rpcErr := answer.Msg.Err()
-			code := rpcErr.Code
-			s.Code, s.Message, s.Support = &code, rpcErr.Message, Supported
-			if code == jsonrpc.CodeMethodNotFound {
-				s.Support = Unsupported
-			}
-		default:
-			s.Support = Supported
+		case m == DetectionControlMethod && control == nil && ex.Answer != nil:
+			control = ex.Answer.Msg
+		case isProbed(m):
+			asked[m] = append(asked[m], ex)
 		}
-		if ok {
-			s.Ms = ms(answer.At - req.At)
+	}
+	probed := map[string]bool{}
+	for m, exs := range asked {
+		probed[m] = true
+		s := b.detect(exs[0], control, goneEarly)
+		if s.Support == Unknown && len(exs) > 1 && s.DetectedBy == DetectedByInvalidParams && exs[0].Answer != nil {
+			s = b.detect(exs[1], control, goneEarly)
 		}
 		r.Methods[m] = s
 	}
@@ -343,6 +336,25 @@ func (b *builder) methods() {
 			}
 		}
 	}
+}
+
+// detect reads one detection request and its answer.
+func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarly bool) MethodSupport {
+	form := detectionForm(ex.Method(), ex.Request.Msg.Params)
+	s := MethodSupport{Support: Unknown, DetectedBy: form}
+	switch {
+	case ex.Answer == nil && goneEarly:
+		s.Message = "the agent ended its output before answering"
+	case ex.Answer == nil && b.truncated:
+		s.Message = recordEndsBeforeAnswer
+	case ex.Answer == nil:
+		s.Message = fmt.Sprintf("no answer within %s", msDuration(b.spawn.RequestTimeoutMs))
+	default:
+		s, _ = classify(form, ex.Answer.Msg, control)
+		s.DetectedBy = form
+		s.Ms = ms(ex.Answer.At - ex.Request.At)
+	}
+	return s
 }
 
 func isProbed(method string) bool {

@@ -213,60 +213,55 @@ func (e *engine) interruptedOr(stage record.Stage, otherwise func()) {
 	otherwise()
 }
 
-// MethodParams are the side-effect-free calls that detect each optional method: every one
-// names a session that does not exist, or only reads.
-func MethodParams(method, cwd string) map[string]any {
-	sid := NonexistentSessionID
-	switch method {
-	case acp.MethodSetConfigOption:
-		return map[string]any{"sessionId": sid, "configId": "acpprobe-nonexistent-option", "value": "acpprobe-nonexistent-value"}
-	case acp.MethodSetMode:
-		return map[string]any{"sessionId": sid, "modeId": "acpprobe-nonexistent-mode"}
-	case acp.MethodSetModel:
-		return map[string]any{"sessionId": sid, "modelId": "acpprobe-nonexistent-model"}
-	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionFork:
-		return map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}
-	case acp.MethodSessionList:
-		return map[string]any{"cwd": cwd}
-	default: // session/close, session/delete
-		return map[string]any{"sessionId": sid}
+// probeMethods detects the optional methods (see detect.go): every method with invalid
+// params, and the control, at once in a fixed order; then, for the answers that could not be
+// told from the control's, the same methods on a session that does not exist.
+func (e *engine) probeMethods(ctx context.Context) {
+	calls := []call{{DetectionControlMethod, map[string]any{}}}
+	for _, m := range acp.ProbedMethods {
+		calls = append(calls, call{m, DetectionParams(m)})
+	}
+	answers := e.askAll(ctx, calls)
+	control := answers[0]
+	var again []call
+	for i, m := range acp.ProbedMethods {
+		if a := answers[i+1]; a != nil {
+			if _, decided := classify(DetectedByInvalidParams, a, control); !decided {
+				again = append(again, call{m, MethodParams(m, e.opts.Cwd)})
+			}
+		}
+	}
+	if len(again) > 0 && ctx.Err() == nil {
+		e.askAll(ctx, again)
 	}
 }
 
-// probeMethods sends every optional-method request at once, in a fixed order, then waits for
-// the answers, each within its own budget.
-func (e *engine) probeMethods(ctx context.Context) {
-	sent := make(chan *jsonrpc.Pending, len(acp.ProbedMethods))
-	go func() {
-		defer close(sent)
-		for _, method := range acp.ProbedMethods {
-			p, err := e.conn.Request(method, MethodParams(method, e.opts.Cwd))
-			if err != nil {
-				return
-			}
-			sent <- p
-		}
-	}()
+// call is one request of method detection.
+type call struct {
+	method string
+	params any
+}
+
+// askAll sends every call at once, in order, then waits for the answers, each within its own
+// budget; an answer is nil when none came.
+func (e *engine) askAll(ctx context.Context, calls []call) []*jsonrpc.Message {
+	answers := make([]*jsonrpc.Message, len(calls))
 	var wg sync.WaitGroup
-	for {
-		select {
-		case p, ok := <-sent:
-			if !ok {
-				wg.Wait()
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				mctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
-				defer cancel()
-				_, _ = p.Wait(mctx)
-			}()
-		case <-ctx.Done():
-			wg.Wait()
-			return
+	for i, c := range calls {
+		p, err := e.conn.Request(c.method, c.params)
+		if err != nil {
+			break
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mctx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
+			defer cancel()
+			answers[i], _ = p.Wait(mctx)
+		}()
 	}
+	wg.Wait()
+	return answers
 }
 
 // alive reports whether the agent's output is still open.

@@ -31,5 +31,5 @@ func ExampleDrive() {
 	// audio prompts: true
 	// auth: authenticated
 	// set_config_option: unsupported
-	// session/load: supported -32002
+	// session/load: supported -32602
 }

@@ -161,11 +161,11 @@ func TestClaudePersona(t *testing.T) {
 	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
 	}
-	if m := r.Methods["session/load"]; m.Code == nil || *m.Code != jsonrpc.CodeResourceNotFound {
-		t.Errorf("session/load = %+v, want code -32002", m)
-	}
-	if m := r.Methods["session/list"]; m.Code != nil {
-		t.Errorf("session/list answered a result, code should be null: %+v", m)
+	// Detected with invalid params: the validator answers, the handler never runs.
+	for _, m := range []string{"session/load", "session/list"} {
+		if s := r.Methods[m]; s.Code == nil || *s.Code != jsonrpc.CodeInvalidParams || s.DetectedBy != probe.DetectedByInvalidParams {
+			t.Errorf("%s = %+v, want -32602 to invalid params", m, s)
+		}
 	}
 	if r.SupportsConfigOption == nil || !*r.SupportsConfigOption {
 		t.Errorf("supportsConfigOption = %v, want true", r.SupportsConfigOption)
@@ -218,8 +218,9 @@ func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
 	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
 	}
-	if c := r.Methods["session/list"].Code; c == nil || *c != jsonrpc.CodeAuthRequired {
-		t.Errorf("session/list code = %v, want -32000", c)
+	// Invalid params are refused before the login is asked for, as codex-acp does.
+	if c := r.Methods["session/list"].Code; c == nil || *c != jsonrpc.CodeInvalidParams {
+		t.Errorf("session/list code = %v, want -32602", c)
 	}
 	// codex writes "id" as the last key; matching must not care.
 	found := false
@@ -522,8 +523,9 @@ func TestNoMethods(t *testing.T) {
 }
 
 // TestProbeSendsNothingHarmful checks the zero-side-effect contract over the probe's own
-// wire: no authenticate, logout or prompt; method probes only name the nonexistent session;
-// session/close only for the session the probe created.
+// wire: no authenticate, logout or prompt; method probes carry params no handler accepts (or,
+// as a fallback, name the nonexistent session), never the real one; session/close only for
+// the session the probe created.
 func TestProbeSendsNothingHarmful(t *testing.T) {
 	_, frames := run(t, acptest.Config{Persona: "claude"}, nil)
 	var sent []string
@@ -535,14 +537,15 @@ func TestProbeSendsNothingHarmful(t *testing.T) {
 		switch f.Msg.Method {
 		case "authenticate", "logout", "session/prompt":
 			t.Errorf("probe sent %s", f.Msg.Method)
-		case "initialize", "session/new", "session/list":
+		case "initialize", "session/new":
 		case "session/close":
-			if !strings.Contains(string(f.Msg.Params), "claude-session-1") && !strings.Contains(string(f.Msg.Params), probe.NonexistentSessionID) {
+			if !strings.Contains(string(f.Msg.Params), "claude-session-1") && string(f.Msg.Params) != "{}" {
 				t.Errorf("session/close of a session the probe did not create: %s", f.Msg.Params)
 			}
 		default:
-			if !strings.Contains(string(f.Msg.Params), probe.NonexistentSessionID) {
-				t.Errorf("%s sent on a real session: %s", f.Msg.Method, f.Msg.Params)
+			invalid, _ := json.Marshal(probe.DetectionParams(f.Msg.Method))
+			if string(f.Msg.Params) != string(invalid) && !strings.Contains(string(f.Msg.Params), probe.NonexistentSessionID) {
+				t.Errorf("%s sent with %s: neither invalid params nor the nonexistent session", f.Msg.Method, f.Msg.Params)
 			}
 		}
 		if strings.Contains(string(f.Raw), `"_meta"`) {

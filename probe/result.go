@@ -179,6 +179,9 @@ type MethodSupport struct {
 	Code    *int    `json:"code"` // the error code of the answer; null for a result or no answer
 	Message string  `json:"message,omitempty"`
 	Ms      float64 `json:"ms"`
+	// DetectedBy says how support was decided: invalid-params (the handler never ran) or
+	// nonexistent-session (the fallback, and recordings made before invalid-params detection).
+	DetectedBy string `json:"detectedBy,omitempty"`
 }
 
 // Timings of the probe's steps, in milliseconds.

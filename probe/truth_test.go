@@ -145,3 +145,39 @@ func TestBusyNearTheDeadline(t *testing.T) {
 		t.Errorf("quiet agent: %+v", quiet.Error)
 	}
 }
+
+// An agent that answers unknown methods and invalid params alike (-32603, no data) cannot be
+// read from invalid params: those methods are asked again on a made-up session, and one that
+// still answers like the unknown method is unknown, not supported (issue 12, item 2).
+func TestDetectionFallsBackWhenAmbiguous(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{GenericErrors: true}}, nil)
+	asked := map[string]int{}
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request {
+			asked[f.Msg.Method]++
+		}
+	}
+	for m, want := range map[string]probe.Support{
+		"session/load": probe.Supported, "session/set_mode": probe.Supported, "session/delete": probe.Unknown,
+	} {
+		s := r.Methods[m]
+		if s.Support != want || s.DetectedBy != probe.DetectedByNonexistentSession || asked[m] != 2 {
+			t.Errorf("%s = %+v after %d requests, want %s by the fallback", m, s, asked[m], want)
+		}
+	}
+	// session/list has no session to make up: its fallback reads the cwd, and answers.
+	if s := r.Methods["session/list"]; s.Support != probe.Supported {
+		t.Errorf("session/list = %+v", s)
+	}
+	// A normal agent is decided by invalid params alone: one request per method.
+	r, frames = run(t, acptest.Config{Persona: "claude"}, nil)
+	n := 0
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == "session/load" {
+			n++
+		}
+	}
+	if n != 1 || r.Methods["session/load"].DetectedBy != probe.DetectedByInvalidParams {
+		t.Errorf("session/load asked %d times, %+v", n, r.Methods["session/load"])
+	}
+}

@@ -1,0 +1,114 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+)
+
+// Method detection asks each optional method with params no handler can accept, so that the
+// dispatcher answers and the handler never runs: -32601 means the method does not exist,
+// -32602 (or an error that reads as a validation failure) means it does. It answers in
+// milliseconds, creates nothing, and leaves agents that would otherwise start work (a CLI
+// process per session/load of a made-up session) free to exit.
+//
+// A control request for a method no agent has goes with them: when the agent answers it with
+// -32601, any other answer proves a handler. Only an answer that cannot be told from the
+// control's — an agent that answers unknown methods like known ones — is asked again the old
+// way, on a session id that does not exist (NonexistentSessionID).
+
+// DetectionControlMethod is the method no agent implements, asked alongside the detection
+// requests: its answer is what "not implemented" looks like for this agent.
+const DetectionControlMethod = "_acpprobe/unknown-method"
+
+// How a method's support was decided (MethodSupport.DetectedBy).
+const (
+	DetectedByInvalidParams       = "invalid-params"
+	DetectedByNonexistentSession  = "nonexistent-session"
+	detectionAmbiguousExplanation = "answers like an unknown method"
+)
+
+// DetectionParams are params no handler of method can accept: an empty object (every probed
+// method but session/list has required fields), or for session/list, whose fields are all
+// optional, a cwd of the wrong type.
+func DetectionParams(method string) map[string]any {
+	if method == acp.MethodSessionList {
+		return map[string]any{"cwd": 1}
+	}
+	return map[string]any{}
+}
+
+// MethodParams are the fallback detection calls: well-formed, naming a session that does not
+// exist, or only reading.
+func MethodParams(method, cwd string) map[string]any {
+	sid := NonexistentSessionID
+	switch method {
+	case acp.MethodSetConfigOption:
+		return map[string]any{"sessionId": sid, "configId": "acpprobe-nonexistent-option", "value": "acpprobe-nonexistent-value"}
+	case acp.MethodSetMode:
+		return map[string]any{"sessionId": sid, "modeId": "acpprobe-nonexistent-mode"}
+	case acp.MethodSetModel:
+		return map[string]any{"sessionId": sid, "modelId": "acpprobe-nonexistent-model"}
+	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionFork:
+		return map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}
+	case acp.MethodSessionList:
+		return map[string]any{"cwd": cwd}
+	default: // session/close, session/delete
+		return map[string]any{"sessionId": sid}
+	}
+}
+
+// detectionForm tells from a request's params how it detects: with invalid params, or on a
+// made-up session (the only form of recordings made before invalid-params detection).
+func detectionForm(method string, params json.RawMessage) string {
+	var got, invalid any
+	b, _ := json.Marshal(DetectionParams(method))
+	if json.Unmarshal(params, &got) == nil && json.Unmarshal(b, &invalid) == nil && fmt.Sprint(got) == fmt.Sprint(invalid) {
+		return DetectedByInvalidParams
+	}
+	return DetectedByNonexistentSession
+}
+
+// classify reads the answer to a detection request. control is the answer to
+// DetectionControlMethod (nil when there was none, as in recordings made before it). decided
+// is false when an invalid-params answer cannot be told from the control's: the method must be
+// asked again on a made-up session.
+func classify(form string, answer, control *jsonrpc.Message) (s MethodSupport, decided bool) {
+	rpcErr := answer.Err()
+	if rpcErr == nil {
+		return MethodSupport{Support: Supported}, true
+	}
+	code := rpcErr.Code
+	s = MethodSupport{Support: Supported, Code: &code, Message: rpcErr.Message}
+	switch {
+	case code == jsonrpc.CodeMethodNotFound:
+		s.Support = Unsupported
+		return s, true
+	case form == DetectedByNonexistentSession && control != nil && sameError(rpcErr, control.Err()):
+		s.Support = Unknown
+		s.Message = detectionAmbiguousExplanation + ": " + rpcErr.Message
+		return s, true
+	case form == DetectedByNonexistentSession:
+		// Any other answer but -32601 is a handler's (recordings without a control read the
+		// same way; conformance judges agents that answer unknown methods alike:
+		// capability.detection-unreliable).
+		return s, true
+	case code == jsonrpc.CodeInvalidParams, acp.IsValidationError(rpcErr):
+		return s, true
+	case control == nil:
+		return s, true
+	}
+	if c := control.Err(); c != nil && c.Code == jsonrpc.CodeMethodNotFound {
+		return s, true // the dispatcher knows "not found": this answer came from a handler
+	}
+	s.Support = Unknown
+	s.Message = detectionAmbiguousExplanation + ": " + rpcErr.Message
+	return s, false
+}
+
+// sameError reports whether two error answers say the same thing (code and message).
+func sameError(a, b *jsonrpc.Error) bool {
+	return a != nil && b != nil && a.Code == b.Code && a.Message == b.Message
+}

@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "transport"},
+	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},

@@ -25,8 +25,15 @@ func anthropicMessage(a *answer, content []any, stop any, outTokens int) map[str
 	}
 }
 
+// anthropicSignature stands in for the signature of a thinking block, which clients send
+// back with the block and never check themselves.
+const anthropicSignature = "emulator-signature"
+
 func anthropicJSON(a *answer) any {
 	content := []any{}
+	if a.thought != "" {
+		content = append(content, map[string]any{"type": "thinking", "thinking": a.thought, "signature": anthropicSignature})
+	}
 	if len(a.chunks) > 0 || a.tool == nil {
 		content = append(content, map[string]any{"type": "text", "text": a.text()})
 	}
@@ -44,6 +51,19 @@ func anthropicStream(st *stream, a *answer) error {
 		return err
 	}
 	index := 0
+	if a.thought != "" {
+		for _, ev := range []map[string]any{
+			{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "thinking", "thinking": ""}},
+			{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "thinking_delta", "thinking": a.thought}},
+			{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "signature_delta", "signature": anthropicSignature}},
+			{"type": "content_block_stop", "index": index},
+		} {
+			if err := st.event(ev["type"].(string), ev); err != nil {
+				return err
+			}
+		}
+		index++
+	}
 	if len(a.chunks) > 0 || a.tool == nil {
 		if err := st.event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}}); err != nil {
@@ -61,7 +81,7 @@ func anthropicStream(st *stream, a *answer) error {
 		index++
 	}
 	if a.tool != nil {
-		if index > 0 {
+		if len(a.chunks) > 0 {
 			if err := pause(st.ctx, st.delay); err != nil {
 				return err
 			}

@@ -32,6 +32,9 @@ func geminiCall(a *answer) map[string]any {
 // geminiChunks splits the answer into response chunks: one per text chunk, then the call.
 func geminiChunks(a *answer) []map[string]any {
 	var parts [][]any
+	if a.thought != "" {
+		parts = append(parts, []any{map[string]any{"text": a.thought, "thought": true}})
+	}
 	for _, c := range a.chunks {
 		parts = append(parts, []any{map[string]any{"text": c}})
 	}
@@ -50,6 +53,9 @@ func geminiChunks(a *answer) []map[string]any {
 
 func geminiJSON(a *answer) any {
 	var parts []any
+	if a.thought != "" {
+		parts = append(parts, map[string]any{"text": a.thought, "thought": true})
+	}
 	if len(a.chunks) > 0 || a.tool == nil {
 		parts = append(parts, map[string]any{"text": a.text()})
 	}
@@ -63,12 +69,19 @@ func geminiArray(a *answer) any { return geminiChunks(a) }
 
 func geminiStream(st *stream, a *answer) error {
 	chunks := geminiChunks(a)
+	first := 0 // the index of the first text chunk
+	if a.thought != "" {
+		first = 1
+	}
 	for i, c := range chunks {
 		var err error
-		if i < len(a.chunks) {
-			err = st.delta(i, "", c)
-		} else {
-			if i > 0 {
+		switch {
+		case i < first:
+			err = st.event("", c)
+		case i < first+len(a.chunks):
+			err = st.delta(i-first, "", c)
+		default: // the tool call, or the empty text of an empty answer
+			if len(a.chunks) > 0 {
 				if err = pause(st.ctx, st.delay); err != nil {
 					return err
 				}

@@ -49,8 +49,19 @@ func responsesToolItem(a *answer, status string, done bool) map[string]any {
 	return item
 }
 
+func responsesReasoning(a *answer, done bool) map[string]any {
+	summary := []any{}
+	if done {
+		summary = append(summary, map[string]any{"type": "summary_text", "text": a.thought})
+	}
+	return map[string]any{"id": "rs_emu_" + strconv.Itoa(a.n), "type": "reasoning", "summary": summary}
+}
+
 func responsesOutput(a *answer) []any {
 	out := []any{}
+	if a.thought != "" {
+		out = append(out, responsesReasoning(a, true))
+	}
 	if len(a.chunks) > 0 || a.tool == nil {
 		text := a.text()
 		out = append(out, responsesMessage(a, "completed", &text))
@@ -77,6 +88,27 @@ func responsesStream(st *stream, a *answer) error {
 		return err
 	}
 	index := 0
+	if a.thought != "" {
+		itemID := "rs_emu_" + strconv.Itoa(a.n)
+		part := map[string]any{"type": "summary_text", "text": a.thought}
+		for _, ev := range []struct {
+			typ    string
+			fields map[string]any
+		}{
+			{"response.output_item.added", map[string]any{"output_index": index, "item": responsesReasoning(a, false)}},
+			{"response.reasoning_summary_part.added", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0,
+				"part": map[string]any{"type": "summary_text", "text": ""}}},
+			{"response.reasoning_summary_text.delta", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0, "delta": a.thought}},
+			{"response.reasoning_summary_text.done", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0, "text": a.thought}},
+			{"response.reasoning_summary_part.done", map[string]any{"item_id": itemID, "output_index": index, "summary_index": 0, "part": part}},
+			{"response.output_item.done", map[string]any{"output_index": index, "item": responsesReasoning(a, true)}},
+		} {
+			if err := send(ev.typ, ev.fields); err != nil {
+				return err
+			}
+		}
+		index++
+	}
 	if len(a.chunks) > 0 || a.tool == nil {
 		itemID := "msg_emu_" + strconv.Itoa(a.n)
 		if err := send("response.output_item.added", map[string]any{"output_index": index, "item": responsesMessage(a, "in_progress", nil)}); err != nil {
@@ -109,7 +141,7 @@ func responsesStream(st *stream, a *answer) error {
 		index++
 	}
 	if a.tool != nil {
-		if index > 0 {
+		if len(a.chunks) > 0 {
 			if err := pause(st.ctx, st.delay); err != nil {
 				return err
 			}
@@ -157,6 +189,9 @@ func chatToolCall(a *answer, args string) map[string]any {
 
 func chatJSON(a *answer) any {
 	msg := map[string]any{"role": "assistant", "content": a.text()}
+	if a.thought != "" {
+		msg["reasoning_content"] = a.thought
+	}
 	if a.tool != nil {
 		msg["tool_calls"] = []any{chatToolCall(a, string(a.tool.Input))}
 		if len(a.chunks) == 0 {
@@ -176,6 +211,11 @@ func chatStream(st *stream, a *answer) error {
 	}
 	if err := st.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil)); err != nil {
 		return err
+	}
+	if a.thought != "" {
+		if err := st.event("", chunk(map[string]any{"reasoning_content": a.thought}, nil)); err != nil {
+			return err
+		}
 	}
 	for i, c := range a.chunks {
 		if err := st.delta(i, "", chunk(map[string]any{"content": c}, nil)); err != nil {

@@ -31,6 +31,10 @@ type Call struct {
 // satisfies its schema, whatever the Reply says, unless the Reply is an Error: agents parse
 // that answer as data and hang or retry on anything else.
 type Reply struct {
+	// Thought, when set, is the model's reasoning, sent before its text in the dialect's
+	// form: an Anthropic thinking block, a Responses reasoning item with a summary, a
+	// Gemini thought part, a Chat Completions reasoning_content delta.
+	Thought string
 	// Text is the assistant's text, sent as one delta unless Chunks is set.
 	Text string
 	// Chunks, when set, replace Text: each is one streamed delta (for a JSON answer they

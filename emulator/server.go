@@ -75,6 +75,8 @@ type Response struct {
 	// Tool and ToolCallID name the tool call made ("toolCall" answers).
 	Tool       string `json:"tool,omitempty"`
 	ToolCallID string `json:"toolCallId,omitempty"`
+	// Thought is true when the answer carried the model's reasoning (Reply.Thought).
+	Thought bool `json:"thought,omitempty"`
 	// Chunks counts the text deltas written.
 	Chunks int `json:"chunks"`
 	// Complete is true when the whole answer was written; false when the client went away,
@@ -232,7 +234,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, &res, ep.dialect, reply.Error)
 	default:
 		a := s.answer(t, &req, reply)
-		res.Answer, res.Status = a.kind, http.StatusOK
+		res.Answer, res.Status, res.Thought = a.kind, http.StatusOK, a.thought != ""
 		if a.tool != nil {
 			res.Tool, res.ToolCallID = a.tool.Name, a.toolID
 		}
@@ -333,7 +335,7 @@ func (s *Server) answer(t *turn, req *Request, reply Reply) *answer {
 		}
 		a.chunks, a.delay = []string{string(obj)}, 0
 	default:
-		a.kind = "text"
+		a.kind, a.thought = "text", reply.Thought
 		a.chunks = reply.Chunks
 		if len(a.chunks) == 0 && reply.Text != "" {
 			a.chunks = []string{reply.Text}
@@ -347,7 +349,7 @@ func (s *Server) answer(t *turn, req *Request, reply Reply) *answer {
 			}
 		}
 	}
-	out := 0
+	out := len(a.thought)
 	for _, c := range a.chunks {
 		out += len(c)
 	}
@@ -366,6 +368,7 @@ type answer struct {
 	kind      string // Response.Answer
 	model     string
 	n         int // this answer's number, for ids
+	thought   string
 	chunks    []string
 	delay     time.Duration
 	tool      *ToolUse

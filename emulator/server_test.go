@@ -491,3 +491,21 @@ func TestBodyTimeout(t *testing.T) {
 		t.Errorf("a body that never ends: status %d, recorded %+v / %q", resp.StatusCode, res, got.Problem)
 	}
 }
+
+// TestThought: the model's reasoning reaches the agent in each dialect's form, apart from
+// its text, before it.
+func TestThought(t *testing.T) {
+	for _, wc := range wireCases {
+		for _, stream := range []bool{true, false} {
+			rec := newRecorder()
+			s := start(t, rec.options(func(*Call) Reply { return Reply{Thought: "pondering", Text: "hi"} }))
+			d := wc.decode(t, post(t, s, wc.dialect, wc.path(stream), wc.first(stream)).Body, stream)
+			if d.thought != "pondering" || d.text != "hi" {
+				t.Errorf("%s stream=%v: thought %q text %q", wc.dialect, stream, d.thought, d.text)
+			}
+			if res := <-rec.answered; !res.Thought || !res.Complete {
+				t.Errorf("%s stream=%v: response %+v", wc.dialect, stream, res)
+			}
+		}
+	}
+}

@@ -63,12 +63,13 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 
 // decoded is an answer as the agent understands it.
 type decoded struct {
-	text   string
-	deltas int // text deltas seen (streams)
-	tool   string
-	callID string
-	args   string // JSON object, or the free-form input
-	stop   string // stop_reason / finish_reason / status
+	thought string // the model's reasoning, apart from its text
+	text    string
+	deltas  int // text deltas seen (streams)
+	tool    string
+	callID  string
+	args    string // JSON object, or the free-form input
+	stop    string // stop_reason / finish_reason / status
 }
 
 // wireCase is one dialect as seen by its client.
@@ -106,11 +107,12 @@ var wireCases = []wireCase{
 		decode: func(t *testing.T, body io.Reader, stream bool) decoded {
 			var d decoded
 			type block struct {
-				Type  string          `json:"type"`
-				Text  string          `json:"text"`
-				ID    string          `json:"id"`
-				Name  string          `json:"name"`
-				Input json.RawMessage `json:"input"`
+				Type     string          `json:"type"`
+				Thinking string          `json:"thinking"`
+				Text     string          `json:"text"`
+				ID       string          `json:"id"`
+				Name     string          `json:"name"`
+				Input    json.RawMessage `json:"input"`
 			}
 			if !stream {
 				var m struct {
@@ -122,6 +124,8 @@ var wireCases = []wireCase{
 				mustDecode(t, string(b), &m)
 				for _, c := range m.Content {
 					switch c.Type {
+					case "thinking":
+						d.thought += c.Thinking
 					case "text":
 						d.text += c.Text
 					case "tool_use":
@@ -140,6 +144,7 @@ var wireCases = []wireCase{
 					ContentBlock block  `json:"content_block"`
 					Delta        struct {
 						Type        string `json:"type"`
+						Thinking    string `json:"thinking"`
 						Text        string `json:"text"`
 						PartialJSON string `json:"partial_json"`
 						StopReason  string `json:"stop_reason"`
@@ -152,6 +157,8 @@ var wireCases = []wireCase{
 				switch {
 				case ev.Type == "content_block_start" && ev.ContentBlock.Type == "tool_use":
 					d.tool, d.callID = ev.ContentBlock.Name, ev.ContentBlock.ID
+				case ev.Delta.Type == "thinking_delta":
+					d.thought += ev.Delta.Thinking
 				case ev.Delta.Type == "text_delta":
 					d.text += ev.Delta.Text
 					d.deltas++
@@ -190,6 +197,9 @@ var wireCases = []wireCase{
 				Content   []struct {
 					Text string `json:"text"`
 				} `json:"content"`
+				Summary []struct {
+					Text string `json:"text"`
+				} `json:"summary"`
 			}
 			type response struct {
 				Status string `json:"status"`
@@ -202,6 +212,9 @@ var wireCases = []wireCase{
 				for _, it := range r.Output {
 					if it.Type == "function_call" {
 						d.tool, d.callID, d.args = it.Name, it.CallID, it.Arguments
+					}
+					for _, s := range it.Summary {
+						d.thought += s.Text
 					}
 				}
 				d.stop = r.Status
@@ -238,6 +251,7 @@ var wireCases = []wireCase{
 					d.text += ev.Delta
 					d.deltas++
 				case "response.completed":
+					d.thought = "" // the completed response repeats the summary
 					fromOutput(ev.Response)
 				}
 			}
@@ -274,8 +288,9 @@ var wireCases = []wireCase{
 					Object  string `json:"object"`
 					Choices []struct {
 						Message struct {
-							Content   *string `json:"content"`
-							ToolCalls []call  `json:"tool_calls"`
+							Content          *string `json:"content"`
+							ReasoningContent string  `json:"reasoning_content"`
+							ToolCalls        []call  `json:"tool_calls"`
 						} `json:"message"`
 						FinishReason string `json:"finish_reason"`
 					} `json:"choices"`
@@ -283,6 +298,7 @@ var wireCases = []wireCase{
 				b, _ := io.ReadAll(body)
 				mustDecode(t, string(b), &r)
 				m := r.Choices[0].Message
+				d.thought = m.ReasoningContent
 				if m.Content != nil {
 					d.text = *m.Content
 				}
@@ -302,8 +318,9 @@ var wireCases = []wireCase{
 					Object  string `json:"object"`
 					Choices []struct {
 						Delta struct {
-							Content   *string `json:"content"`
-							ToolCalls []call  `json:"tool_calls"`
+							Content          *string `json:"content"`
+							ReasoningContent string  `json:"reasoning_content"`
+							ToolCalls        []call  `json:"tool_calls"`
 						} `json:"delta"`
 						FinishReason *string `json:"finish_reason"`
 					} `json:"choices"`
@@ -317,6 +334,7 @@ var wireCases = []wireCase{
 					usage = true
 				}
 				for _, ch := range c.Choices {
+					d.thought += ch.Delta.ReasoningContent
 					if ch.Delta.Content != nil && *ch.Delta.Content != "" {
 						d.text += *ch.Delta.Content
 						d.deltas++
@@ -361,6 +379,7 @@ var wireCases = []wireCase{
 					Content struct {
 						Role  string `json:"role"`
 						Parts []struct {
+							Thought      bool    `json:"thought"`
 							Text         *string `json:"text"`
 							FunctionCall *struct {
 								ID   string          `json:"id"`
@@ -381,7 +400,9 @@ var wireCases = []wireCase{
 						t.Errorf("candidate role %q", cand.Content.Role)
 					}
 					for _, p := range cand.Content.Parts {
-						if p.Text != nil {
+						if p.Text != nil && p.Thought {
+							d.thought += *p.Text
+						} else if p.Text != nil {
 							d.text += *p.Text
 							d.deltas++
 						}

@@ -21,7 +21,11 @@ func TestEmbeddedProfiles(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("profiles %v, want %v", names, want)
 	}
-	for _, d := range Dialects {
+	for _, name := range []string{"anthropic", "openai-responses", "openai-chat", "gemini"} {
+		d, err := ParseDialect(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		p, ok := set.Backend(d)
 		if !ok || p.Dialect != d || len(p.Match.keys()) != 0 || len(p.Env) == 0 {
 			t.Errorf("backend %s: %+v %v", d, p, ok)
@@ -40,6 +44,9 @@ func TestEmbeddedProfiles(t *testing.T) {
 		if !ok || p.Name != tc.name || by != tc.byKey {
 			t.Errorf("Match(%+v) = %s by %s (%v), want %s by %s", tc.keys, p.Name, by, ok, tc.name, tc.byKey)
 		}
+	}
+	if _, err := ParseDialect("openai"); err == nil {
+		t.Errorf("ParseDialect accepted openai")
 	}
 	if p, _, ok := set.Match(Keys{RegistryID: "opencode", AgentName: "someone"}); ok {
 		t.Errorf("an agent without a profile matched %s", p.Name)

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -29,6 +30,14 @@ const (
 
 // Dialects lists every dialect, in a stable order.
 var Dialects = []Dialect{Anthropic, OpenAIResponses, OpenAIChat, Gemini}
+
+// ParseDialect reads a dialect name, as given to --backend.
+func ParseDialect(s string) (Dialect, error) {
+	if d := Dialect(s); slices.Contains(Dialects, d) {
+		return d, nil
+	}
+	return "", fmt.Errorf("emulator: unknown dialect %q (want anthropic, openai-responses, openai-chat or gemini)", s)
+}
 
 // Request is one HTTP request that reached the emulator, as recorded. It holds no secret
 // header and no credential value; the body is kept as sent (the caller redacts further).

@@ -163,7 +163,8 @@ func (s *Server) SetScript(script Script) {
 }
 
 // Close stops the emulator: it ends the answers in progress, closes every connection and
-// returns once no handler runs any more. It is safe to call more than once.
+// returns once no handler runs any more. It is safe to call more than once, but not from a
+// Script or a callback (it would wait for itself).
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		s.mu.Lock()

@@ -326,13 +326,11 @@ func localPath(p string) bool {
 	return p != "" && !strings.Contains(p, "\\") && path.Clean(p) == p && filepath.IsLocal(filepath.FromSlash(p))
 }
 
-// checkTemplate checks that every placeholder in s is known and every "{{" is closed.
+// checkTemplate checks that every placeholder in s is known and every "{{" opens one
+// ("}}" alone is ordinary text: JSON and TOML files end nested objects with it).
 func checkTemplate(s string) error {
-	rest := placeholder.ReplaceAllStringFunc(s, func(m string) string {
-		return ""
-	})
-	if strings.Contains(rest, "{{") || strings.Contains(rest, "}}") {
-		return errors.New("unbalanced {{ }} placeholder")
+	if strings.Contains(placeholder.ReplaceAllString(s, ""), "{{") {
+		return errors.New("a {{ opens no {{placeholder}}")
 	}
 	for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
 		if !slices.Contains(knownFields, m[1]) {

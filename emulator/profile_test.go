@@ -120,7 +120,8 @@ func TestLoadProfilesDir(t *testing.T) {
 	dir := t.TempDir()
 	writeProfile(t, dir, "qwen-code.json", `{"name":"qwen-code","match":{"registryIds":["qwen-code"]},"dialect":"openai-chat",
 		"env":{"OPENAI_BASE_URL":"{{baseURL}}/v1","OPENAI_API_KEY":"{{dummyKey}}","PORT_ONLY":"{{ port }}"},"notes":["user"]}`)
-	writeProfile(t, dir, "gemini-cli.json", `{"name":"gemini-cli","match":{"agentNames":["gemini-cli"]},"dialect":"gemini","env":{"X":"{{home}}"}}`)
+	writeProfile(t, dir, "gemini-cli.json", `{"name":"gemini-cli","match":{"agentNames":["gemini-cli"]},"dialect":"gemini","env":{"X":"{{home}}"},
+		"files":[{"path":".gemini/settings.json","content":"{\"privacy\":{\"usageStatisticsEnabled\":false}}"}]}`)
 	writeProfile(t, dir, "README.md", "not a profile")
 	set, err := LoadProfilesDir(dir)
 	if err != nil {
@@ -135,7 +136,7 @@ func TestLoadProfilesDir(t *testing.T) {
 		t.Errorf("setup %v %v", s.Env, err)
 	}
 	g, _ := set.Get("gemini-cli")
-	if g.Env["X"] != "{{home}}" || g.Match.RegistryIDs != nil {
+	if g.Env["X"] != "{{home}}" || g.Match.RegistryIDs != nil || len(g.Files) != 1 {
 		t.Errorf("user file did not replace the embedded gemini-cli profile: %+v", g)
 	}
 	if _, _, ok := set.Match(Keys{RegistryID: "gemini"}); ok {
@@ -158,7 +159,7 @@ func TestLoadProfilesDirErrors(t *testing.T) {
 		{"bad name", "X Y.json", valid("X Y"), "name \"X Y\""},
 		{"dialect", "x.json", `{"name":"x","dialect":"openai"}`, `dialect "openai"`},
 		{"placeholder", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"{{apiKey}}"}}`, "unknown placeholder {{apiKey}}"},
-		{"unbalanced", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"{{baseURL}"}}`, "unbalanced"},
+		{"unclosed", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"{{baseURL}"}}`, "opens no"},
 		{"env name", "x.json", `{"name":"x","dialect":"gemini","env":{"A=B":"1"}}`, "not a variable name"},
 		{"escape", "x.json", `{"name":"x","dialect":"gemini","files":[{"path":"../.bashrc","content":""}]}`, "inside HOME"},
 		{"absolute", "x.json", `{"name":"x","dialect":"gemini","files":[{"path":"/etc/x","content":""}]}`, "inside HOME"},

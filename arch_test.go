@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/safeio": {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "record", "transport"},
+	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},

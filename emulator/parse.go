@@ -1,0 +1,547 @@
+package emulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Tool is one tool the agent offered the model in a request.
+type Tool struct {
+	// Name is the tool's name (for a nameless built-in tool, its type).
+	Name string `json:"name"`
+	// Description is the tool's description, as offered.
+	Description string `json:"description,omitempty"`
+	// Custom is true for a free-form tool whose input is plain text rather than a JSON
+	// object (an OpenAI Responses "custom" tool, such as codex's apply_patch).
+	Custom bool `json:"custom,omitempty"`
+	// Schema is the tool's input JSON schema; nil when it has none.
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// turn is what the emulator understood of one model request, whatever its dialect.
+type turn struct {
+	model      string
+	stream     bool
+	tools      []Tool
+	results    []ToolResult
+	structured bool
+	schema     json.RawMessage // the output schema when structured; nil for "any JSON"
+	reasoning  string
+	lastKinds  []string
+	lastText   string
+	usage      bool // Chat Completions: stream_options.include_usage
+}
+
+// content is a decoded content block or part of any dialect, reduced to what the emulator
+// looks at.
+type content struct {
+	kind    string
+	text    string
+	callID  string
+	name    string // tool name, for a tool call or result
+	isError bool
+	result  bool // a tool result
+	call    bool // a tool call made by the model
+}
+
+// message is one conversation entry: its role and content.
+type message struct {
+	role  string
+	parts []content
+}
+
+// finish fills the conversation-derived fields of t: tool results (with the names of the
+// calls they answer) and the last user message.
+func (t *turn) finish(msgs []message) {
+	names := map[string]string{}
+	for _, m := range msgs {
+		for _, c := range m.parts {
+			if c.call && c.callID != "" {
+				names[c.callID] = c.name
+			}
+		}
+	}
+	lastUser := -1
+	for i, m := range msgs {
+		if m.role != "assistant" && m.role != "model" && m.role != "system" && m.role != "developer" {
+			lastUser = i
+		}
+	}
+	for i, m := range msgs {
+		for _, c := range m.parts {
+			if !c.result || len(t.results) >= maxToolResults {
+				continue
+			}
+			name := c.name
+			if name == "" {
+				name = names[c.callID]
+			}
+			t.results = append(t.results, ToolResult{CallID: c.callID, Name: name, IsError: c.isError,
+				Latest: i == lastUser && i == len(msgs)-1, Content: excerpt(c.text)})
+		}
+	}
+	if lastUser < 0 {
+		return
+	}
+	var text strings.Builder
+	for _, c := range msgs[lastUser].parts {
+		t.lastKinds = append(t.lastKinds, c.kind)
+		if c.kind == "text" && text.Len() < maxExcerpt {
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(c.text)
+		}
+	}
+	t.lastText = excerpt(text.String())
+}
+
+// addTool appends a tool, bounded.
+func (t *turn) addTool(tool Tool) {
+	if len(t.tools) < maxTools {
+		t.tools = append(t.tools, tool)
+	}
+}
+
+// textOf reads a JSON value that is either a string or a list of parts with "text" members,
+// and returns its text.
+func textOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// parseAnthropic reads a Messages API request.
+func parseAnthropic(body []byte) (*turn, error) {
+	type block struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		ToolUseID string          `json:"tool_use_id"`
+		Content   json.RawMessage `json:"content"`
+		IsError   bool            `json:"is_error"`
+	}
+	type format struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+		Tools  []struct {
+			Name        string          `json:"name"`
+			Type        string          `json:"type"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Thinking *struct {
+			Type         string `json:"type"`
+			BudgetTokens int    `json:"budget_tokens"`
+		} `json:"thinking"`
+		OutputFormat *format `json:"output_format"`
+		OutputConfig *struct {
+			Effort string  `json:"effort"`
+			Format *format `json:"format"`
+		} `json:"output_config"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	t := &turn{model: req.Model, stream: req.Stream}
+	for _, tl := range req.Tools {
+		name := tl.Name
+		if name == "" {
+			name = tl.Type
+		}
+		t.addTool(Tool{Name: name, Description: tl.Description, Schema: tl.InputSchema})
+	}
+	var reasoning []string
+	if req.Thinking != nil && req.Thinking.Type != "" {
+		s := "thinking=" + req.Thinking.Type
+		if req.Thinking.BudgetTokens > 0 {
+			s += fmt.Sprintf(" budget=%d", req.Thinking.BudgetTokens)
+		}
+		reasoning = append(reasoning, s)
+	}
+	f := req.OutputFormat
+	if oc := req.OutputConfig; oc != nil {
+		if oc.Effort != "" {
+			reasoning = append(reasoning, "effort="+oc.Effort)
+		}
+		if oc.Format != nil {
+			f = oc.Format
+		}
+	}
+	t.reasoning = strings.Join(reasoning, " ")
+	if f != nil && f.Type == "json_schema" {
+		t.structured, t.schema = true, f.Schema
+	}
+	msgs := make([]message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		msg := message{role: m.Role}
+		if s := bytes.TrimSpace(m.Content); len(s) > 0 && s[0] == '"' {
+			msg.parts = append(msg.parts, content{kind: "text", text: textOf(s)})
+		} else {
+			var blocks []block
+			_ = json.Unmarshal(m.Content, &blocks)
+			for _, b := range blocks {
+				c := content{kind: b.Type, text: b.Text}
+				switch b.Type {
+				case "tool_use", "server_tool_use":
+					c.call, c.callID, c.name = true, b.ID, b.Name
+				case "tool_result":
+					c.result, c.callID, c.isError, c.text = true, b.ToolUseID, b.IsError, textOf(b.Content)
+				}
+				msg.parts = append(msg.parts, c)
+			}
+		}
+		msgs = append(msgs, msg)
+	}
+	t.finish(msgs)
+	return t, nil
+}
+
+// parseResponses reads an OpenAI Responses API request.
+func parseResponses(body []byte) (*turn, error) {
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+		Tools  []struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"tools"`
+		Input json.RawMessage `json:"input"`
+		Text  *struct {
+			Format *struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"text"`
+		Reasoning *struct {
+			Effort  string `json:"effort"`
+			Summary string `json:"summary"`
+		} `json:"reasoning"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	t := &turn{model: req.Model, stream: req.Stream}
+	for _, tl := range req.Tools {
+		name := tl.Name
+		if name == "" {
+			name = tl.Type
+		}
+		t.addTool(Tool{Name: name, Description: tl.Description, Custom: tl.Type == "custom", Schema: tl.Parameters})
+	}
+	if r := req.Reasoning; r != nil && r.Effort != "" {
+		t.reasoning = "effort=" + r.Effort
+	}
+	if req.Text != nil && req.Text.Format != nil {
+		switch req.Text.Format.Type {
+		case "json_schema":
+			t.structured, t.schema = true, req.Text.Format.Schema
+		case "json_object":
+			t.structured = true
+		}
+	}
+	var msgs []message
+	if s := bytes.TrimSpace(req.Input); len(s) > 0 && s[0] == '"' {
+		msgs = append(msgs, message{role: "user", parts: []content{{kind: "text", text: textOf(s)}}})
+	} else {
+		var items []struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+			CallID  string          `json:"call_id"`
+			Name    string          `json:"name"`
+			Output  json.RawMessage `json:"output"`
+		}
+		_ = json.Unmarshal(req.Input, &items)
+		for _, it := range items {
+			switch it.Type {
+			case "function_call", "custom_tool_call", "local_shell_call":
+				msgs = appendPart(msgs, "assistant", content{kind: it.Type, call: true, callID: it.CallID, name: it.Name})
+			case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+				msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: it.CallID, text: textOf(it.Output)})
+			case "", "message":
+				msgs = append(msgs, message{role: it.Role, parts: openAIParts(it.Content)})
+			default:
+				msgs = appendPart(msgs, "assistant", content{kind: it.Type})
+			}
+		}
+	}
+	t.finish(msgs)
+	return t, nil
+}
+
+// appendPart adds c to the last message when it has the same role, or starts a new one.
+func appendPart(msgs []message, role string, c content) []message {
+	if n := len(msgs); n > 0 && msgs[n-1].role == role {
+		msgs[n-1].parts = append(msgs[n-1].parts, c)
+		return msgs
+	}
+	return append(msgs, message{role: role, parts: []content{c}})
+}
+
+// openAIParts reads OpenAI message content: a string or a list of typed parts
+// (input_text, output_text, text, input_image, image_url, input_audio, input_file, file …).
+func openAIParts(raw json.RawMessage) []content {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		return []content{{kind: "text", text: textOf(raw)}}
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	out := make([]content, 0, len(parts))
+	for _, p := range parts {
+		kind := p.Type
+		switch p.Type {
+		case "input_text", "output_text":
+			kind = "text"
+		case "input_image", "image_url":
+			kind = "image"
+		case "input_audio":
+			kind = "audio"
+		case "input_file", "file":
+			kind = "file"
+		}
+		out = append(out, content{kind: kind, text: p.Text})
+	}
+	return out
+}
+
+// parseChat reads an OpenAI Chat Completions request.
+func parseChat(body []byte) (*turn, error) {
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+		Tools  []struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		ResponseFormat *struct {
+			Type       string `json:"type"`
+			JSONSchema *struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
+		ReasoningEffort string `json:"reasoning_effort"`
+		StreamOptions   *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	t := &turn{model: req.Model, stream: req.Stream, usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	for _, tl := range req.Tools {
+		name := tl.Function.Name
+		if name == "" {
+			name = tl.Type
+		}
+		t.addTool(Tool{Name: name, Description: tl.Function.Description, Schema: tl.Function.Parameters})
+	}
+	if req.ReasoningEffort != "" {
+		t.reasoning = "effort=" + req.ReasoningEffort
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		switch rf.Type {
+		case "json_schema":
+			t.structured = true
+			if rf.JSONSchema != nil {
+				t.schema = rf.JSONSchema.Schema
+			}
+		case "json_object":
+			t.structured = true
+		}
+	}
+	msgs := make([]message, 0, len(req.Messages))
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: m.ToolCallID, text: textOf(m.Content)})
+			continue
+		}
+		msg := message{role: m.Role, parts: openAIParts(m.Content)}
+		for _, c := range m.ToolCalls {
+			msg.parts = append(msg.parts, content{kind: "tool_call", call: true, callID: c.ID, name: c.Function.Name})
+		}
+		msgs = append(msgs, msg)
+	}
+	t.finish(msgs)
+	return t, nil
+}
+
+// parseGemini reads a Gemini generateContent request; the model comes from the path.
+func parseGemini(body []byte, model string, stream bool) (*turn, error) {
+	type part struct {
+		Text         *string         `json:"text"`
+		Thought      bool            `json:"thought"`
+		InlineData   json.RawMessage `json:"inlineData"`
+		FileData     json.RawMessage `json:"fileData"`
+		FunctionCall *struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"functionCall"`
+		FunctionResponse *struct {
+			ID       string          `json:"id"`
+			Name     string          `json:"name"`
+			Response json.RawMessage `json:"response"`
+		} `json:"functionResponse"`
+	}
+	type decl struct {
+		Name                 string          `json:"name"`
+		Description          string          `json:"description"`
+		Parameters           json.RawMessage `json:"parameters"`
+		ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+	}
+	var req struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []part `json:"parts"`
+		} `json:"contents"`
+		Tools            []map[string]json.RawMessage `json:"tools"`
+		GenerationConfig *struct {
+			ResponseMimeType   string          `json:"responseMimeType"`
+			ResponseSchema     json.RawMessage `json:"responseSchema"`
+			ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+			ThinkingConfig     *struct {
+				ThinkingBudget  *int   `json:"thinkingBudget"`
+				ThinkingLevel   string `json:"thinkingLevel"`
+				IncludeThoughts bool   `json:"includeThoughts"`
+			} `json:"thinkingConfig"`
+		} `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, err
+	}
+	t := &turn{model: model, stream: stream}
+	for _, tl := range req.Tools {
+		if raw, ok := tl["functionDeclarations"]; ok {
+			var decls []decl
+			_ = json.Unmarshal(raw, &decls)
+			for _, d := range decls {
+				schema := d.ParametersJSONSchema
+				if len(schema) == 0 {
+					schema = d.Parameters
+				}
+				t.addTool(Tool{Name: d.Name, Description: d.Description, Schema: schema})
+			}
+			continue
+		}
+		keys := make([]string, 0, len(tl))
+		for k := range tl {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			t.addTool(Tool{Name: k})
+		}
+	}
+	if gc := req.GenerationConfig; gc != nil {
+		switch {
+		case len(gc.ResponseJSONSchema) > 0:
+			t.structured, t.schema = true, gc.ResponseJSONSchema
+		case len(gc.ResponseSchema) > 0:
+			t.structured, t.schema = true, gc.ResponseSchema
+		case gc.ResponseMimeType == "application/json":
+			t.structured = true
+		}
+		if tc := gc.ThinkingConfig; tc != nil {
+			var r []string
+			if tc.ThinkingLevel != "" {
+				r = append(r, "thinkingLevel="+tc.ThinkingLevel)
+			}
+			if tc.ThinkingBudget != nil {
+				r = append(r, fmt.Sprintf("thinkingBudget=%d", *tc.ThinkingBudget))
+			}
+			if tc.IncludeThoughts {
+				r = append(r, "includeThoughts")
+			}
+			t.reasoning = strings.Join(r, " ")
+		}
+	}
+	msgs := make([]message, 0, len(req.Contents))
+	for _, c := range req.Contents {
+		role := c.Role
+		if role == "" {
+			role = "user"
+		}
+		msg := message{role: role}
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				msg.parts = append(msg.parts, content{kind: "functionCall", call: true, callID: p.FunctionCall.ID, name: p.FunctionCall.Name})
+			case p.FunctionResponse != nil:
+				msg.parts = append(msg.parts, content{kind: "tool_result", result: true, callID: p.FunctionResponse.ID,
+					name: p.FunctionResponse.Name, text: string(p.FunctionResponse.Response)})
+			case p.Text != nil && p.Thought:
+				msg.parts = append(msg.parts, content{kind: "thought"})
+			case p.Text != nil:
+				msg.parts = append(msg.parts, content{kind: "text", text: *p.Text})
+			case len(p.InlineData) > 0:
+				msg.parts = append(msg.parts, content{kind: "inlineData:" + mimeOf(p.InlineData)})
+			case len(p.FileData) > 0:
+				msg.parts = append(msg.parts, content{kind: "fileData:" + mimeOf(p.FileData)})
+			default:
+				msg.parts = append(msg.parts, content{kind: "other"})
+			}
+		}
+		msgs = append(msgs, msg)
+	}
+	t.finish(msgs)
+	return t, nil
+}
+
+// mimeOf reads the mimeType member of a Gemini blob.
+func mimeOf(raw json.RawMessage) string {
+	var b struct {
+		MimeType string `json:"mimeType"`
+	}
+	_ = json.Unmarshal(raw, &b)
+	return b.MimeType
+}

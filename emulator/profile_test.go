@@ -1,0 +1,202 @@
+package emulator
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEmbeddedProfiles(t *testing.T) {
+	set, err := LoadProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range set.All() {
+		names = append(names, p.Name)
+	}
+	want := []string{"anthropic", "claude-agent-acp", "codex-acp", "gemini", "gemini-cli", "openai-chat", "openai-responses"}
+	if !slices.Equal(names, want) {
+		t.Errorf("profiles %v, want %v", names, want)
+	}
+	for _, name := range []string{"anthropic", "openai-responses", "openai-chat", "gemini"} {
+		d, err := ParseDialect(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := set.Backend(d)
+		if !ok || p.Dialect != d || len(p.Match.keys()) != 0 || len(p.Env) == 0 {
+			t.Errorf("backend %s: %+v %v", d, p, ok)
+		}
+	}
+	for _, tc := range []struct {
+		keys        Keys
+		name, byKey string
+	}{
+		{Keys{AgentName: "@zed-industries/claude-agent-acp"}, "claude-agent-acp", "agentName"},
+		{Keys{RegistryID: "codex-acp", AgentName: "gemini-cli"}, "codex-acp", "registryId"},
+		{Keys{RegistryID: "unknown", ConfigName: "gemini"}, "gemini-cli", "configName"},
+		{Keys{AgentName: "gemini-cli"}, "gemini-cli", "agentName"},
+	} {
+		p, by, ok := set.Match(tc.keys)
+		if !ok || p.Name != tc.name || by != tc.byKey {
+			t.Errorf("Match(%+v) = %s by %s (%v), want %s by %s", tc.keys, p.Name, by, ok, tc.name, tc.byKey)
+		}
+	}
+	if _, err := ParseDialect("openai"); err == nil {
+		t.Errorf("ParseDialect accepted openai")
+	}
+	if p, _, ok := set.Match(Keys{RegistryID: "opencode", AgentName: "someone"}); ok {
+		t.Errorf("an agent without a profile matched %s", p.Name)
+	}
+}
+
+func TestSetupCodex(t *testing.T) {
+	set, err := LoadProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := set.Get("codex-acp")
+	home := t.TempDir()
+	s, err := p.Setup(Values{BaseURL: "http://127.0.0.1:4567", Port: 4567, Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codexHome := filepath.Join(home, ".codex")
+	if !slices.Contains(s.Env, "CODEX_HOME="+codexHome) || !slices.Contains(s.Env, "OPENAI_API_KEY="+DummyKey) {
+		t.Errorf("env %v", s.Env)
+	}
+	if s.Authenticate != "openai-api-key" || s.Dialect != OpenAIResponses || !slices.Contains(s.Empty, "OPENAI_BASE_URL") {
+		t.Errorf("setup %+v", s)
+	}
+	if err := s.Write(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `base_url = "http://127.0.0.1:4567/v1"`) || strings.Contains(string(b), "{{") {
+		t.Errorf("config.toml:\n%s", b)
+	}
+	if fi, err := os.Stat(filepath.Join(codexHome, "config.toml")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("config.toml mode %v %v", fi.Mode(), err)
+	}
+	env := s.Environ([]string{"PATH=/bin", "OPENAI_BASE_URL=https://api.openai.com/v1", "OPENAI_API_KEY=sk-real", "HOME=" + home})
+	if slices.Contains(env, "OPENAI_API_KEY=sk-real") || slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "OPENAI_BASE_URL=") }) ||
+		!slices.Contains(env, "PATH=/bin") || !slices.Contains(env, "OPENAI_API_KEY="+DummyKey) {
+		t.Errorf("environ %v", env)
+	}
+	if _, err := p.Setup(Values{Home: "relative"}); err == nil {
+		t.Errorf("a relative HOME was accepted")
+	}
+}
+
+func TestValuesFor(t *testing.T) {
+	s := start(t, Options{})
+	v := ValuesFor(s, "/h")
+	set, _ := LoadProfiles()
+	p, _ := set.Get("claude-agent-acp")
+	st, err := p.Setup(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(st.Env, "ANTHROPIC_BASE_URL="+s.URL()) || !slices.Contains(st.Env, "ANTHROPIC_API_KEY="+DummyKey) || !slices.Contains(st.Empty, "IS_SANDBOX") {
+		t.Errorf("setup %+v", st)
+	}
+}
+
+// writeProfile writes a user profile file.
+func writeProfile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadProfilesDir(t *testing.T) {
+	dir := t.TempDir()
+	writeProfile(t, dir, "qwen-code.json", `{"name":"qwen-code","match":{"registryIds":["qwen-code"]},"dialect":"openai-chat",
+		"env":{"OPENAI_BASE_URL":"{{baseURL}}/v1","OPENAI_API_KEY":"{{dummyKey}}","PORT_ONLY":"{{ port }}"},"notes":["user"]}`)
+	writeProfile(t, dir, "gemini-cli.json", `{"name":"gemini-cli","match":{"agentNames":["gemini-cli"]},"dialect":"gemini","env":{"X":"{{home}}"},
+		"files":[{"path":".gemini/settings.json","content":"{\"privacy\":{\"usageStatisticsEnabled\":false}}"}]}`)
+	writeProfile(t, dir, "README.md", "not a profile")
+	set, err := LoadProfilesDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, by, ok := set.Match(Keys{RegistryID: "qwen-code"})
+	if !ok || p.Name != "qwen-code" || by != "registryId" {
+		t.Fatalf("user profile not matched: %+v", p)
+	}
+	s, err := p.Setup(Values{BaseURL: "http://127.0.0.1:9", Port: 9, Home: "/h"})
+	if err != nil || !slices.Contains(s.Env, "PORT_ONLY=9") || !slices.Contains(s.Env, "OPENAI_BASE_URL=http://127.0.0.1:9/v1") {
+		t.Errorf("setup %v %v", s.Env, err)
+	}
+	g, _ := set.Get("gemini-cli")
+	if g.Env["X"] != "{{home}}" || g.Match.RegistryIDs != nil || len(g.Files) != 1 {
+		t.Errorf("user file did not replace the embedded gemini-cli profile: %+v", g)
+	}
+	if _, _, ok := set.Match(Keys{RegistryID: "gemini"}); ok {
+		t.Errorf("the replaced profile's registry id still matches")
+	}
+}
+
+func TestLoadProfilesDirErrors(t *testing.T) {
+	valid := func(name string) string {
+		return `{"name":"` + name + `","dialect":"anthropic","env":{"A":"{{baseURL}}"}}`
+	}
+	for _, tc := range []struct {
+		name, file, content string
+		want                string
+	}{
+		{"unknown key", "x.json", `{"name":"x","dialect":"anthropic","envs":{}}`, `unknown field "envs"`},
+		{"trailing data", "x.json", valid("x") + `{}`, "data after the top-level object"},
+		{"not JSON", "x.json", `{"name":`, "invalid profile JSON"},
+		{"file name", "y.json", valid("x"), "must be named x.json"},
+		{"bad name", "X Y.json", valid("X Y"), "name \"X Y\""},
+		{"dialect", "x.json", `{"name":"x","dialect":"openai"}`, `dialect "openai"`},
+		{"placeholder", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"{{apiKey}}"}}`, "unknown placeholder {{apiKey}}"},
+		{"unclosed", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"{{baseURL}"}}`, "opens no"},
+		{"env name", "x.json", `{"name":"x","dialect":"gemini","env":{"A=B":"1"}}`, "not a variable name"},
+		{"escape", "x.json", `{"name":"x","dialect":"gemini","files":[{"path":"../.bashrc","content":""}]}`, "inside HOME"},
+		{"absolute", "x.json", `{"name":"x","dialect":"gemini","files":[{"path":"/etc/x","content":""}]}`, "inside HOME"},
+		{"unclean", "x.json", `{"name":"x","dialect":"gemini","homeDirs":{"D":"a/../../b"}}`, "inside HOME"},
+		{"empty and set", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"1"},"emptyEnv":["A"]}`, "also set in env"},
+		{"duplicate key", "x.json", `{"name":"x","dialect":"gemini","match":{"registryIds":["gemini"]}}`, `registryId gemini is also claimed`},
+		{"blank key", "x.json", `{"name":"x","dialect":"gemini","match":{"agentNames":[" "]}}`, "empty or has surrounding spaces"},
+		{"too large", "x.json", `{"name":"x","dialect":"gemini","notes":["` + strings.Repeat("n", maxProfileFile) + `"]}`, "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeProfile(t, dir, tc.file, tc.content)
+			_, err := LoadProfilesDir(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, tc.file, tc.want)
+			}
+		})
+	}
+	t.Run("not regular", func(t *testing.T) {
+		dir := t.TempDir()
+		target := filepath.Join(t.TempDir(), "x.json")
+		writeProfile(t, filepath.Dir(target), "x.json", valid("x"))
+		if err := os.Symlink(target, filepath.Join(dir, "x.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(dir, "d.json"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadProfilesDir(dir)
+		if err == nil || strings.Count(err.Error(), "not a regular file") != 2 {
+			t.Errorf("error %v, want the symlink and the directory rejected", err)
+		}
+	})
+	if _, err := LoadProfilesDir(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Errorf("a missing directory was accepted")
+	}
+	if _, err := LoadProfilesDir(""); err == nil {
+		t.Errorf("an empty directory name was accepted")
+	}
+}

@@ -1,0 +1,456 @@
+// Package emulator is a fake language model on loopback. It serves the wire formats coding
+// agents use to reach their models (Anthropic Messages, OpenAI Responses, OpenAI Chat
+// Completions, Gemini generateContent), answers each request from a Script (text, a call of
+// one of the agent's own tools, a slow stream, an API error), and records every request as
+// a JSON-serialisable value without secrets. Pointed at it with a backend Profile, a real
+// agent runs a real prompt turn — its own tools, streaming, permissions and cancel — at zero
+// tokens and without reaching any provider.
+//
+// The package knows nothing of ACP or of the probe: it is only the model's side.
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DummyKey is the credential profiles give agents: not a secret, and recognisable in a
+// request (Request.Credential "dummy").
+const DummyKey = "acpprobe-dummy-key"
+
+// DefaultText is what the default Script answers.
+const DefaultText = "Hello from the acpprobe model emulator."
+
+// Defaults of Options.
+const (
+	DefaultMaxBody     = 16 << 20
+	DefaultMaxResponse = 5 * time.Minute
+)
+
+// Options configure a Server. The zero value works: it answers DefaultText.
+type Options struct {
+	// Script answers model requests; nil answers DefaultText. SetScript changes it later.
+	Script Script
+	// OnRequest receives each request once it has been read, before it is answered; OnResponse
+	// receives what was answered once the answer ends. Calls of each are serialised, in
+	// arrival order; they must not block for long.
+	OnRequest  func(Request)
+	OnResponse func(Response)
+	// DummyKey is the key the agent was given (Request.Credential compares with it); empty
+	// means the package's DummyKey.
+	DummyKey string
+	// MaxBody caps a request body in bytes (default 16 MiB); a larger body is answered 413.
+	MaxBody int64
+	// MaxResponse bounds the time of one answer, a slow stream included (default 5 min).
+	MaxResponse time.Duration
+
+	// bodyTimeout bounds the reading of a request, body included (defaultBodyTimeout);
+	// tests shorten it. It does not bound the answer (MaxResponse does).
+	bodyTimeout time.Duration
+}
+
+// defaultBodyTimeout bounds the reading of one request, body included.
+const defaultBodyTimeout = time.Minute
+
+// Response is what the emulator answered to one request.
+type Response struct {
+	// Seq is the request's Seq.
+	Seq int `json:"seq"`
+	// Time is when the answer ended.
+	Time time.Time `json:"time"`
+	// Status is the HTTP status sent.
+	Status int `json:"status"`
+	// Answer is "text", "toolCall", "structured", "error", "countTokens" or "notFound".
+	Answer string `json:"answer"`
+	// Tool and ToolCallID name the tool call made ("toolCall" answers).
+	Tool       string `json:"tool,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Thought is true when the answer carried the model's reasoning (Reply.Thought).
+	Thought bool `json:"thought,omitempty"`
+	// Chunks counts the text deltas written.
+	Chunks int `json:"chunks"`
+	// Complete is true when the whole answer was written; false when the client went away,
+	// the emulator closed or MaxResponse passed first.
+	Complete bool `json:"complete"`
+	// Problem says why the answer is incomplete or an error was sent.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Server is a running emulator. Close it when the probe ends.
+type Server struct {
+	opts     Options
+	ln       net.Listener
+	srv      *http.Server
+	base     context.Context
+	cancel   context.CancelFunc
+	served   chan struct{}
+	stopOnce sync.Once
+
+	mu       sync.Mutex // guards closed, handlers' Add, script, seq, ids
+	closed   bool
+	handlers sync.WaitGroup
+	script   Script
+	seq      int
+	ids      int
+
+	recMu sync.Mutex // serialises OnRequest / OnResponse and Script calls
+}
+
+// Start listens on 127.0.0.1 on an ephemeral port and serves until Close, or until ctx ends.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxResponse <= 0 {
+		opts.MaxResponse = DefaultMaxResponse
+	}
+	if opts.DummyKey == "" {
+		opts.DummyKey = DummyKey
+	}
+	if opts.bodyTimeout <= 0 {
+		opts.bodyTimeout = defaultBodyTimeout
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("emulator: listen on loopback: %w", err)
+	}
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Server{opts: opts, ln: ln, base: base, cancel: cancel, served: make(chan struct{}), script: opts.Script}
+	s.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.serve),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       opts.bodyTimeout,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          log.New(io.Discard, "", 0), // what a client does wrong is in the record
+	}
+	go func() {
+		defer close(s.served)
+		_ = s.srv.Serve(ln)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = s.Close()
+		case <-base.Done():
+		}
+	}()
+	return s, nil
+}
+
+// URL is the emulator's base URL, "http://127.0.0.1:PORT" (no trailing slash).
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Port is the emulator's TCP port.
+func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+// SetScript replaces the Script for the requests that arrive from now on.
+func (s *Server) SetScript(script Script) {
+	s.mu.Lock()
+	s.script = script
+	s.mu.Unlock()
+}
+
+// Close stops the emulator: it ends the answers in progress, closes every connection and
+// returns once no handler runs any more. It is safe to call more than once, but not from a
+// Script or a callback (it would wait for itself).
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.cancel()
+		_ = s.srv.Close()
+		s.handlers.Wait()
+		<-s.served
+	})
+	return nil
+}
+
+// next numbers the tool calls and messages of this emulator.
+func (s *Server) next() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids++
+	return s.ids
+}
+
+// serve handles one request: read, record, answer, record the answer.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "emulator closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.handlers.Add(1)
+	s.mu.Unlock()
+	defer s.handlers.Done()
+
+	req, t, ep, status := s.read(w, r)
+
+	s.recMu.Lock()
+	s.mu.Lock()
+	s.seq++
+	req.Seq = s.seq
+	script := s.script
+	s.mu.Unlock()
+	if s.opts.OnRequest != nil {
+		s.opts.OnRequest(req)
+	}
+	var reply Reply
+	if t != nil && req.Endpoint == "generate" {
+		if script == nil {
+			script = Text(DefaultText)
+		}
+		reply = script(&Call{Request: &req, Tools: t.tools, Schema: t.schema})
+	}
+	s.recMu.Unlock()
+
+	res := Response{Seq: req.Seq}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.MaxResponse)
+	defer cancel()
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.MaxResponse))
+	switch {
+	case status != 0:
+		s.fail(w, &res, ep.dialect, &APIError{Status: status, Message: req.Problem})
+	case ep.kind == "":
+		res.Status, res.Answer, res.Complete = http.StatusNotFound, "notFound", true
+		writeJSON(w, http.StatusNotFound, errorBody(ep.dialect, &APIError{Status: http.StatusNotFound, Message: "not served by the acpprobe model emulator: " + r.URL.Path}))
+	case ep.kind == "countTokens":
+		res.Status, res.Answer, res.Complete = http.StatusOK, "countTokens", true
+		writeJSON(w, http.StatusOK, ep.countTokens(tokens(req.BodySize)))
+	case reply.Error != nil:
+		s.fail(w, &res, ep.dialect, reply.Error)
+	default:
+		a := s.answer(t, &req, reply)
+		res.Answer, res.Status, res.Thought = a.kind, http.StatusOK, a.thought != ""
+		if a.tool != nil {
+			res.Tool, res.ToolCallID = a.tool.Name, a.toolID
+		}
+		var err error
+		if t.stream {
+			st := &stream{w: w, rc: http.NewResponseController(w), ctx: ctx, delay: a.delay}
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			// An SSE answer must end the HTTP body or Claude Code never ends its turn (it
+			// waits for the body, not for message_stop). Returning ends the chunked body;
+			// closing the connection too leaves nothing for any client to wait on.
+			h.Set("Connection", "close")
+			w.WriteHeader(http.StatusOK)
+			err = ep.stream(st, a)
+			res.Chunks = st.chunks
+		} else {
+			err = pause(ctx, a.delay*time.Duration(max(len(a.chunks)-1, 0)))
+			if err == nil {
+				writeJSON(w, http.StatusOK, ep.json(a))
+				res.Chunks = len(a.chunks)
+			}
+		}
+		res.Complete = err == nil
+		if err != nil {
+			res.Problem = "answer cut short: " + err.Error()
+		}
+	}
+	res.Time = time.Now()
+	if s.opts.OnResponse != nil {
+		s.recMu.Lock()
+		s.opts.OnResponse(res)
+		s.recMu.Unlock()
+	}
+}
+
+// read reads and understands a request. For a request it cannot serve it returns the
+// error status to answer (413, 400); t is nil unless the endpoint takes a model request.
+func (s *Server) read(w http.ResponseWriter, r *http.Request) (req Request, t *turn, ep endpoint, status int) {
+	req = Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: cleanQuery(r.URL.RawQuery),
+		Headers: cleanHeaders(r.Header), Credential: credentialOf(r, s.opts.DummyKey), Endpoint: "unknown"}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	req.BodySize = len(body)
+	defer func() {
+		// A body the dialect parsed is JSON; only others need checking.
+		if t != nil || json.Valid(body) {
+			req.Body = body
+		} else if len(body) > 0 {
+			req.BodyText = strings.ToValidUTF8(string(body), "\uFFFD")
+		}
+	}()
+	ep = route(r)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			req.Problem = fmt.Sprintf("body larger than %d bytes", s.opts.MaxBody)
+			return req, nil, ep, http.StatusRequestEntityTooLarge
+		}
+		req.Problem = "cannot read body: " + err.Error()
+		return req, nil, ep, http.StatusBadRequest
+	}
+	if ep.kind == "" {
+		return req, nil, ep, 0
+	}
+	req.Dialect, req.Endpoint, req.Model = ep.dialect, ep.kind, ep.model
+	if t, err = ep.parse(body); err != nil {
+		req.Problem = "body is not a request of this dialect: " + err.Error()
+		return req, nil, ep, http.StatusBadRequest
+	}
+	req.Model, req.Stream, req.Structured, req.Reasoning = t.model, t.stream, t.structured, t.reasoning
+	req.ToolResults, req.LastUserKinds, req.LastUserText = t.results, t.lastKinds, t.lastText
+	for _, tl := range t.tools {
+		req.Tools = append(req.Tools, tl.Name)
+	}
+	return req, t, ep, 0
+}
+
+// fail sends an API error in the dialect's shape.
+func (s *Server) fail(w http.ResponseWriter, res *Response, d Dialect, e *APIError) {
+	status := e.Status
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	res.Status, res.Answer, res.Complete, res.Problem = status, "error", true, e.Message
+	writeJSON(w, status, errorBody(d, e))
+}
+
+// answer resolves a Reply into what the dialect writers send.
+func (s *Server) answer(t *turn, req *Request, reply Reply) *answer {
+	n := s.next()
+	a := &answer{model: t.model, n: n, inTokens: tokens(req.BodySize), usage: t.usage, delay: reply.Delay}
+	switch {
+	case t.structured:
+		a.kind = "structured"
+		obj, err := Minimal(t.schema)
+		if err != nil {
+			obj = json.RawMessage("{}")
+		}
+		a.chunks, a.delay = []string{string(obj)}, 0
+	default:
+		a.kind, a.thought = "text", reply.Thought
+		a.chunks = reply.Chunks
+		if len(a.chunks) == 0 && reply.Text != "" {
+			a.chunks = []string{reply.Text}
+		}
+		if reply.Tool != nil {
+			use := *reply.Tool // the script may reuse its ToolUse
+			a.kind, a.tool = "toolCall", &use
+			a.toolID = "call_emu_" + strconv.Itoa(n)
+			if len(a.tool.Input) == 0 {
+				a.tool.Input = json.RawMessage("{}")
+			}
+		}
+	}
+	out := len(a.thought)
+	for _, c := range a.chunks {
+		out += len(c)
+	}
+	if a.tool != nil {
+		out += len(a.tool.Input) + len(a.tool.Custom)
+	}
+	a.outTokens = tokens(out)
+	return a
+}
+
+// tokens estimates a token count from a byte count (4 bytes a token), at least 1.
+func tokens(bytes int) int { return bytes/4 + 1 }
+
+// answer is a resolved Reply: what every dialect writer sends.
+type answer struct {
+	kind      string // Response.Answer
+	model     string
+	n         int // this answer's number, for ids
+	thought   string
+	chunks    []string
+	delay     time.Duration
+	tool      *ToolUse
+	toolID    string
+	inTokens  int
+	outTokens int
+	usage     bool // the client asked for usage in the stream (Chat Completions)
+}
+
+// text is the whole answer text.
+func (a *answer) text() string { return strings.Join(a.chunks, "") }
+
+// writeJSON sends v as a JSON body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stream writes server-sent events, flushing each one, and paces chunks.
+type stream struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	ctx    context.Context
+	delay  time.Duration
+	chunks int // text deltas written
+}
+
+// event writes one SSE event (name may be empty) with v as its JSON data.
+func (st *stream) event(name string, v any) error {
+	if err := st.ctx.Err(); err != nil {
+		return err
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return st.raw(name, data)
+}
+
+// raw writes one SSE event with data as it is.
+func (st *stream) raw(name string, data []byte) error {
+	buf := make([]byte, 0, len(data)+len(name)+16)
+	if name != "" {
+		buf = append(append(append(buf, "event: "...), name...), '\n')
+	}
+	buf = append(append(append(buf, "data: "...), data...), "\n\n"...)
+	if _, err := st.w.Write(buf); err != nil {
+		return err
+	}
+	return st.rc.Flush()
+}
+
+// delta writes text delta i as an event and counts it; every delta after the first waits
+// the answer's delay first.
+func (st *stream) delta(i int, name string, v any) error {
+	if i > 0 {
+		if err := pause(st.ctx, st.delay); err != nil {
+			return err
+		}
+	}
+	if err := st.event(name, v); err != nil {
+		return err
+	}
+	st.chunks++
+	return nil
+}

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/safeio": {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "record", "transport"},
+	"sandbox":         {}, // standard library only: the transport and the CLI call it, never the reverse
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},

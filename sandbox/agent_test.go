@@ -55,6 +55,7 @@ type agentReport struct {
 //     $ACPPROBE_TEST_TREE files, opens URLs (xdg-open, concurrently, and $BROWSER), and prints
 //     its environment;
 //   - quiet: writes three small files (benchmarks);
+//   - attack-lite: writes out.txt in the working directory;
 //   - net: connects to 127.0.0.1:$ACPPROBE_TEST_PORT (served by the test), to
 //     127.0.0.1:$ACPPROBE_TEST_HOSTPORT (a listener of the test's own network namespace) and
 //     to 192.0.2.1:80, and reports each outcome.
@@ -76,6 +77,10 @@ func runAgent(mode string) error {
 			}
 		}
 		return nil
+	case "attack-lite": // one file in the working directory
+		if err := write("out.txt", 7); err != nil {
+			return err
+		}
 	case "net":
 		rep.Net = map[string]string{}
 		try := func(name, addr string) {

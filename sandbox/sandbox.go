@@ -152,6 +152,8 @@ func (s *Sandbox) build() error {
 		s.work = filepath.Join(root, "workspace")
 	} else if s.work, err = filepath.Abs(s.work); err != nil {
 		return err
+	} else if st, err := os.Stat(s.work); err != nil || !st.IsDir() {
+		return fmt.Errorf("workspace %s: not a directory (%v)", s.work, err)
 	}
 	own := map[string]string{
 		"HOME":            s.home,

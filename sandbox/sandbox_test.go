@@ -340,6 +340,7 @@ func TestRefused(t *testing.T) {
 		{PassEnv: []string{"TMPDIR"}},
 		{PassEnv: []string{"BROWSER"}},
 		{Ports: []int{8080}},
+		{Workspace: "/nonexistent/workspace"},
 	} {
 		o.Parent = t.TempDir()
 		if s, err := sandbox.New(o); err == nil {
@@ -358,6 +359,33 @@ func TestRefused(t *testing.T) {
 	cmd.Env = os.Environ()
 	if err := s.Prepare(cmd); err == nil {
 		t.Error("Prepare accepted the caller's own environment")
+	}
+}
+
+// TestWorkspace: a workspace given by the caller (--cwd) is the agent's working directory and
+// is watched, and Close leaves it.
+func TestWorkspace(t *testing.T) {
+	work := t.TempDir()
+	mkfile(t, filepath.Join(work, "main.go"), 3)
+	s, err := sandbox.New(sandbox.Options{Parent: t.TempDir(), Environ: hostEnv(t.TempDir()), Workspace: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.Snapshot()
+	rep := runIn(t, s, "attack-lite")
+	files := sandbox.Diff(before, s.Snapshot())
+	if rep.Cwd != work || envMap(rep.Env)["PWD"] != work {
+		t.Errorf("cwd %s, PWD %s, want %s", rep.Cwd, envMap(rep.Env)["PWD"], work)
+	}
+	want := []sandbox.FileChange{{Path: "workspace/out.txt", Change: "created", Kind: "file", Size: 7}}
+	if !reflect.DeepEqual(files.Changes, want) {
+		t.Errorf("changes %+v, want %+v", files.Changes, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "main.go")); err != nil {
+		t.Errorf("Close touched the caller's workspace: %v", err)
 	}
 }
 

@@ -234,16 +234,6 @@ func (s *Sandbox) Level() Level { return s.level }
 // Env is the agent's complete environment (not a merge over os.Environ), sorted.
 func (s *Sandbox) Env() []string { return append([]string(nil), s.env...) }
 
-// Getenv returns the value of one variable of Env.
-func (s *Sandbox) Getenv(name string) string {
-	for _, kv := range s.env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
-
 // EnvReport says, by name only, what became of the caller's environment.
 func (s *Sandbox) EnvReport() EnvReport { return s.envRep }
 

@@ -160,7 +160,7 @@ func TestAttack(t *testing.T) {
 	}
 	er := s.EnvReport()
 	wantDropped := []string{"ANTHROPIC_API_KEY", "AWS_ACCESS_KEY_ID", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "DISPLAY", "GEMINI_CLI_HOME", "GITHUB_TOKEN", "HOME", "HTTPS_PROXY", "IS_SANDBOX", "MY_TOOL_SETTING", "NODE_OPTIONS", "SSH_AUTH_SOCK", "XDG_CONFIG_HOME"}
-	if !slices.Equal(er.Dropped, wantDropped) {
+	if !slices.Equal(er.Dropped, wantDropped) || !slices.Equal(s.Dropped(), wantDropped) {
 		t.Errorf("dropped = %v, want %v", er.Dropped, wantDropped)
 	}
 	if want := []string{"ANTHROPIC_API_KEY", "AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "HTTPS_PROXY", "SSH_AUTH_SOCK"}; !slices.Equal(er.DroppedCredentials, want) {
@@ -386,6 +386,25 @@ func TestWorkspace(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "main.go")); err != nil {
 		t.Errorf("Close touched the caller's workspace: %v", err)
+	}
+}
+
+// TestJSONNames: the report's field names are part of the result format.
+func TestJSONNames(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{sandbox.EnvReport{}, `{"dropped":null,"droppedCredentials":null,"passed":null,"set":null,"credentials":null}`},
+		{sandbox.Files{}, `{"watched":null,"changes":null,"created":0,"changed":0,"deleted":0,"walked":0}`},
+		{sandbox.FileChange{Path: "home/x", Change: "created", Kind: "symlink", Size: 1, Target: "/"}, `{"path":"home/x","change":"created","kind":"symlink","size":1,"target":"/"}`},
+		{sandbox.Launch{Program: "xdg-open", Args: []string{"u"}, Truncated: true}, `{"time":"0001-01-01T00:00:00Z","program":"xdg-open","args":["u"],"truncated":true}`},
+		{sandbox.Capabilities{Levels: []sandbox.Level{sandbox.LevelEnvHome}, NetUnavailable: "why"}, `{"levels":["env+home"],"netUnavailable":"why"}`},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%T as JSON: %s (%v), want %s", c.v, b, err, c.want)
+		}
 	}
 }
 

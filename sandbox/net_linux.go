@@ -196,7 +196,11 @@ func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 	if len(cmd.ExtraFiles) > 0 && len(h.ports) > 0 {
 		return errors.New("sandbox: the command already has extra files; the listener handoff needs descriptor 3")
 	}
-	cmd.Args = append([]string{initArg0, cmd.Path}, cmd.Args...)
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	cmd.Args = append([]string{initArg0, cmd.Path}, args...)
 	cmd.Path = exe
 	cmd.Env = append(cmd.Env, initEnv+"=exec")
 	if len(h.ports) > 0 {

@@ -123,10 +123,12 @@ func makeKeepDir(dir string) (string, error) {
 		if !os.IsExist(err) {
 			return "", err
 		}
-		entries, rerr := os.ReadDir(abs)
+		f, rerr := openDirFollow(abs) // never blocks, should a FIFO be there
 		if rerr != nil {
 			return "", rerr
 		}
+		entries, _ := f.ReadDir(1)
+		f.Close()
 		if len(entries) > 0 {
 			return "", fmt.Errorf("--keep-sandbox %s: the directory is not empty", dir)
 		}

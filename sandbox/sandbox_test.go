@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/acpprobe/acpprobe/sandbox"
@@ -311,6 +312,13 @@ func TestKeep(t *testing.T) {
 	}
 	if _, err := sandbox.New(sandbox.Options{KeepDir: dir}); err == nil {
 		t.Error("New reused a non-empty keep directory")
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandbox.New(sandbox.Options{KeepDir: fifo}); err == nil {
+		t.Error("New kept a sandbox in a FIFO")
 	}
 }
 

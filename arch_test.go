@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "record", "transport"},
 	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
+	"sandbox":         {}, // standard library only: the transport and the CLI call it, never the reverse
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},

@@ -1,0 +1,388 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The namespace helper. At LevelNet the agent is started as this program (os.Executable)
+// with argv[0] initArg0, in new user and network namespaces. The helper brings the loopback
+// interface up (a new network namespace has only "lo", and it is down), opens the listeners
+// the caller asked for and hands them over, drops the capability it was given for that, and
+// execs the agent in place: same process, same pid, same process group.
+const (
+	initArg0 = "acpprobe-sandbox-init"
+	initEnv  = "ACPPROBE_SANDBOX_INIT" // "exec", or "check" (bring lo up, test it, exit 0)
+	portsEnv = "ACPPROBE_SANDBOX_PORTS"
+	// handoffFD is where the helper finds its end of the socket pair (cmd.ExtraFiles[0]).
+	handoffFD = 3
+
+	capNetBindService = 10
+	capNetAdmin       = 12
+	prCapAmbient      = 47
+	prCapAmbientClear = 4
+)
+
+// Init runs the namespace helper when this process was started as one, and then never
+// returns; otherwise it returns at once. A program that uses LevelNet calls it first thing in
+// main (and in TestMain): the helper is the program itself, re-executed.
+func Init() {
+	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+		return
+	}
+	mode := os.Getenv(initEnv)
+	if mode != "exec" && mode != "check" {
+		return
+	}
+	err := runInit(mode)
+	fmt.Fprintf(os.Stderr, "acpprobe sandbox: %v\n", err)
+	os.Exit(125)
+}
+
+// runInit is the helper's work; it returns only on failure (or exits 0 in check mode).
+func runInit(mode string) error {
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("bringing the loopback interface up: %w", err)
+	}
+	if mode == "check" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			return err
+		}
+		c.Close()
+		os.Exit(0)
+	}
+	if os.Getenv(portsEnv) != "" {
+		if err := handOver(os.Getenv(portsEnv)); err != nil {
+			return fmt.Errorf("listening inside the network namespace: %w", err)
+		}
+	}
+	if len(os.Args) < 3 {
+		return errors.New("no program to run")
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, initEnv+"=") && !strings.HasPrefix(kv, portsEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	// The agent keeps no capability: the ambient set given to the helper is cleared, so a
+	// non-root agent execs with none (a root agent keeps root's, inside its namespaces only).
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClear, 0, 0, 0, 0)
+	return syscall.Exec(os.Args[1], os.Args[2:], env)
+}
+
+// ifreq is struct ifreq with the flags member of its union (40 bytes on 64-bit Linux).
+type ifreq struct {
+	name  [syscall.IFNAMSIZ]byte
+	flags uint16
+	_     [22]byte
+}
+
+// loopbackUp sets IFF_UP on "lo" with the SIOCSIFFLAGS ioctl: no "ip" tool needed.
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var req ifreq
+	copy(req.name[:], "lo")
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&req))); e != 0 {
+		return e
+	}
+	req.flags |= syscall.IFF_UP | syscall.IFF_RUNNING
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&req))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// handOver listens on 127.0.0.1 at each port of the comma-separated list and sends the
+// listening sockets to the parent over the socket pair at handoffFD, in one message.
+func handOver(list string) error {
+	f := os.NewFile(handoffFD, "sandbox-handoff")
+	defer f.Close()
+	conn, err := net.FileConn(f)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return errors.New("the handoff descriptor is not a unix socket")
+	}
+	var fds []int
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, p := range strings.Split(list, ",") {
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			return err
+		}
+		l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err != nil {
+			_, _, _ = uc.WriteMsgUnix([]byte("error: "+err.Error()), nil, nil)
+			return err
+		}
+		lf, err := l.File()
+		l.Close()
+		if err != nil {
+			return err
+		}
+		files = append(files, lf)
+		fds = append(fds, int(lf.Fd()))
+	}
+	_, _, err = uc.WriteMsgUnix([]byte("ok"), syscall.UnixRights(fds...), nil)
+	return err
+}
+
+// netHandoff is the parent's side of LevelNet: the command's namespaces, and the listeners
+// the helper hands over.
+type netHandoff struct {
+	ports []int
+
+	mu            sync.Mutex
+	prepared      bool
+	preparedCh    chan struct{} // closed by prepare
+	parent, child *os.File
+	listeners     []net.Listener
+	received      bool
+	err           error
+}
+
+// netAttr adds new user and network namespaces to attr: the caller's uid and gid mapped to
+// themselves (the only mapping an unprivileged process may write), setgroups denied, and
+// CAP_NET_ADMIN (lo) and CAP_NET_BIND_SERVICE in the helper's ambient set.
+func netAttr(attr *syscall.SysProcAttr) {
+	uid, gid := os.Getuid(), os.Getgid()
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	attr.AmbientCaps = append(attr.AmbientCaps, capNetAdmin, capNetBindService)
+}
+
+// prepare wraps cmd in the helper.
+func (h *netHandoff) prepare(cmd *exec.Cmd) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.prepared {
+		return errors.New("sandbox: a net-level sandbox runs one command")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("sandbox: the namespace helper is this program: %w", err)
+	}
+	if len(cmd.ExtraFiles) > 0 && len(h.ports) > 0 {
+		return errors.New("sandbox: the command already has extra files; the listener handoff needs descriptor 3")
+	}
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	cmd.Args = append([]string{initArg0, cmd.Path}, args...)
+	cmd.Path = exe
+	cmd.Env = append(cmd.Env, initEnv+"=exec")
+	if len(h.ports) > 0 {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		h.parent = os.NewFile(uintptr(fds[0]), "sandbox-handoff-parent")
+		h.child = os.NewFile(uintptr(fds[1]), "sandbox-handoff-child")
+		cmd.ExtraFiles = []*os.File{h.child}
+		ports := make([]string, len(h.ports))
+		for i, p := range h.ports {
+			ports[i] = strconv.Itoa(p)
+		}
+		cmd.Env = append(cmd.Env, portsEnv+"="+strings.Join(ports, ","))
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	netAttr(cmd.SysProcAttr)
+	h.prepared = true
+	close(h.preparedCh)
+	return nil
+}
+
+// Listeners returns the listening sockets the helper opened at Options.Ports on 127.0.0.1
+// inside the agent's network namespace, in that order. It waits for the command to be
+// prepared and for the helper to hand them over, until ctx ends: give it a context that also
+// ends when the agent exits, since a helper that failed early sends nothing. Serving them (for example with http.Serve) makes a
+// loopback server of the caller reachable from the agent, whose 127.0.0.1 is its own.
+func (s *Sandbox) Listeners(ctx context.Context) ([]net.Listener, error) {
+	if s.net == nil || len(s.net.ports) == 0 {
+		return nil, errors.New("sandbox: no ports to hand over (they need the net level and Options.Ports)")
+	}
+	return s.net.receive(ctx)
+}
+
+func (h *netHandoff) receive(ctx context.Context) ([]net.Listener, error) {
+	select {
+	case <-h.preparedCh:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("sandbox: waiting for the command to be prepared: %w", ctx.Err())
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.received {
+		return h.listeners, h.err
+	}
+	h.received = true
+	conn, err := net.FileConn(h.parent)
+	if err != nil {
+		h.err = err
+		return nil, err
+	}
+	defer conn.Close()
+	uc := conn.(*net.UnixConn)
+	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Now()) })
+	defer stop()
+	buf := make([]byte, 512)
+	oob := make([]byte, syscall.CmsgSpace(4*len(h.ports)))
+	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		h.err = fmt.Errorf("sandbox: waiting for the listeners: %w", err)
+		return nil, h.err
+	}
+	if !bytes.Equal(buf[:n], []byte("ok")) {
+		h.err = fmt.Errorf("sandbox: the helper could not listen: %s", bytes.TrimPrefix(buf[:n], []byte("error: ")))
+		return nil, h.err
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	var fds []int
+	if err == nil && len(msgs) == 1 {
+		fds, err = syscall.ParseUnixRights(&msgs[0])
+	}
+	if err != nil || len(fds) != len(h.ports) {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		h.err = fmt.Errorf("sandbox: the helper sent %d listeners, want %d (%v)", len(fds), len(h.ports), err)
+		return nil, h.err
+	}
+	for _, fd := range fds {
+		f := os.NewFile(uintptr(fd), "sandbox-listener")
+		l, err := net.FileListener(f)
+		f.Close()
+		if err != nil && h.err == nil {
+			h.err = err
+		}
+		if l != nil {
+			h.listeners = append(h.listeners, l)
+		}
+	}
+	if h.err != nil {
+		for _, l := range h.listeners {
+			l.Close()
+		}
+		h.listeners = nil
+	}
+	return h.listeners, h.err
+}
+
+// close releases what is left of the handoff (the listeners belong to the caller once
+// handed over).
+func (h *netHandoff) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.parent != nil {
+		h.parent.Close()
+		h.child.Close()
+	}
+	if !h.received {
+		h.received = true
+		h.err = errors.New("sandbox: closed")
+	}
+}
+
+// Capabilities says which isolation levels this machine allows.
+type Capabilities struct {
+	Levels []Level `json:"levels"`
+	// Net is whether LevelNet works here; NetUnavailable says why not.
+	Net            bool   `json:"-"`
+	NetUnavailable string `json:"netUnavailable,omitempty"`
+}
+
+var (
+	availOnce sync.Once
+	avail     Capabilities
+)
+
+// Available says which levels work here. LevelNet is tried for real, once per process: the
+// namespace helper is started in new user and network namespaces and must bring the loopback
+// interface up and connect to itself over it (so the program must call Init in main).
+func Available() Capabilities {
+	availOnce.Do(func() {
+		avail = Capabilities{Levels: []Level{LevelEnvHome}}
+		if why := netUnavailable(); why != "" {
+			avail.NetUnavailable = why
+			return
+		}
+		avail.Net = true
+		avail.Levels = append(avail.Levels, LevelNet)
+	})
+	return avail
+}
+
+// netUnavailable tries LevelNet and says why it does not work ("" when it does).
+func netUnavailable() string {
+	if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		return "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" && os.Getuid() != 0 {
+		return "unprivileged user namespaces are disabled (/proc/sys/kernel/unprivileged_userns_clone is 0)"
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "the namespace helper (this program) cannot be found: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Args = []string{initArg0}
+	cmd.Env = []string{initEnv + "=check"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	netAttr(cmd.SysProcAttr)
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 300 {
+			msg = msg[:300]
+		}
+		if msg != "" {
+			return fmt.Sprintf("%v: %s", err, msg)
+		}
+		return err.Error()
+	}
+	return ""
+}
+
+func newNetHandoff(ports []int) *netHandoff {
+	return &netHandoff{ports: ports, preparedCh: make(chan struct{})}
+}

@@ -1,0 +1,39 @@
+//go:build unix && !linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os/exec"
+)
+
+// Init returns at once: the namespace helper exists on Linux only.
+func Init() {}
+
+// Capabilities says which isolation levels this machine allows.
+type Capabilities struct {
+	Levels []Level `json:"levels"`
+	// Net is whether LevelNet works here; NetUnavailable says why not.
+	Net            bool   `json:"-"`
+	NetUnavailable string `json:"netUnavailable,omitempty"`
+}
+
+// Available says which levels work here: LevelEnvHome only, network namespaces being Linux's.
+func Available() Capabilities {
+	return Capabilities{Levels: []Level{LevelEnvHome}, NetUnavailable: "network namespaces need Linux"}
+}
+
+// netHandoff is never made outside Linux (New refuses LevelNet).
+type netHandoff struct{ ports []int }
+
+func newNetHandoff(ports []int) *netHandoff { return &netHandoff{ports: ports} }
+
+func (h *netHandoff) prepare(*exec.Cmd) error { return errors.New("sandbox: no net level here") }
+func (h *netHandoff) close()                  {}
+
+// Listeners needs the net level, which needs Linux.
+func (s *Sandbox) Listeners(context.Context) ([]net.Listener, error) {
+	return nil, errors.New("sandbox: no ports to hand over (they need the net level, which needs Linux)")
+}

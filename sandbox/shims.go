@@ -1,0 +1,220 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ShimPrograms are the programs the shims stand in for, first on the agent's PATH: the four
+// that open URLs on Linux and macOS (xdg-open, open, sensible-browser, www-browser), Debian's
+// x-www-browser (which sensible-browser and xdg-open try), and the fallbacks gemini-cli tries
+// when xdg-open fails (gnome-open, kde-open, firefox, chromium, google-chrome).
+var ShimPrograms = []string{
+	"xdg-open", "open", "sensible-browser", "www-browser", "x-www-browser",
+	"gnome-open", "kde-open", "firefox", "chromium", "chromium-browser", "google-chrome",
+}
+
+// browserShim is the name of the shim $BROWSER points at; its launches are reported as
+// program "$BROWSER".
+const browserShim = "acpprobe-browser"
+
+// Launch caps: records beyond maxLaunches are counted, not read; a record is read up to
+// maxLaunchBytes.
+const (
+	maxLaunches    = 1000
+	maxLaunchBytes = 64 << 10
+)
+
+// Launch is one attempt to open a browser or a URL.
+type Launch struct {
+	Time    time.Time `json:"time"`
+	Program string    `json:"program"` // the shimmed program, or "$BROWSER"
+	// Args are the arguments as given, URL included: the caller redacts them.
+	Args []string `json:"args"`
+	// Truncated is set when the record was cut (too long, or still being written).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Shims is a directory of browser shims and the log they write. The shims are shell scripts
+// that use nothing but shell builtins: they run no program, whatever PATH says, open nothing,
+// and exit 1 (so the agent goes on without a browser, as on a headless machine). Each call
+// writes its own record file (a unique name, created exclusively), so concurrent calls never
+// mix. A record is "acpprobe-launch/1", the program, the argument count and the arguments,
+// each followed by a NUL byte, which no argument can contain.
+type Shims struct {
+	bin, log string
+}
+
+// NewShims writes the shims into dir/bin and prepares their log in dir/launches. dir must exist.
+func NewShims(dir string) (*Shims, error) {
+	s := &Shims{bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "launches")}
+	for _, d := range []string{s.bin, s.log} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	names := append(append([]string(nil), ShimPrograms...), browserShim)
+	for _, name := range names {
+		program := name
+		if name == browserShim {
+			program = "$BROWSER"
+		}
+		if err := os.WriteFile(filepath.Join(s.bin, name), shimScript(s.log, program), 0o500); err != nil {
+			return nil, err
+		}
+	}
+	// Read-only, so that nothing lands here by accident; Close makes it writable again.
+	if err := os.Chmod(s.bin, 0o500); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Bin is the directory to put first on the agent's PATH.
+func (s *Shims) Bin() string { return s.bin }
+
+// Browser is the value for the agent's $BROWSER.
+func (s *Shims) Browser() string { return filepath.Join(s.bin, browserShim) }
+
+// Env returns environ with the shims in force: their directory first on PATH and BROWSER
+// pointing at a shim. It is for runs outside a Sandbox (which sets both itself).
+func (s *Shims) Env(environ []string) []string {
+	path := ""
+	out := make([]string, 0, len(environ)+2)
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH":
+			path = v
+		case "BROWSER":
+		default:
+			out = append(out, kv)
+		}
+	}
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	return append(out, "PATH="+s.bin+string(filepath.ListSeparator)+path, "BROWSER="+s.Browser())
+}
+
+// shimScript is the shell script for one program, logging into dir.
+func shimScript(dir, program string) []byte {
+	return []byte(`#!/bin/sh
+# acpprobe browser shim for ` + program + `: it records the call and opens nothing.
+# Only shell builtins run here (printf, test, arithmetic), whatever PATH holds.
+set -C
+n=0
+while [ "$n" -lt 64 ]; do
+	{ printf 'acpprobe-launch/1\0%s\0%s\0' ` + shQuote(program) + ` "$#"; printf '%s\0' "$@"; } 2>/dev/null >` + shQuote(dir) + `/"$$.$n" && exit 1
+	n=$((n + 1))
+done
+exit 1
+`)
+}
+
+// shQuote quotes s for the shell: single quotes, with each ' written as '\”.
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Launches reads the records the shims wrote, oldest first. Beyond maxLaunches records the
+// rest are only counted (dropped).
+func (s *Shims) Launches() (launches []Launch, dropped int, err error) {
+	dir, err := openDir(s.log)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer dir.Close()
+	var names []string
+	for {
+		batch, err := dir.ReadDir(256)
+		for _, e := range batch {
+			if len(names) < maxLaunches {
+				names = append(names, e.Name())
+			} else {
+				dropped++
+			}
+		}
+		if err == io.EOF || len(batch) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	launches = []Launch{}
+	for _, name := range names {
+		l, ok := readLaunch(filepath.Join(s.log, name))
+		if ok {
+			launches = append(launches, l)
+		}
+	}
+	sort.SliceStable(launches, func(i, j int) bool { return launches[i].Time.Before(launches[j].Time) })
+	return launches, dropped, nil
+}
+
+// readLaunch reads one record, if it is a regular file in the record format.
+func readLaunch(path string) (Launch, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return Launch{}, false
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return Launch{}, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxLaunchBytes+1))
+	if err != nil {
+		return Launch{}, false
+	}
+	l := Launch{Time: st.ModTime(), Args: []string{}}
+	if len(data) > maxLaunchBytes {
+		data, l.Truncated = data[:maxLaunchBytes], true
+	}
+	fields := bytes.Split(data, []byte{0})
+	if len(fields) < 3 || string(fields[0]) != "acpprobe-launch/1" {
+		return Launch{}, false
+	}
+	l.Program = string(fields[1])
+	argc, err := strconv.Atoi(string(fields[2]))
+	if err != nil || argc < 0 {
+		return Launch{}, false
+	}
+	// Each field ends with NUL, so the split leaves one empty element at the end of a
+	// complete record; with no argument, printf still wrote one empty field.
+	args := fields[3:]
+	complete := len(args) > argc
+	if complete {
+		args = args[:argc]
+	} else if len(args) > 0 {
+		args = args[:len(args)-1] // the last one was cut
+	}
+	if !complete {
+		l.Truncated = true
+	}
+	for _, a := range args {
+		l.Args = append(l.Args, string(a))
+	}
+	return l, true
+}
+
+// openDir opens a directory for reading without following a symbolic link and without
+// blocking if something else (a FIFO) is there.
+func openDir(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}

@@ -139,7 +139,7 @@ func runLintClient(_ context.Context, args []string, stdio Stdio) int {
 	}
 	client := []probe.Finding{}
 	for _, f := range r.Findings {
-		if strings.HasPrefix(f.ID, "client.") {
+		if c, ok := conformance.Lookup(f.ID); ok && c.Side == conformance.SideClient {
 			client = append(client, f)
 		}
 	}

@@ -11,16 +11,48 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 )
 
+// Bounds of the inference. An agent's error may name any number of variants and fields (a
+// hostile one lists 120k variants in 1 MB); the inference keeps the first ones it sees, in
+// time linear in the errors' size, and says when it dropped some (InferenceTruncated).
+const (
+	maxInferredBranches = 64 // content-block branches
+	maxInferredFields   = 64 // required fields of one branch, and fields named without a branch
+)
+
+// nameSet is a bounded set of names that keeps the order they were first added in.
+type nameSet struct {
+	order []string
+	has   map[string]bool
+	max   int
+}
+
+func newNameSet(max int) *nameSet { return &nameSet{has: map[string]bool{}, max: max} }
+
+// add adds name; it reports false when the set is full and name is not in it.
+func (s *nameSet) add(name string) bool {
+	if s.has[name] {
+		return true
+	}
+	if len(s.order) >= s.max {
+		return false
+	}
+	s.has[name] = true
+	s.order = append(s.order, name)
+	return true
+}
+
 // inference accumulates what schema errors say about the accepted content blocks.
 type inference struct {
 	style    string
-	types    []string            // branch types in the order first seen
-	required map[string][]string // branch type → required fields (zod unions attribute them)
-	loose    map[string]bool     // required fields named without a branch
+	types    *nameSet            // branch types in the order first seen
+	required map[string]*nameSet // branch type → required fields (zod unions attribute them)
+	loose    *nameSet            // required fields named without a branch
+	// truncated is set when a bound dropped a name.
+	truncated bool
 }
 
 func newInference() *inference {
-	return &inference{required: map[string][]string{}, loose: map[string]bool{}}
+	return &inference{types: newNameSet(maxInferredBranches), required: map[string]*nameSet{}, loose: newNameSet(maxInferredFields)}
 }
 
 var (
@@ -36,22 +68,32 @@ func (inf *inference) setStyle(s string) {
 	}
 }
 
-func (inf *inference) addType(t string) {
-	for _, x := range inf.types {
-		if x == t {
-			return
-		}
+// addType adds a branch; it reports false when the bound dropped it.
+func (inf *inference) addType(t string) bool {
+	if !inf.types.add(t) {
+		inf.truncated = true
+		return false
 	}
-	inf.types = append(inf.types, t)
+	return true
 }
 
+// addRequired adds a required field to a kept branch.
 func (inf *inference) addRequired(branch, field string) {
-	for _, x := range inf.required[branch] {
-		if x == field {
-			return
-		}
+	set := inf.required[branch]
+	if set == nil {
+		set = newNameSet(maxInferredFields)
+		inf.required[branch] = set
 	}
-	inf.required[branch] = append(inf.required[branch], field)
+	if !set.add(field) {
+		inf.truncated = true
+	}
+}
+
+// addLoose adds a required field named without a branch.
+func (inf *inference) addLoose(field string) {
+	if !inf.loose.add(field) {
+		inf.truncated = true
+	}
 }
 
 // isShapeError reports whether an error answer talks about the shape of the prompt.
@@ -67,7 +109,7 @@ func (inf *inference) read(e *jsonrpc.Error) {
 	_ = json.Unmarshal(e.Data, &data)
 	switch d := data.(type) {
 	case []any:
-		inf.readIssues(d, "")
+		inf.readIssues(d)
 	case map[string]any:
 		if _, ok := d["_errors"]; ok {
 			inf.setStyle("zod-tree")
@@ -77,7 +119,7 @@ func (inf *inference) read(e *jsonrpc.Error) {
 			inf.readText(s)
 		}
 		if issues, ok := d["issues"].([]any); ok {
-			inf.readIssues(issues, "")
+			inf.readIssues(issues)
 		}
 	case string:
 		inf.readText(d)
@@ -87,7 +129,7 @@ func (inf *inference) read(e *jsonrpc.Error) {
 
 // readIssues reads a zod issue list: invalid_union issues carry one issue list per branch
 // (zod 4: errors; zod 3: unionErrors[].issues).
-func (inf *inference) readIssues(issues []any, branch string) {
+func (inf *inference) readIssues(issues []any) {
 	for _, it := range issues {
 		issue, _ := it.(map[string]any)
 		if issue == nil {
@@ -105,11 +147,7 @@ func (inf *inference) readIssues(issues []any, branch string) {
 			inf.setStyle("zod-issues")
 		}
 		if field := missingField(issue); field != "" {
-			if branch != "" {
-				inf.addRequired(branch, field)
-			} else {
-				inf.loose[field] = true
-			}
+			inf.addLoose(field)
 		}
 	}
 }
@@ -153,10 +191,9 @@ func (inf *inference) readBranch(issues []any) {
 			name = m[1]
 		}
 	}
-	if name == "" {
+	if name == "" || !inf.addType(name) {
 		return
 	}
-	inf.addType(name)
 	inf.addRequired(name, "type")
 	for _, it := range issues {
 		issue, _ := it.(map[string]any)
@@ -196,8 +233,13 @@ func last(path any) string {
 // expects are the branches; fields "received undefined" are required, but the tree does not
 // say by which branch.
 func (inf *inference) readTree(node map[string]any) {
-	for k, v := range node {
-		child, ok := v.(map[string]any)
+	keys := make([]string, 0, len(node))
+	for k := range node {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the bounds keep the first names seen: see them in a fixed order
+	for _, k := range keys {
+		child, ok := node[k].(map[string]any)
 		if !ok {
 			continue
 		}
@@ -209,7 +251,7 @@ func (inf *inference) readTree(node map[string]any) {
 					inf.addType(match[1])
 				}
 			} else if strings.Contains(s, "received undefined") && !isIndex(k) {
-				inf.loose[k] = true
+				inf.addLoose(k)
 			}
 		}
 		inf.readTree(child)
@@ -236,7 +278,7 @@ func (inf *inference) readText(s string) {
 	}
 	if m := serdeMissing.FindStringSubmatch(s); m != nil {
 		inf.setStyle("serde")
-		inf.loose[m[1]] = true
+		inf.addLoose(m[1])
 	}
 	if inf.style == "" && s != "" {
 		inf.style = "text"
@@ -245,8 +287,11 @@ func (inf *inference) readText(s string) {
 
 func (inf *inference) branches() []probe.ShapeBranch {
 	out := []probe.ShapeBranch{}
-	for _, t := range inf.types {
-		req := append([]string{}, inf.required[t]...)
+	for _, t := range inf.types.order {
+		req := []string{}
+		if set := inf.required[t]; set != nil {
+			req = append(req, set.order...)
+		}
 		sort.Strings(req)
 		out = append(out, probe.ShapeBranch{Type: t, Required: req})
 	}
@@ -256,12 +301,12 @@ func (inf *inference) branches() []probe.ShapeBranch {
 func (inf *inference) requiredFields() []string {
 	attributed := map[string]bool{}
 	for _, fields := range inf.required {
-		for _, f := range fields {
+		for _, f := range fields.order {
 			attributed[f] = true
 		}
 	}
 	var out []string
-	for f := range inf.loose {
+	for _, f := range inf.loose.order {
 		if !attributed[f] {
 			out = append(out, f)
 		}

@@ -140,6 +140,7 @@ func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
 	ps.ErrorStyle = inf.style
 	ps.InferredBranches = inf.branches()
 	ps.RequiredFields = inf.requiredFields()
+	ps.InferenceTruncated = inf.truncated
 	return ps
 }
 

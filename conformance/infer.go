@@ -57,9 +57,7 @@ func newInference() *inference {
 
 var (
 	expectedQuoted = regexp.MustCompile(`expected "([a-z_]+)"`)
-	serdeVariants  = regexp.MustCompile("unknown variant `[^`]*`, expected (?:one of )?(.+)")
 	serdeMissing   = regexp.MustCompile("missing field `([^`]+)`")
-	backticked     = regexp.MustCompile("`([^`]+)`")
 )
 
 func (inf *inference) setStyle(s string) {
@@ -270,10 +268,14 @@ func isIndex(k string) bool {
 // readText reads serde-style messages: "unknown variant `x`, expected one of `a`, `b`" lists
 // the branches; "missing field `f`" names a required field.
 func (inf *inference) readText(s string) {
-	if m := serdeVariants.FindStringSubmatch(s); m != nil {
+	if list, ok := serdeVariants(s); ok {
 		inf.setStyle("serde")
-		for _, v := range backticked.FindAllStringSubmatch(m[1], -1) {
-			inf.addType(v[1])
+		for rest := list; ; {
+			var name string
+			if name, rest, ok = nextBackticked(rest); !ok {
+				break
+			}
+			inf.addType(name)
 		}
 	}
 	if m := serdeMissing.FindStringSubmatch(s); m != nil {
@@ -282,6 +284,52 @@ func (inf *inference) readText(s string) {
 	}
 	if inf.style == "" && s != "" {
 		inf.style = "text"
+	}
+}
+
+// serdeVariants finds the list of a serde "unknown variant `x`, expected [one of ]LIST" message:
+// the rest of its line. A scan, not a regular expression: the list may be a megabyte long.
+func serdeVariants(s string) (list string, ok bool) {
+	const head, expected = "unknown variant `", "`, expected "
+	for {
+		i := strings.Index(s, head)
+		if i < 0 {
+			return "", false
+		}
+		s = s[i+len(head):]
+		j := strings.IndexByte(s, '`')
+		if j < 0 || !strings.HasPrefix(s[j:], expected) {
+			continue
+		}
+		rest := s[j+len(expected):]
+		if k := strings.IndexByte(rest, '\n'); k >= 0 {
+			rest = rest[:k]
+		}
+		if list := strings.TrimPrefix(rest, "one of "); list != "" {
+			return list, true
+		}
+		if rest != "" {
+			return rest, true // "one of " is the list itself
+		}
+	}
+}
+
+// nextBackticked returns the first non-empty `name` of s and what follows it.
+func nextBackticked(s string) (name, rest string, ok bool) {
+	for {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			return "", "", false
+		}
+		s = s[i+1:]
+		j := strings.IndexByte(s, '`')
+		if j < 0 {
+			return "", "", false
+		}
+		if j > 0 {
+			return s[:j], s[j+1:], true
+		}
+		// An empty `` : its closing backtick may open the next name.
 	}
 }
 

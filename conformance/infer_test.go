@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -76,59 +77,94 @@ func shapesRecord(t *testing.T, errorJSON json.RawMessage) *record.Index {
 }
 
 // TestShapeInferenceIsLinear attacks the prompt-shape inference (fault F3 of issue 11: a serde
-// error listing 120k variants, 1 MB, took 118 s): inferring the shapes of a session whose agent
-// answers a shape with an error ten times larger must take about ten times as long, not a
-// hundred. The ratio is measured in the same run, so a slow or busy machine does not matter;
-// the bound (30) sits between linear (10) and quadratic (100). The inference keeps the first
-// names it sees and says it dropped the rest. For the serde attack, the whole evaluation is
-// measured too (not under the race detector, where it takes half a minute).
+// error listing 120k variants, 1 MB, took 118 s): inferring from an error ten times larger must
+// take about ten times as long, not a hundred. The ratio is measured in the same run, so a slow
+// or busy machine does not matter; the bound (30) sits between linear (10) and quadratic (100).
+// The inference keeps the first names it sees and says it dropped the rest. Without the race
+// detector (which makes it take half a minute), the whole evaluation of a session whose agent
+// answers a shape with the serde error is measured too.
 func TestShapeInferenceIsLinear(t *testing.T) {
 	cases := []struct {
 		name        string
 		small, big  json.RawMessage
-		whole       bool // measure Evaluate as well
 		style       string
 		first, last string // the first and last branch kept from the big error
 	}{
-		{"serde 120k variants", serdeError(12_000), serdeError(120_000), true, "serde", "v0", "v63"},
-		{"zod tree 8000 deep", zodTree(800), zodTree(8000), false, "zod-tree", "t_" + letters(7999), "t_" + letters(7936)},
+		{"serde 120k variants", serdeError(12_000), serdeError(120_000), "serde", "v0", "v63"},
+		{"zod tree 8000 deep", zodTree(800), zodTree(8000), "zod-tree", "t_" + letters(7999), "t_" + letters(7936)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.style == "serde" && len(tc.big) < 1<<20 {
 				t.Fatalf("the big serde error is %d bytes, want at least 1 MiB", len(tc.big))
 			}
-			small, big := shapesRecord(t, tc.small), shapesRecord(t, tc.big)
-			rs, rb := probe.Derive(small, nil), probe.Derive(big, nil)
-			var ps *probe.PromptShapes
-			linear(t, "inference", len(tc.small), len(tc.big), func() { deriveShapes(small, rs) }, func() { ps = deriveShapes(big, rb).shapes })
-			if tc.whole && !raceDetector {
-				evaluate := func(x *record.Index, r *probe.Result) func() {
-					return func() {
-						if _, err := Evaluate(x, r, Options{}); err != nil {
-							t.Fatal(err)
-						}
+			small, big := decodeError(t, tc.small), decodeError(t, tc.big)
+			var inf *inference
+			infer := func(e *jsonrpc.Error) func() {
+				return func() {
+					inf = newInference()
+					inf.read(e)
+					inf.branches()
+					inf.requiredFields()
+				}
+			}
+			linear(t, "inference", len(tc.small), len(tc.big), infer(small), infer(big))
+			bs := inf.branches()
+			if inf.style != tc.style || !inf.truncated || len(bs) != maxInferredBranches || bs[0].Type != tc.first || bs[len(bs)-1].Type != tc.last {
+				t.Errorf("style %q truncated %v, %d branches %v…", inf.style, inf.truncated, len(bs), typesOf(bs[:min(3, len(bs))]))
+			}
+			if n := len(inf.requiredFields()); n > maxInferredFields {
+				t.Errorf("%d required fields kept, the bound is %d", n, maxInferredFields)
+			}
+			if tc.style != "serde" || raceDetector {
+				return
+			}
+			evaluate := func(raw json.RawMessage) func() {
+				x := shapesRecord(t, raw)
+				r := probe.Derive(x, nil)
+				return func() {
+					if _, err := Evaluate(x, r, Options{}); err != nil {
+						t.Fatal(err)
 					}
 				}
-				linear(t, "evaluation", len(tc.small), len(tc.big), evaluate(small, rs), evaluate(big, rb))
 			}
-			bs := ps.InferredBranches
-			if ps.ErrorStyle != tc.style || !ps.InferenceTruncated || len(bs) != maxInferredBranches || bs[0].Type != tc.first || bs[len(bs)-1].Type != tc.last {
-				t.Errorf("style %q truncated %v, %d branches %v…", ps.ErrorStyle, ps.InferenceTruncated, len(bs), typesOf(bs[:min(3, len(bs))]))
-			}
-			if len(ps.RequiredFields) > maxInferredFields {
-				t.Errorf("%d required fields kept, the bound is %d", len(ps.RequiredFields), maxInferredFields)
-			}
+			linear(t, "evaluation", len(tc.small), len(tc.big), evaluate(tc.small), evaluate(tc.big))
 		})
+	}
+}
+
+func decodeError(t *testing.T, raw json.RawMessage) *jsonrpc.Error {
+	t.Helper()
+	e := (&jsonrpc.Message{Error: raw}).Err()
+	if e == nil {
+		t.Fatalf("not an error object: %.80s", raw)
+	}
+	return e
+}
+
+// TestShapesSayTruncated: the prompt shapes of a session whose agent lists more variants than
+// the inference keeps say so; those within the bound do not.
+func TestShapesSayTruncated(t *testing.T) {
+	for n, want := range map[int]bool{maxInferredBranches: false, maxInferredBranches + 1: true} {
+		x := shapesRecord(t, serdeError(n))
+		ps := deriveShapes(x, probe.Derive(x, nil)).shapes
+		if ps == nil || ps.InferenceTruncated != want || len(ps.InferredBranches) != maxInferredBranches {
+			t.Errorf("%d variants: %+v, want inferenceTruncated %v and %d branches", n, ps, want, maxInferredBranches)
+		}
 	}
 }
 
 // linear runs small and big alternately, three times each (once under the race detector), and
 // fails when the big one (about ten times the input) took more than 30 times the CPU time of
-// the small one. Each takes the least of its runs, the one least disturbed by the rest of the
-// machine; a big run over the bound ends the measure (it fails anyway).
+// the small one. Each run repeats its function enough for the small one to take about 40 ms
+// (CPU time is counted in ticks); each side takes the least of its runs, the one least
+// disturbed by the rest of the machine; a big run over the bound ends the measure (it fails
+// anyway).
 func linear(t *testing.T, what string, smallSize, bigSize int, small, big func()) {
 	t.Helper()
+	start := time.Now()
+	small()
+	reps := int(40*time.Millisecond/max(time.Since(start), time.Microsecond)) + 1
 	runs := 3
 	if raceDetector {
 		runs = 1
@@ -136,7 +172,9 @@ func linear(t *testing.T, what string, smallSize, bigSize int, small, big func()
 	measure := func(f func()) time.Duration {
 		runtime.GC() // no garbage of the previous run collected during this one
 		start := cpuTime()
-		f()
+		for range reps {
+			f()
+		}
 		return cpuTime() - start
 	}
 	var ts, tb time.Duration
@@ -153,7 +191,7 @@ func linear(t *testing.T, what string, smallSize, bigSize int, small, big func()
 		}
 	}
 	ratio := float64(tb) / float64(max(ts, time.Microsecond))
-	t.Logf("%s: %d bytes %v, %d bytes %v (CPU): ratio %.1f", what, smallSize, ts, bigSize, tb, ratio)
+	t.Logf("%s: %d bytes %v, %d bytes %v (CPU, %d times each): ratio %.1f", what, smallSize, ts, bigSize, tb, reps, ratio)
 	if ratio > 30 {
 		t.Errorf("%s: %.0f times the input took %.0f times as long (%v vs %v): not linear", what, float64(bigSize)/float64(smallSize), ratio, tb, ts)
 	}
@@ -167,4 +205,39 @@ func cpuTime() time.Duration {
 		panic(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestSerdeVariants reads the variant lists of serde messages, edge cases included.
+func TestSerdeVariants(t *testing.T) {
+	for _, tc := range []struct{ msg, want string }{
+		{"unknown variant `x`, expected one of `text`, `image`", "text image"},
+		{"unknown variant `x`, expected `text` or `image` at line 1 column 9", "text image"},
+		// The first candidate is not followed by ", expected": the next one is read.
+		{"unknown variant `unknown variant `x`, expected `a`", "a"},
+		// The list ends with its line; an empty `` is no name, its closing backtick opens one.
+		{"unknown variant `x`, expected one of ``a`\n`c`", "a"},
+		{"unknown variant `x`, expected ```a`", "a"},
+		// "one of " alone is the list (which names nothing).
+		{"unknown variant `x`, expected one of ", ""},
+		{"unknown variant `x`, expected \nunknown variant `y`, expected `z`", "z"},
+		{"unknown variant `x`, expected", "-"},
+		{"missing field `text`", "-"},
+	} {
+		list, ok := serdeVariants(tc.msg)
+		got := "-"
+		if ok {
+			var names []string
+			for rest := list; ; {
+				var name string
+				if name, rest, ok = nextBackticked(rest); !ok {
+					break
+				}
+				names = append(names, name)
+			}
+			got = strings.Join(names, " ")
+		}
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.msg, got, tc.want)
+		}
+	}
 }

@@ -5,37 +5,59 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
-// vendorExtensions inventories every vendor extension of the session (both directions) into
-// the result, and applies the catalogue's rules: to what the agent sent, to what the client
-// sent (client lint), and the zero-_meta contract of the standard plane.
-func (e *evaluator) vendorExtensions() {
-	cat := e.opts.Catalogue
-	if cat == nil {
-		cat = extensions.Default()
-	}
-	inv := cat.Take(e.extensionMessages(), e.known())
-	e.inventory = inv
-	for _, is := range inv.AgentIssues(inv.SentPrivate(extensions.DirectionClientToAgent)) {
-		e.add("extensions."+is.Rule, is.Seq, is.Pointer, is.Message, nil)
-	}
-	for _, is := range inv.ClientIssues() {
-		id := map[string]string{extensions.RuleClientPrivateKey: "client.private-key",
-			extensions.RuleClientPrivateCall: "client.private-method", extensions.RuleDirection: "client.direction"}[is.Rule]
-		e.add(id, is.Seq, is.Pointer, is.Message, nil)
-	}
-	e.clientMethods()
-	e.zeroMeta(cat)
+// The vendor extension checks: the catalogue's rules applied to what the agent sent, and the
+// zero-_meta contract of the standard plane.
+var (
+	extensionsZeroMeta      = &Check{ID: "extensions.zero-meta-contract", Tier: probe.TierMandatory, Side: SideAgent, Title: "The standard ACP flow demands vendor _meta a client cannot produce", SpecRef: specExtensibility}
+	extensionsPrivateKey    = &Check{ID: "extensions.private-key", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Private-channel vendor key sent on the standard plane", SpecRef: specExtensibility}
+	extensionsDirection     = &Check{ID: "extensions.direction", Tier: probe.TierInfo, Side: SideAgent, Title: "Vendor key or method sent in the direction its catalogue does not list", SpecRef: specExtensibility}
+	extensionsUnknownKey    = &Check{ID: "extensions.unknown-key", Tier: probe.TierInfo, Side: SideAgent, Title: "Key in a catalogued vendor namespace that the catalogue does not list", SpecRef: specExtensibility}
+	extensionsUnknownMethod = &Check{ID: "extensions.unknown-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Method in a catalogued vendor namespace that the catalogue does not list", SpecRef: specExtensibility}
+	extensionsRetiredKey    = &Check{ID: "extensions.retired-key", Tier: probe.TierInfo, Side: SideAgent, Title: "Retired or producer-less vendor key on the wire", SpecRef: specExtensibility}
+)
+
+// agentRules maps the inventory's rules for what the agent sent to their checks. A rule
+// missing here would not be reported: each of these checks has a scenario where it fires.
+var agentRules = map[string]*Check{
+	extensions.RulePrivateKey:    extensionsPrivateKey,
+	extensions.RuleDirection:     extensionsDirection,
+	extensions.RuleUnknownKey:    extensionsUnknownKey,
+	extensions.RuleUnknownMethod: extensionsUnknownMethod,
+	extensions.RuleRetiredKey:    extensionsRetiredKey,
 }
 
-// extensionMessages are the session's messages for the inventory, with each response's method.
-func (e *evaluator) extensionMessages() []extensions.Message {
+// extensionsPass reads the extension inventory (taken once from the record with the
+// catalogue) and, for the zero-_meta contract, the client's session/new and session/prompt
+// requests with their answers; in any session.
+var extensionsPass = pass{
+	name:  "vendor extensions",
+	scope: anyScope,
+	checks: []*Check{extensionsZeroMeta, extensionsPrivateKey, extensionsDirection, extensionsUnknownKey,
+		extensionsUnknownMethod, extensionsRetiredKey},
+	run: runExtensions,
+}
+
+func runExtensions(in *inputs, out *findings) {
+	inv := in.inventory
+	for _, is := range inv.AgentIssues(inv.SentPrivate(extensions.DirectionClientToAgent)) {
+		if c := agentRules[is.Rule]; c != nil {
+			out.add(c, is.Seq, is.Pointer, is.Message, nil)
+		}
+	}
+	zeroMeta(in, out)
+}
+
+// extensionMessages are the session's messages for the inventory (both directions), with each
+// response's method.
+func extensionMessages(x *record.Index) []extensions.Message {
 	var out []extensions.Message
-	for _, f := range e.frames {
+	for _, f := range x.Frames() {
 		if f.Msg == nil || (f.Dir != jsonrpc.DirAgent && f.Dir != jsonrpc.DirClient) {
 			continue
 		}
@@ -50,7 +72,7 @@ func (e *evaluator) extensionMessages() []extensions.Message {
 			m.Kind = "notification"
 		case jsonrpc.Response:
 			m.Kind = "response"
-			if ex := e.x.ReplyOf(f.Seq).Exchange; ex != nil {
+			if ex := x.ReplyOf(f.Seq).Exchange; ex != nil {
 				m.Method = ex.Method()
 			}
 		default:
@@ -61,35 +83,10 @@ func (e *evaluator) extensionMessages() []extensions.Message {
 	return out
 }
 
-// known lists the protocol's own union values, across the chosen schema and its alternatives.
-func (e *evaluator) known() extensions.Known {
-	k := extensions.Known{AuthTypes: []string{"agent"}}
-	for _, set := range append([]*schema.Set{e.set}, e.alts...) {
-		k.SessionUpdates = append(k.SessionUpdates, set.DiscriminatorValues("SessionUpdate", "sessionUpdate")...)
-		k.ContentTypes = append(k.ContentTypes, set.DiscriminatorValues("ContentBlock", "type")...)
-		k.AuthTypes = append(k.AuthTypes, set.DiscriminatorValues("AuthMethod", "type")...)
-	}
-	return k
-}
-
-// clientMethods reports methods the client called that are neither ACP nor `_`-prefixed.
-func (e *evaluator) clientMethods() {
-	for _, f := range e.frames {
-		if f.Dir != jsonrpc.DirClient || f.Msg == nil || !f.Msg.HasMethod || f.Msg.Method == "" {
-			continue
-		}
-		m := f.Msg.Method
-		if strings.HasPrefix(m, "_") || strings.HasPrefix(m, "$/") || e.knownMethod(m) {
-			continue
-		}
-		e.add("client.unknown-method", f.Seq, "/method", fmt.Sprintf("the client called %s, which is not an ACP method; custom methods must start with _", m), nil)
-	}
-}
-
 // zeroMeta checks the zero-_meta contract: session/new and session/prompt must work for a
 // client that sends no vendor _meta. An error that demands metadata breaks it.
-func (e *evaluator) zeroMeta(cat *extensions.Catalogue) {
-	for _, f := range e.frames {
+func zeroMeta(in *inputs, out *findings) {
+	for _, f := range in.frames {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request {
 			continue
 		}
@@ -99,7 +96,7 @@ func (e *evaluator) zeroMeta(cat *extensions.Catalogue) {
 		if strings.Contains(string(f.Msg.Params), `"_meta"`) {
 			continue // the client sent _meta: not the zero-_meta plane
 		}
-		answer, ok := e.x.AnswerTo(f.Seq)
+		answer, ok := in.x.AnswerTo(f.Seq)
 		if !ok {
 			continue
 		}
@@ -107,8 +104,8 @@ func (e *evaluator) zeroMeta(cat *extensions.Catalogue) {
 		if rpcErr == nil {
 			continue
 		}
-		if key, demands := cat.MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
-			e.add("extensions.zero-meta-contract", answer.Seq, "/error", fmt.Sprintf(
+		if key, demands := in.catalogue.MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
+			out.add(extensionsZeroMeta, answer.Seq, "/error", fmt.Sprintf(
 				"%s without _meta was refused for lack of %s (%d %q): the standard plane must work with zero vendor _meta; that key belongs to a private channel",
 				f.Msg.Method, key, rpcErr.Code, rpcErr.Message), map[string]string{"key": key})
 		}

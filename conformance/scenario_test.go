@@ -38,20 +38,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			a, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sections := map[string]string{}
-			for _, f := range a.Files {
-				sections[f.Name] = string(f.Data)
-			}
-			x := record.New(buildFrames(t, sections["frames"]))
-			r := probe.Derive(x, nil)
-			opts := Options{}
-			if deep, ok := sections["deep"]; ok {
-				opts.Deep = buildFrames(t, deep)
-			}
+			x, r, opts, sections := loadScenario(t, file)
 			out, err := Evaluate(x, r, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -75,6 +62,26 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadScenario reads a scenario: its record, the result derived from it, the options with its
+// --deep connection, and its sections.
+func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Options, map[string]string) {
+	t.Helper()
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	for _, f := range a.Files {
+		sections[f.Name] = string(f.Data)
+	}
+	x := record.New(buildFrames(t, sections["frames"]))
+	opts := Options{}
+	if deep, ok := sections["deep"]; ok {
+		opts.Deep = buildFrames(t, deep)
+	}
+	return x, probe.Derive(x, nil), opts, sections
 }
 
 func expectedFindings(section string) []string {

@@ -2,31 +2,88 @@ package conformance
 
 import (
 	"encoding/json"
-	"fmt"
-	"regexp"
-	"sort"
-	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
-// buildShapes reads the prompt-shape probes of a recording (nil when there were none).
-func buildShapes(e *evaluator) *probe.PromptShapes {
-	frames := e.x.StepRange(shapesStep{}.Name())
+// shapeFacts are the prompt shapes of a record (--prompt-shapes and the --allow-prompt run),
+// derived once: a fact of the report (Outcome.PromptShapes) that the prompt pass judges.
+type shapeFacts struct {
+	// shapes is nil when the record has neither step.
+	shapes *probe.PromptShapes
+	// promptAnswer is the answer to the --allow-prompt prompt (nil when none came).
+	promptAnswer *jsonrpc.Frame
+}
+
+// deriveShapes reads the prompt-shape probes and the allowed prompt of a recording.
+func deriveShapes(x *record.Index, r *probe.Result) shapeFacts {
+	sf := shapeFacts{shapes: shapeProbes(x, r)}
+	frames := x.StepRange(promptStep{}.Name())
+	if frames == nil {
+		return sf
+	}
+	run := &probe.PromptRun{Updates: map[string]int{}}
+	var reqSeq int64
+	for _, f := range frames {
+		switch {
+		case f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request && f.Msg.Method == acp.MethodSessionPrompt:
+			reqSeq = f.Seq
+		case f.Dir == jsonrpc.DirAgent && f.Msg != nil && f.Msg.Method == acp.MethodSessionUpdate:
+			kind := acp.ParseObject(f.Msg.Params).Object("update").String("sessionUpdate")
+			run.Updates[kind]++
+		case record.PromptWindow.Is(f):
+			p, _ := record.PromptWindow.Decode(f)
+			run.WindowMs = p.WindowMs
+		}
+	}
+	if reqSeq == 0 {
+		return sf
+	}
+	if sf.shapes == nil {
+		sf.shapes = &probe.PromptShapes{Session: "nonexistent", SessionCreated: true, Probes: []probe.ShapeProbe{}, InferredBranches: []probe.ShapeBranch{}}
+	}
+	sf.shapes.Prompt = run
+	answer, ok := x.AnswerTo(reqSeq)
+	run.SchemaAccepted = true
+	if !ok {
+		return sf
+	}
+	sf.promptAnswer = &answer
+	run.Answered = true
+	if rpcErr := answer.Msg.Err(); rpcErr != nil {
+		code := rpcErr.Code
+		run.Code = &code
+		run.SchemaAccepted = code != jsonrpc.CodeInvalidParams
+		return sf
+	}
+	run.StopReason = acp.ParseObject(answer.Msg.Result).String("stopReason")
+	return sf
+}
+
+// shapeOf is the prompt shape the probe sent as prompt.
+func shapeOf(prompt json.RawMessage) (shape, bool) {
+	for _, sh := range shapes {
+		if string(sh.prompt) == string(prompt) {
+			return sh, true
+		}
+	}
+	return shape{}, false
+}
+
+// shapeProbes reads the prompt-shape probes of a recording (nil when there were none).
+func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
+	frames := x.StepRange(shapesStep{}.Name())
 	if frames == nil {
 		return nil
 	}
 	ps := &probe.PromptShapes{
 		Session:          "nonexistent",
-		SessionCreated:   string(e.r.Raw.NewSession) != "null",
+		SessionCreated:   string(r.Raw.NewSession) != "null",
 		Probes:           []probe.ShapeProbe{},
 		InferredBranches: []probe.ShapeBranch{},
-	}
-	byPrompt := map[string]shape{}
-	for _, sh := range shapes {
-		byPrompt[string(sh.prompt)] = sh
 	}
 	var control *probe.ShapeProbe
 	inf := newInference()
@@ -35,26 +92,26 @@ func buildShapes(e *evaluator) *probe.PromptShapes {
 			continue
 		}
 		prompt := acp.ParseObject(f.Msg.Params)["prompt"]
-		sh, known := byPrompt[string(prompt)]
+		sh, known := shapeOf(prompt)
 		if !known {
 			continue
 		}
-		p := probe.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: "no-answer", Answer: json.RawMessage("null")}
-		if answer, ok := e.x.AnswerTo(f.Seq); ok {
+		p := probe.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: probe.ShapeNoAnswer, Answer: json.RawMessage("null")}
+		if answer, ok := x.AnswerTo(f.Seq); ok {
 			if rpcErr := answer.Msg.Err(); rpcErr != nil {
 				code := rpcErr.Code
 				p.Code = &code
 				p.Answer = rpcErr.Raw
-				p.Outcome = "rejected"
+				p.Outcome = probe.ShapeRejected
 				inf.read(rpcErr)
 			} else {
 				p.Answer = answer.Msg.Result
-				p.Outcome = "accepted"
+				p.Outcome = probe.ShapeAccepted
 			}
 		}
 		if sh.control {
-			if p.Outcome == "rejected" {
-				p.Outcome = "accepted" // a valid shape: its error is about the session
+			if p.Outcome == probe.ShapeRejected {
+				p.Outcome = probe.ShapeAccepted // a valid shape: its error is about the session
 			}
 			c := p
 			control = &c
@@ -66,29 +123,24 @@ func buildShapes(e *evaluator) *probe.PromptShapes {
 	// with a shape error. Otherwise the probe cannot tell.
 	validatesFirst := false
 	for _, p := range ps.Probes {
-		if p.Outcome == "rejected" && (control == nil || !sameError(p.Answer, control.Answer)) && inf.isShapeError(p.Answer) {
+		if p.Outcome == probe.ShapeRejected && (control == nil || !sameError(p.Answer, control.Answer)) && inf.isShapeError(p.Answer) {
 			validatesFirst = true
 		}
 	}
 	for i := range ps.Probes {
 		p := &ps.Probes[i]
-		if control == nil || p.Name == control.Name || p.Outcome != "rejected" || !sameError(p.Answer, control.Answer) {
+		if control == nil || p.Name == control.Name || p.Outcome != probe.ShapeRejected || !sameError(p.Answer, control.Answer) {
 			continue
 		}
-		p.Outcome = "undetermined"
+		p.Outcome = probe.ShapeUndetermined
 		if validatesFirst {
-			p.Outcome = "accepted"
-		}
-	}
-	for _, p := range ps.Probes {
-		if sh := byPrompt[string(p.Prompt)]; sh.malformed && p.Outcome == "accepted" {
-			e.add("prompt.shape-accepted", p.Seq, "/params/prompt", fmt.Sprintf("the malformed prompt shape %q passed validation (answer: %s); the agent's validator is lax", p.Name, p.Answer), nil)
+			p.Outcome = probe.ShapeAccepted
 		}
 	}
 	ps.ErrorStyle = inf.style
 	ps.InferredBranches = inf.branches()
 	ps.RequiredFields = inf.requiredFields()
-	e.comparePromptCapabilities(ps)
+	ps.InferenceTruncated = inf.truncated
 	return ps
 }
 
@@ -98,296 +150,4 @@ func sameError(a, b json.RawMessage) bool {
 		Message string
 	}
 	return json.Unmarshal(a, &ea) == nil && json.Unmarshal(b, &eb) == nil && ea == eb
-}
-
-// comparePromptCapabilities sets the content types the validator accepts against the ones
-// the agent advertises.
-func (e *evaluator) comparePromptCapabilities(ps *probe.PromptShapes) {
-	if len(ps.InferredBranches) == 0 {
-		return
-	}
-	accepts := map[string]bool{}
-	for _, b := range ps.InferredBranches {
-		accepts[b.Type] = true
-	}
-	c := e.r.Capabilities.PromptCapabilities
-	for _, x := range []struct {
-		kind       string
-		advertised bool
-		flag       string
-	}{{"image", c.Image, "image"}, {"audio", c.Audio, "audio"}, {"resource", c.EmbeddedContext, "embeddedContext"}} {
-		switch {
-		case accepts[x.kind] && !x.advertised:
-			e.add("capability.prompt-content", 0, "", fmt.Sprintf("the prompt validator accepts %s blocks although promptCapabilities.%s is false; clients must not send them", x.kind, x.flag), nil)
-		case !accepts[x.kind] && x.advertised:
-			e.add("capability.prompt-content-missing", 0, "", fmt.Sprintf("promptCapabilities.%s is true but the prompt validator lists no %s branch (%v)", x.flag, x.kind, typesOf(ps.InferredBranches)), nil)
-		}
-	}
-}
-
-func typesOf(bs []probe.ShapeBranch) []string {
-	var out []string
-	for _, b := range bs {
-		out = append(out, b.Type)
-	}
-	return out
-}
-
-// inference accumulates what schema errors say about the accepted content blocks.
-type inference struct {
-	style    string
-	types    []string            // branch types in the order first seen
-	required map[string][]string // branch type → required fields (zod unions attribute them)
-	loose    map[string]bool     // required fields named without a branch
-}
-
-func newInference() *inference {
-	return &inference{required: map[string][]string{}, loose: map[string]bool{}}
-}
-
-var (
-	expectedQuoted = regexp.MustCompile(`expected "([a-z_]+)"`)
-	serdeVariants  = regexp.MustCompile("unknown variant `[^`]*`, expected (?:one of )?(.+)")
-	serdeMissing   = regexp.MustCompile("missing field `([^`]+)`")
-	backticked     = regexp.MustCompile("`([^`]+)`")
-)
-
-func (inf *inference) setStyle(s string) {
-	if inf.style == "" || inf.style == "text" {
-		inf.style = s
-	}
-}
-
-func (inf *inference) addType(t string) {
-	for _, x := range inf.types {
-		if x == t {
-			return
-		}
-	}
-	inf.types = append(inf.types, t)
-}
-
-func (inf *inference) addRequired(branch, field string) {
-	for _, x := range inf.required[branch] {
-		if x == field {
-			return
-		}
-	}
-	inf.required[branch] = append(inf.required[branch], field)
-}
-
-// isShapeError reports whether an error answer talks about the shape of the prompt.
-func (inf *inference) isShapeError(raw json.RawMessage) bool {
-	s := string(raw)
-	return strings.Contains(s, "invalid_union") || strings.Contains(s, "Invalid input") || strings.Contains(s, "missing field") ||
-		strings.Contains(s, "unknown variant") || strings.Contains(s, "invalid type") || strings.Contains(s, "expected")
-}
-
-// read learns from one error answer.
-func (inf *inference) read(e *jsonrpc.Error) {
-	var data any
-	_ = json.Unmarshal(e.Data, &data)
-	switch d := data.(type) {
-	case []any:
-		inf.readIssues(d, "")
-	case map[string]any:
-		if _, ok := d["_errors"]; ok {
-			inf.setStyle("zod-tree")
-			inf.readTree(d)
-		}
-		if s, ok := d["error"].(string); ok {
-			inf.readText(s)
-		}
-		if issues, ok := d["issues"].([]any); ok {
-			inf.readIssues(issues, "")
-		}
-	case string:
-		inf.readText(d)
-	}
-	inf.readText(e.Message)
-}
-
-// readIssues reads a zod issue list: invalid_union issues carry one issue list per branch
-// (zod 4: errors; zod 3: unionErrors[].issues).
-func (inf *inference) readIssues(issues []any, branch string) {
-	for _, it := range issues {
-		issue, _ := it.(map[string]any)
-		if issue == nil {
-			continue
-		}
-		code, _ := issue["code"].(string)
-		if code == "invalid_union" {
-			inf.setStyle("zod-union")
-			for _, b := range unionBranches(issue) {
-				inf.readBranch(b)
-			}
-			continue
-		}
-		if inf.style == "" {
-			inf.setStyle("zod-issues")
-		}
-		if field := missingField(issue); field != "" {
-			if branch != "" {
-				inf.addRequired(branch, field)
-			} else {
-				inf.loose[field] = true
-			}
-		}
-	}
-}
-
-// unionBranches returns the issue list of each branch of an invalid_union issue.
-func unionBranches(issue map[string]any) [][]any {
-	var out [][]any
-	if errs, ok := issue["errors"].([]any); ok {
-		for _, b := range errs {
-			if list, ok := b.([]any); ok {
-				out = append(out, list)
-			}
-		}
-	}
-	if ues, ok := issue["unionErrors"].([]any); ok {
-		for _, ue := range ues {
-			if m, ok := ue.(map[string]any); ok {
-				if list, ok := m["issues"].([]any); ok {
-					out = append(out, list)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// readBranch reads the issues of one union branch: the literal its "type" expects names the
-// branch, missing fields are its required fields.
-func (inf *inference) readBranch(issues []any) {
-	name := ""
-	for _, it := range issues {
-		issue, _ := it.(map[string]any)
-		if last(issue["path"]) != "type" {
-			continue
-		}
-		if vals, ok := issue["values"].([]any); ok && len(vals) == 1 {
-			name, _ = vals[0].(string)
-		} else if exp, ok := issue["expected"].(string); ok && issue["code"] == "invalid_literal" {
-			name = exp
-		} else if m := expectedQuoted.FindStringSubmatch(fmt.Sprint(issue["message"])); m != nil {
-			name = m[1]
-		}
-	}
-	if name == "" {
-		return
-	}
-	inf.addType(name)
-	inf.addRequired(name, "type")
-	for _, it := range issues {
-		issue, _ := it.(map[string]any)
-		if issue == nil || last(issue["path"]) == "type" {
-			continue
-		}
-		if field := missingField(issue); field != "" {
-			inf.addRequired(name, field)
-		} else if issue["code"] == "invalid_union" {
-			if f := last(issue["path"]); f != "" {
-				inf.addRequired(name, f)
-			}
-		}
-	}
-}
-
-// missingField returns the field an issue says is missing ("received undefined").
-func missingField(issue map[string]any) string {
-	msg, _ := issue["message"].(string)
-	received, _ := issue["received"].(string)
-	if issue["code"] == "invalid_type" && (strings.Contains(msg, "received undefined") || received == "undefined") {
-		return last(issue["path"])
-	}
-	return ""
-}
-
-func last(path any) string {
-	p, _ := path.([]any)
-	if len(p) == 0 {
-		return ""
-	}
-	s, _ := p[len(p)-1].(string)
-	return s
-}
-
-// readTree reads zod's formatted error tree ({_errors, field: {_errors}}): the literals "type"
-// expects are the branches; fields "received undefined" are required, but the tree does not
-// say by which branch.
-func (inf *inference) readTree(node map[string]any) {
-	for k, v := range node {
-		child, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		msgs, _ := child["_errors"].([]any)
-		for _, m := range msgs {
-			s, _ := m.(string)
-			if k == "type" {
-				for _, match := range expectedQuoted.FindAllStringSubmatch(s, -1) {
-					inf.addType(match[1])
-				}
-			} else if strings.Contains(s, "received undefined") && !isIndex(k) {
-				inf.loose[k] = true
-			}
-		}
-		inf.readTree(child)
-	}
-}
-
-func isIndex(k string) bool {
-	for _, c := range k {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return k != ""
-}
-
-// readText reads serde-style messages: "unknown variant `x`, expected one of `a`, `b`" lists
-// the branches; "missing field `f`" names a required field.
-func (inf *inference) readText(s string) {
-	if m := serdeVariants.FindStringSubmatch(s); m != nil {
-		inf.setStyle("serde")
-		for _, v := range backticked.FindAllStringSubmatch(m[1], -1) {
-			inf.addType(v[1])
-		}
-	}
-	if m := serdeMissing.FindStringSubmatch(s); m != nil {
-		inf.setStyle("serde")
-		inf.loose[m[1]] = true
-	}
-	if inf.style == "" && s != "" {
-		inf.style = "text"
-	}
-}
-
-func (inf *inference) branches() []probe.ShapeBranch {
-	out := []probe.ShapeBranch{}
-	for _, t := range inf.types {
-		req := append([]string{}, inf.required[t]...)
-		sort.Strings(req)
-		out = append(out, probe.ShapeBranch{Type: t, Required: req})
-	}
-	return out
-}
-
-func (inf *inference) requiredFields() []string {
-	attributed := map[string]bool{}
-	for _, fields := range inf.required {
-		for _, f := range fields {
-			attributed[f] = true
-		}
-	}
-	var out []string
-	for f := range inf.loose {
-		if !attributed[f] {
-			out = append(out, f)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

@@ -32,14 +32,6 @@ const (
 	plantedMark = "planted-e2e"
 )
 
-// tapIrrelevant are the checks `tap --check` does not report (internal/cli's tapIrrelevant):
-// they judge the probe's own method detection, which a tapped editor session does not have.
-var tapIrrelevant = map[string]bool{
-	"capability.unadvertised-method":    true,
-	"capability.advertised-unsupported": true,
-	"capability.legacy-method":          true,
-}
-
 // TestTranscriptCodexACP records, analyzes, replays and taps codex-acp (see roundTrip).
 func TestTranscriptCodexACP(t *testing.T) {
 	requireE2E(t)
@@ -197,8 +189,9 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 
 	// analyze T2 reads the tap transcript. The tap logs each chunk before forwarding it, so the
 	// transcript is in causal order (every request before its answer), and the analysis is the
-	// live result minus what needs the probe's step events (prompt shapes, the active checks)
-	// and the verdict (a tap transcript has none).
+	// live result minus what needs the probe's step events (prompt shapes, the active checks),
+	// the checks that judge the probe's own method detection (not Check.InTap) and the verdict
+	// (a tap transcript has none).
 	if misordered := answersBeforeRequests(tapLines); len(misordered) > 0 {
 		t.Errorf("%s records %d answers before their requests (id: request seq > answer seq): %s",
 			filepath.Base(tapTr), len(misordered), strings.Join(misordered, ", "))
@@ -228,7 +221,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	sameResult(t, "analyze tap transcript", a, b)
 	notSeenByTap := func(id string) bool {
 		ch, ok := conformance.Lookup(id)
-		return optional[id] != "" || (ok && ch.Active)
+		return optional[id] != "" || (ok && (ch.Active || !ch.InTap()))
 	}
 	check(t, "analyze tap transcript: findings (the live ones without the active checks)",
 		findingKeys(an2Findings, func(id string) bool { return optional[id] != "" }), findingKeys(liveFindings, notSeenByTap))
@@ -259,7 +252,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	t.Logf("tap --check found %d: %q", len(tapFindings), findingKeys(tapFindings, nil))
 	check(t, "tap --findings (the analysis's findings the tap reports)",
 		findingKeys(tapFindings, func(id string) bool { return optional[id] != "" }),
-		findingKeys(an2Findings, func(id string) bool { return optional[id] != "" || tapIrrelevant[id] }))
+		findingKeys(an2Findings, func(id string) bool { return optional[id] != "" }))
 
 	for _, o := range outputs {
 		if i := strings.Index(o.text, plantedMark); i >= 0 {

@@ -295,6 +295,10 @@ type PromptShapes struct {
 	InferredBranches []ShapeBranch `json:"inferredBranches"`
 	// RequiredFields are fields the errors name as missing without saying for which branch.
 	RequiredFields []string `json:"requiredFields,omitempty"`
+	// InferenceTruncated is true when the errors named more branches or fields than the
+	// inference keeps (64 branches, 64 fields per branch, 64 fields without a branch): the
+	// lists above hold the first ones seen.
+	InferenceTruncated bool `json:"inferenceTruncated,omitempty"`
 	// Prompt is the --allow-prompt run: one valid text prompt, cancelled at once.
 	Prompt *PromptRun `json:"prompt,omitempty"`
 }

@@ -159,7 +159,7 @@ func (j *liveJudge) evaluate() {
 	}
 	for _, f := range r.Findings {
 		key := fmt.Sprintf("%s|%d|%s|%s", f.ID, f.Seq, f.Pointer, f.Message)
-		if j.seen[key] || tapIrrelevant(f.ID) {
+		if j.seen[key] {
 			continue
 		}
 		j.seen[key] = true
@@ -169,14 +169,4 @@ func (j *liveJudge) evaluate() {
 			_ = render.TapFinding(j.out, f)
 		}
 	}
-}
-
-// tapIrrelevant are checks that judge the probe's own exchanges, which a tapped session does
-// not have.
-func tapIrrelevant(id string) bool {
-	switch id {
-	case "capability.unadvertised-method", "capability.advertised-unsupported", "capability.legacy-method":
-		return true
-	}
-	return false
 }

@@ -191,7 +191,7 @@ func lintClientRun(_ context.Context, opts *LintClientOptions) error {
 	}
 	client := []probe.Finding{}
 	for _, f := range r.Findings {
-		if strings.HasPrefix(f.ID, "client.") {
+		if c, ok := conformance.Lookup(f.ID); ok && c.Side == conformance.SideClient {
 			client = append(client, f)
 		}
 	}

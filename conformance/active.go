@@ -1,0 +1,147 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+)
+
+// The checks of the active steps that every acpprobe check runs: an unknown extension
+// notification and request, and invalid params.
+var (
+	protocolUnknownMethodRequest  = &Check{ID: "protocol.unknown-method-request", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed request not answered with -32601", SpecRef: specExtensibility, Active: true}
+	protocolRequestUnanswered     = &Check{ID: "protocol.request-unanswered", Tier: probe.TierMandatory, Side: SideAgent, Title: "Request left without an answer", SpecRef: specJSONRPC, Active: true}
+	protocolNotificationAnswered  = &Check{ID: "protocol.notification-answered", Tier: probe.TierMandatory, Side: SideAgent, Title: "Agent answered a notification", SpecRef: specJSONRPC, Active: true}
+	protocolUnknownNotification   = &Check{ID: "protocol.unknown-notification", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed notification ended the agent", SpecRef: specExtensibility, Active: true}
+	protocolInvalidParams         = &Check{ID: "protocol.invalid-params", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Invalid params not answered with -32602", SpecRef: specJSONRPC, Active: true}
+	capabilityDetectionUnreliable = &Check{ID: "capability.detection-unreliable", Tier: probe.TierInfo, Side: SideAgent, Title: "The agent answers unknown methods like known ones; method detection is unreliable", SpecRef: specExtensibility, Active: true}
+)
+
+// activePass reads the frames of the extension-methods and invalid-params steps (the index's
+// step ranges and pairing) and the method-detection verdict (detection). Only a session
+// acpprobe drove has steps.
+var activePass = pass{
+	name:  "active steps",
+	scope: driven,
+	checks: []*Check{protocolUnknownMethodRequest, protocolRequestUnanswered, protocolNotificationAnswered,
+		protocolUnknownNotification, protocolInvalidParams, capabilityDetectionUnreliable},
+	run: func(in *inputs, out *findings) {
+		judgeExtensionStep(in, out)
+		judgeInvalidParamsStep(in, out)
+	},
+}
+
+// detection is what the answer to the extension step's unknown request says about method
+// detection: when the agent answers an unknown method with the code that made probed methods
+// count as supported, their support cannot be trusted.
+type detection struct {
+	code int      // the code the unknown request was answered with
+	same []string // probed methods counted as supported on that same code
+}
+
+// unreliable reports whether method detection cannot be trusted.
+func (d detection) unreliable() bool { return len(d.same) > 0 }
+
+// detectMethods reads the answer to the extension step's unknown request against the
+// derived method support.
+func detectMethods(x *record.Index, r *probe.Result) detection {
+	reqSeq := unknownRequestSeq(x.StepRange(extensionStep{}.Name()))
+	if reqSeq == 0 {
+		return detection{}
+	}
+	answer, ok := x.AnswerTo(reqSeq)
+	if !ok {
+		return detection{}
+	}
+	rpcErr := answer.Msg.Err()
+	if rpcErr == nil || rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		return detection{}
+	}
+	d := detection{code: rpcErr.Code}
+	for _, m := range acp.ProbedMethods {
+		if s := r.Methods[m]; s.Support == probe.Supported && s.Code != nil && *s.Code == rpcErr.Code {
+			d.same = append(d.same, m)
+		}
+	}
+	return d
+}
+
+// unknownRequestSeq is the seq of the extension step's unknown request (0 when it was not sent).
+func unknownRequestSeq(frames []jsonrpc.Frame) int64 {
+	var seq int64
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == UnknownRequestMethod && f.Msg.Kind() == jsonrpc.Request {
+			seq = f.Seq
+		}
+	}
+	return seq
+}
+
+func judgeExtensionStep(in *inputs, out *findings) {
+	frames := in.x.StepRange(extensionStep{}.Name())
+	if frames == nil {
+		return
+	}
+	var notifSeq int64
+	for _, f := range frames {
+		switch {
+		case f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == UnknownNotificationMethod:
+			notifSeq = f.Seq
+		case f.Dir == jsonrpc.DirAgent && f.Msg != nil && notifSeq != 0 && !f.Msg.HasMethod && (f.Msg.Result != nil || f.Msg.Error != nil) &&
+			(f.Msg.ID == nil || string(f.Msg.ID) == "null"):
+			out.add(protocolNotificationAnswered, f.Seq, "", fmt.Sprintf("the agent answered the notification %s with %s (a notification never gets a response, not even an error)", UnknownNotificationMethod, f.Raw), nil)
+		}
+	}
+	reqSeq := unknownRequestSeq(frames)
+	if reqSeq == 0 {
+		return
+	}
+	answer, ok := in.x.AnswerTo(reqSeq)
+	if !ok {
+		if in.x.GoneBefore(reqSeq) {
+			out.add(protocolUnknownNotification, notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", UnknownNotificationMethod), nil)
+			return
+		}
+		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", UnknownRequestMethod), nil)
+		return
+	}
+	rpcErr := answer.Msg.Err()
+	switch {
+	case rpcErr == nil:
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", UnknownRequestMethod), nil)
+	case rpcErr.Code != jsonrpc.CodeMethodNotFound:
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", UnknownRequestMethod, rpcErr.Code, rpcErr.Message), nil)
+		if d := in.detection; d.unreliable() {
+			out.add(capabilityDetectionUnreliable, 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", d.code, d.same), d.same)
+		}
+	}
+}
+
+func judgeInvalidParamsStep(in *inputs, out *findings) {
+	for _, f := range in.x.StepRange(invalidParamsStep{}.Name()) {
+		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionPrompt {
+			continue
+		}
+		answer, ok := in.x.AnswerTo(f.Seq)
+		if !ok {
+			if !in.x.GoneBefore(f.Seq) {
+				out.add(protocolRequestUnanswered, f.Seq, "", "session/prompt with invalid params got no answer", nil)
+			}
+			return
+		}
+		rpcErr := answer.Msg.Err()
+		switch {
+		case rpcErr == nil:
+			out.add(protocolInvalidParams, answer.Seq, "/result", "session/prompt with a string prompt was answered with a result instead of -32602", nil)
+		case rpcErr.Code == jsonrpc.CodeInvalidParams, rpcErr.Code == jsonrpc.CodeResourceNotFound, rpcErr.Code == jsonrpc.CodeAuthRequired:
+			// -32602 is right; -32002/-32000 mean the agent checked the session or the login
+			// before the params, which is its choice.
+		default:
+			out.add(protocolInvalidParams, answer.Seq, "/error/code", fmt.Sprintf("session/prompt with a string prompt (invalid params) was answered %d %q; invalid params are -32602", rpcErr.Code, rpcErr.Message), nil)
+		}
+		return
+	}
+}

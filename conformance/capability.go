@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// The capability-truth checks: what the agent advertises against what its methods answer to
+// the probe's method detection.
+var (
+	capabilityAdvertisedUnsupported = &Check{ID: "capability.advertised-unsupported", Tier: probe.TierCapability, Side: SideAgent, Title: "Advertised capability whose method is not implemented", SpecRef: specInit}
+	capabilityUnadvertisedMethod    = &Check{ID: "capability.unadvertised-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Method implemented without being advertised", SpecRef: specInit}
+	capabilityLegacyMethod          = &Check{ID: "capability.legacy-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Legacy method session/set_model still implemented", SpecRef: specConfig}
+)
+
+// capabilityPass reads the derived capabilities and method support, and whether method
+// detection can be trusted (detection). It judges the probe's own method-detection exchanges,
+// so it applies only to sessions acpprobe drove: in a tapped session the methods were called
+// by the editor, for its own reasons.
+var capabilityPass = pass{
+	name:   "capability truth",
+	scope:  driven,
+	checks: []*Check{capabilityAdvertisedUnsupported, capabilityUnadvertisedMethod, capabilityLegacyMethod},
+	run:    runCapability,
+}
+
+func runCapability(in *inputs, out *findings) {
+	r := in.r
+	if string(r.Raw.Initialize) == "null" {
+		return
+	}
+	unsure := in.detection.unreliable()
+	c := r.Capabilities
+	sessionKnown := string(r.Raw.NewSession) != "null"
+	pairs := []struct {
+		method     string
+		advertised bool
+		what       string
+		judge      bool // whether absence of the advertisement can be judged
+	}{
+		{acp.MethodSessionLoad, c.LoadSession, "agentCapabilities.loadSession", true},
+		{acp.MethodSessionList, c.SessionCapabilities.List, "sessionCapabilities.list", true},
+		{acp.MethodSessionResume, c.SessionCapabilities.Resume, "sessionCapabilities.resume", true},
+		{acp.MethodSessionClose, c.SessionCapabilities.Close, "sessionCapabilities.close", true},
+		{acp.MethodSessionFork, c.SessionCapabilities.Fork, "sessionCapabilities.fork (unstable)", true},
+		{acp.MethodSessionDelete, c.SessionCapabilities.Delete, "sessionCapabilities.delete", true},
+		{acp.MethodSetConfigOption, len(r.ConfigOptions) > 0, "configOptions in session/new", sessionKnown},
+		{acp.MethodSetMode, len(r.Modes) > 0, "modes in session/new", sessionKnown},
+	}
+	for _, p := range pairs {
+		m, ok := r.Methods[p.method]
+		if !ok {
+			continue
+		}
+		switch {
+		case p.advertised && m.Support == probe.Unsupported:
+			out.add(capabilityAdvertisedUnsupported, methodSeq(in, p.method), "",
+				fmt.Sprintf("the agent advertises %s but answers %s with -32601 method not found", p.what, p.method), nil)
+		case !p.advertised && p.judge && m.Support == probe.Supported && !unsure:
+			out.add(capabilityUnadvertisedMethod, methodSeq(in, p.method), "",
+				fmt.Sprintf("%s answers (%s) although %s is not advertised; clients will not use it", p.method, supportText(m), p.what), nil)
+		}
+	}
+	if m, ok := r.Methods[acp.MethodSetModel]; ok && m.Support == probe.Supported && !unsure {
+		out.add(capabilityLegacyMethod, methodSeq(in, acp.MethodSetModel), "",
+			fmt.Sprintf("session/set_model answers (%s); it was removed from ACP on 2026-06-01 in favour of the model config option", supportText(m)), nil)
+	}
+}
+
+func supportText(m probe.MethodSupport) string {
+	if m.Code == nil {
+		return "with a result"
+	}
+	return fmt.Sprintf("%d %s", *m.Code, m.Message)
+}
+
+// methodSeq is the seq of the answer to the method-detection request for method (the first
+// request for it: detection runs before any step or teardown).
+func methodSeq(in *inputs, method string) int64 {
+	if seq := answerSeq(in, method); seq != 0 {
+		return seq
+	}
+	if ex := in.x.First(method); ex != nil {
+		return ex.Request.Seq
+	}
+	return 0
+}

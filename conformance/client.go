@@ -1,0 +1,56 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// The client lint: what the client sent (an editor seen through acpprobe tap; in a session
+// acpprobe drove, acpprobe itself). `acpprobe lint-client` reports these.
+var (
+	clientPrivateKey    = &Check{ID: "client.private-key", Tier: probe.TierAdvisory, Side: SideClient, Title: "Client produced a private vendor key", SpecRef: specExtensibility}
+	clientPrivateMethod = &Check{ID: "client.private-method", Tier: probe.TierAdvisory, Side: SideClient, Title: "Client called a private vendor method", SpecRef: specExtensibility}
+	clientDirection     = &Check{ID: "client.direction", Tier: probe.TierInfo, Side: SideClient, Title: "Client sent a vendor key or method catalogued as agent-to-client", SpecRef: specExtensibility}
+	clientUnknownMethod = &Check{ID: "client.unknown-method", Tier: probe.TierAdvisory, Side: SideClient, Title: "Client called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
+)
+
+// clientRules maps the inventory's rules for what the client sent to their checks (rules
+// 6.1–6.4 of the CodeBuddy reference, for every catalogued vendor). A rule missing here would
+// not be reported: each of these checks has a scenario where it fires.
+var clientRules = map[string]*Check{
+	extensions.RuleClientPrivateKey:  clientPrivateKey,
+	extensions.RuleClientPrivateCall: clientPrivateMethod,
+	extensions.RuleDirection:         clientDirection,
+}
+
+// clientPass reads the extension inventory and the client's messages with the schema sets (to
+// know ACP's methods); in any session.
+var clientPass = pass{
+	name:   "client lint",
+	scope:  anyScope,
+	checks: []*Check{clientPrivateKey, clientPrivateMethod, clientDirection, clientUnknownMethod},
+	run:    runClient,
+}
+
+func runClient(in *inputs, out *findings) {
+	for _, is := range in.inventory.ClientIssues() {
+		if c := clientRules[is.Rule]; c != nil {
+			out.add(c, is.Seq, is.Pointer, is.Message, nil)
+		}
+	}
+	// Methods the client called that are neither ACP nor `_`-prefixed.
+	for _, f := range in.frames {
+		if f.Dir != jsonrpc.DirClient || f.Msg == nil || !f.Msg.HasMethod || f.Msg.Method == "" {
+			continue
+		}
+		m := f.Msg.Method
+		if strings.HasPrefix(m, "_") || strings.HasPrefix(m, "$/") || in.schemas.knownMethod(m) {
+			continue
+		}
+		out.add(clientUnknownMethod, f.Seq, "/method", fmt.Sprintf("the client called %s, which is not an ACP method; custom methods must start with _", m), nil)
+	}
+}

@@ -1,0 +1,124 @@
+// Package conformance judges a recorded ACP session: framing and JSON-RPC envelope, messages
+// against the pinned official schema, version negotiation and protocol behaviour, whether
+// advertised capabilities are true, vendor extensions and what the client sent. Each departure
+// is a probe.Finding with a stable check id, a tier, a JSON pointer into the message and the
+// transcript line (seq) it came from.
+//
+// Judging is a list of passes, one file each (see passes). A pass declares the checks it
+// reports as package variables (a finding under an id no pass declares cannot be written), the
+// scopes it applies to (a session acpprobe drove, or one between an editor and an agent seen
+// by acpprobe tap: Evaluate runs only the passes of the record's scope), and it judges inputs
+// that Evaluate computes once before any pass runs: the record's index, the result derived
+// from it, the schema sets, whether method detection can be trusted, the vendor extension
+// inventory and the prompt shapes. Passes return findings; they write nothing into the result
+// they judge and share no state.
+//
+// Checks are passive (Evaluate reads frames and the probe result, so a transcript can be
+// judged offline) except for a few active exchanges (Steps) that the probe engine runs during
+// a live session; their answers are judged by Evaluate like everything else.
+package conformance
+
+import (
+	"encoding/json"
+
+	"github.com/acpprobe/acpprobe/acp/schema"
+	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+)
+
+// Options tune an evaluation.
+type Options struct {
+	// Schema is the schema set to validate against (schema.V1, V1Unstable, V2); empty means v1,
+	// or v2 when protocol version 2 was negotiated.
+	Schema string
+	// Deep holds the frames of the second, initialize-only connection of --deep (see
+	// record.Split), which asked for a version no agent supports.
+	Deep []jsonrpc.Frame
+	// Catalogue classifies vendor extensions (extensions.Default() when nil).
+	Catalogue *extensions.Catalogue
+}
+
+// Outcome is what an evaluation adds to a result: the findings, most severe first, and the
+// facts derived on the way, which the passes judge (the vendor extension inventory, the prompt
+// shapes).
+type Outcome struct {
+	Findings     []probe.Finding
+	Extensions   *extensions.Inventory
+	PromptShapes *probe.PromptShapes
+}
+
+// inputs are everything a pass may read, computed once by Evaluate before any pass runs.
+// Passes only read them.
+type inputs struct {
+	x      *record.Index
+	frames []jsonrpc.Frame
+	// r is the result derived from the record (the facts the passes judge).
+	r       *probe.Result
+	schemas *schemas
+	// detection says whether the agent answers an unknown method like the probed ones.
+	detection detection
+	inventory *extensions.Inventory
+	catalogue *extensions.Catalogue
+	shapes    shapeFacts
+	// deep is the --deep connection's own result (nil without --deep).
+	deep *deepFacts
+}
+
+// Evaluate judges a recorded session: its index and the result derived from it (which it does
+// not modify). It runs the passes that apply to the record's scope. An error means the schema
+// set could not be loaded.
+func Evaluate(x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
+	in, err := prepare(x, r, opts)
+	if err != nil {
+		return Outcome{}, err
+	}
+	sc := scopeOf(x)
+	var all []probe.Finding
+	for _, p := range passes {
+		if p.scope&sc == 0 {
+			continue
+		}
+		var out findings
+		p.run(in, &out)
+		all = append(all, out.list...)
+	}
+	return Outcome{Findings: sortFindings(all), Extensions: in.inventory, PromptShapes: in.shapes.shapes}, nil
+}
+
+// prepare computes the inputs of the passes: the schema sets, and the facts of the record that
+// the derived result does not state (method detection, the prompt shapes, the --deep
+// connection, the extension inventory).
+func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
+	sets, err := loadSchemas(opts.Schema, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := opts.Catalogue
+	if cat == nil {
+		cat = extensions.Default()
+	}
+	return &inputs{
+		x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		detection: detectMethods(x, r),
+		shapes:    deriveShapes(x, r),
+		deep:      deriveDeep(opts.Deep, cat),
+		inventory: cat.Take(extensionMessages(x), sets.known()),
+	}, nil
+}
+
+// Warm loads the v1 schema sets (stable, unstable, newer: unstable fields such as
+// sessionCapabilities.fork are common) and compiles the types of the handshake answers, so that a
+// later Evaluate finds them ready. It is safe to run concurrently with Evaluate.
+func Warm() {
+	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next} {
+		s, err := schema.Load(name)
+		if err != nil {
+			return
+		}
+		for _, def := range []string{"InitializeResponse", "NewSessionResponse", "SessionNotification"} {
+			_, _ = s.Validate(def, json.RawMessage(`{}`))
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+)
+
+// scope is a kind of recorded session. A pass applies to one or more scopes; Evaluate runs only
+// the passes that apply to the record's scope.
+type scope uint8
+
+const (
+	// driven: a session acpprobe drove (probe, check, matrix), judged live or offline from its
+	// transcript. Its record has the probe's own exchanges: method detection, active steps,
+	// the --deep connection.
+	driven scope = 1 << iota
+	// tapped: a session between an editor and an agent, recorded by acpprobe tap. The client
+	// is the editor: there is no method detection and there are no active steps.
+	tapped
+	anyScope = driven | tapped
+)
+
+// scopeOf is the scope of a record.
+func scopeOf(x *record.Index) scope {
+	if x.IsTap() {
+		return tapped
+	}
+	return driven
+}
+
+// A pass is one group of checks over a record: the checks it reports, the scopes it applies
+// to, and how it judges the inputs (computed once by Evaluate, read only). A pass returns its
+// findings through the collector it is given and shares nothing else with other passes.
+type pass struct {
+	name   string
+	scope  scope
+	checks []*Check
+	run    func(in *inputs, out *findings)
+}
+
+// passes run in this order; findings keep it among equals of the final sort (tier, then seq).
+var passes = []*pass{
+	&framingPass,
+	&envelopePass,
+	&schemaPass,
+	&protocolPass,
+	&activePass,
+	&promptPass,
+	&capabilityPass,
+	&statePass,
+	&deepPass,
+	&extensionsPass,
+	&clientPass,
+}
+
+// maxPerCheck bounds the findings of one check; the last one says how many more there were.
+const maxPerCheck = 10
+
+// findings collects the findings of one pass (each check belongs to exactly one pass, so the
+// per-check bound holds across the whole evaluation).
+type findings struct {
+	list   []probe.Finding
+	counts map[string]int
+}
+
+// add reports a finding of check c at line seq.
+func (fs *findings) add(c *Check, seq int64, pointer, message string, evidence any) {
+	if fs.counts == nil {
+		fs.counts = map[string]int{}
+	}
+	fs.counts[c.ID]++
+	if n := fs.counts[c.ID]; n > maxPerCheck {
+		last := &fs.list[fs.lastIndex(c.ID)]
+		last.Message = strings.TrimSuffix(last.Message, fmt.Sprintf(" (and %d more like this)", n-maxPerCheck-1)) +
+			fmt.Sprintf(" (and %d more like this)", n-maxPerCheck)
+		return
+	}
+	f := probe.Finding{ID: c.ID, Tier: c.Tier, Title: c.Title, Message: message, Pointer: pointer, Seq: seq, SpecRef: c.SpecRef}
+	if evidence != nil {
+		f.Evidence, _ = json.Marshal(evidence)
+	}
+	fs.list = append(fs.list, f)
+}
+
+func (fs *findings) lastIndex(id string) int {
+	for i := len(fs.list) - 1; i >= 0; i-- {
+		if fs.list[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// sortFindings orders findings most severe first, then by line, keeping the pass order among
+// equals.
+func sortFindings(out []probe.Finding) []probe.Finding {
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Tier.Rank() != out[j].Tier.Rank() {
+			return out[i].Tier.Rank() < out[j].Tier.Rank()
+		}
+		return out[i].Seq < out[j].Seq
+	})
+	if out == nil {
+		out = []probe.Finding{}
+	}
+	return out
+}
+
+// firstBytes shows the start of a line, quoted so that invalid bytes are visible.
+func firstBytes(raw []byte) string {
+	const n = 80
+	if len(raw) > n {
+		return strconv.Quote(string(raw[:n])) + "…"
+	}
+	return strconv.Quote(string(raw))
+}
+
+func rawOr(raw json.RawMessage, missing string) string {
+	if raw == nil {
+		return missing
+	}
+	return string(raw)
+}
+
+func orRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
+}

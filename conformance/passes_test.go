@@ -1,0 +1,146 @@
+package conformance
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+)
+
+// TestChecksDeclaredOnce: every check is declared by exactly one pass, completely, and the
+// check list and Lookup are built from those declarations.
+func TestChecksDeclaredOnce(t *testing.T) {
+	owner := map[string]string{}
+	n := 0
+	for _, p := range passes {
+		if p.name == "" || p.scope == 0 || p.scope&^anyScope != 0 || len(p.checks) == 0 {
+			t.Errorf("pass %q: incomplete declaration (scope %b, %d checks)", p.name, p.scope, len(p.checks))
+		}
+		for _, c := range p.checks {
+			n++
+			if prev, dup := owner[c.ID]; dup {
+				t.Errorf("%s is declared by both %q and %q", c.ID, prev, p.name)
+			}
+			owner[c.ID] = p.name
+			if c.ID == "" || c.Title == "" || c.SpecRef == "" || !slices.Contains(probe.Tiers, c.Tier) {
+				t.Errorf("incomplete check %+v", *c)
+			}
+			if c.Side != SideAgent && c.Side != SideClient {
+				t.Errorf("%s: side %q", c.ID, c.Side)
+			}
+			if got, ok := Lookup(c.ID); !ok || got != *c {
+				t.Errorf("Lookup(%s) = %+v, %v", c.ID, got, ok)
+			}
+		}
+	}
+	if got := len(Checks()); got != n || n != len(owner) {
+		t.Errorf("Checks() has %d checks, the passes declare %d (%d distinct)", got, n, len(owner))
+	}
+	if _, ok := Lookup("client.no-such-check"); ok {
+		t.Error("Lookup found an undeclared id")
+	}
+}
+
+// TestPassesReportOnlyTheirChecks runs each pass alone over every scenario: a pass reports only
+// the checks it declares (so the per-check bound, kept per pass, holds).
+func TestPassesReportOnlyTheirChecks(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
+	for _, file := range files {
+		x, r, opts, _ := loadScenario(t, file)
+		in, err := prepare(x, r, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range passes {
+			var out findings
+			p.run(in, &out)
+			for _, f := range out.list {
+				if !slices.ContainsFunc(p.checks, func(c *Check) bool { return c.ID == f.ID }) {
+					t.Errorf("%s: pass %q reported %s, which it does not declare", file, p.name, f.ID)
+				}
+			}
+		}
+	}
+}
+
+// TestPassesDoNotWriteTheResult: evaluating leaves the derived result as it was.
+func TestPassesDoNotWriteTheResult(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
+	for _, file := range files {
+		x, r, opts, _ := loadScenario(t, file)
+		before := marshal(t, r)
+		if _, err := Evaluate(x, r, opts); err != nil {
+			t.Fatal(err)
+		}
+		if after := marshal(t, r); after != before {
+			t.Errorf("%s: Evaluate changed the result:\n%s\n%s", file, before, after)
+		}
+	}
+}
+
+func marshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTapScope evaluates every scenario twice, as a session acpprobe drove and as the same
+// frames recorded by acpprobe tap: the tap gives exactly the findings of the checks that judge
+// tapped sessions (Check.InTap), and none of the others.
+func TestTapScope(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
+	dropped := 0
+	for _, file := range files {
+		x, r, opts, _ := loadScenario(t, file)
+		frames := slices.Clone(x.Frames())
+		for i, f := range frames {
+			if s, ok := record.Spawn.Decode(f); ok {
+				s.Tap = true
+				frames[i].Raw, _ = json.Marshal(s)
+				break
+			}
+		}
+		tx := record.New(frames)
+		if !tx.IsTap() || (x.IsTap() && file != "testdata/scenarios/scope-tap.txtar") {
+			t.Fatalf("%s: the record is not marked as a tap, or already was", file)
+		}
+		driven, err := Evaluate(x, r, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tap, err := Evaluate(tx, probe.Derive(tx, nil), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []probe.Finding
+		for _, f := range driven.Findings {
+			if c, _ := Lookup(f.ID); c.InTap() {
+				want = append(want, f)
+			} else {
+				dropped++
+			}
+		}
+		if got, want := marshal(t, tap.Findings), marshal(t, sortFindings(want)); got != want {
+			t.Errorf("%s as a tap:\n got %s\nwant %s", file, got, want)
+		}
+	}
+	// The scenarios of the capability-truth, active-step, prompt and --deep checks.
+	if dropped < 15 {
+		t.Errorf("only %d findings of driven-only checks in all scenarios: the test shows little", dropped)
+	}
+	for id, inTap := range map[string]bool{
+		"capability.unadvertised-method": false, "capability.advertised-unsupported": false, "capability.legacy-method": false,
+		"protocol.version-negotiation": false, "protocol.unknown-method-request": false, "prompt.shape-accepted": false,
+		"client.private-key": true, "client.unknown-method": true, "framing.bom": true, "extensions.private-key": true, "schema.invalid": true,
+	} {
+		if c, ok := Lookup(id); !ok || c.InTap() != inTap {
+			t.Errorf("%s: InTap() = %v, want %v", id, c.InTap(), inTap)
+		}
+	}
+}

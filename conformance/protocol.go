@@ -1,0 +1,54 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+)
+
+// The protocol checks any session shows: agentInfo, exit after stdin closes, stderr.
+var (
+	protocolAgentInfo = &Check{ID: "protocol.agent-info", Tier: probe.TierAdvisory, Side: SideAgent, Title: "initialize result has no agentInfo", SpecRef: specInit}
+	protocolStdinExit = &Check{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Agent did not exit after stdin closed", SpecRef: specTransports}
+	protocolLeftover  = &Check{ID: "protocol.leftover-processes", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Processes of the agent's group outlived it", SpecRef: specTransports}
+	protocolStderr    = &Check{ID: "protocol.stderr-volume", Tier: probe.TierInfo, Side: SideAgent, Title: "Agent wrote a lot on stderr during the handshake", SpecRef: specTransports}
+)
+
+// protocolPass reads the derived result (agentInfo, exit, stderr size) and the index (the
+// lines to point at), in any session.
+var protocolPass = pass{
+	name:   "protocol",
+	scope:  anyScope,
+	checks: []*Check{protocolAgentInfo, protocolStdinExit, protocolLeftover, protocolStderr},
+	run:    runProtocol,
+}
+
+func runProtocol(in *inputs, out *findings) {
+	r := in.r
+	if initSeq := answerSeq(in, acp.MethodInitialize); initSeq != 0 && r.AgentInfo == nil && string(r.Raw.Initialize) != "null" {
+		out.add(protocolAgentInfo, initSeq, "/result/agentInfo", "initialize should carry agentInfo {name, version} (it will be required in a future version)", nil)
+	}
+	if x := r.Exit; x != nil {
+		if x.By == "sigterm" || x.By == "sigkill" {
+			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running a grace after its stdin closed and had to be stopped with %s", strings.ToUpper(x.By)), nil)
+		}
+		if x.GroupKilled {
+			out.add(protocolLeftover, in.x.EventSeq(record.Exit.Kind), "", "processes of the agent's process group were still running after it ended and were killed", nil)
+		}
+	}
+	if r.StderrBytes > 64<<10 {
+		out.add(protocolStderr, 0, "", fmt.Sprintf("%d bytes of stderr during a handshake-only session", r.StderrBytes), nil)
+	}
+}
+
+// answerSeq is the seq of the agent's answer to the first client request for method (0 if
+// there was no request or no answer).
+func answerSeq(in *inputs, method string) int64 {
+	if ex := in.x.First(method); ex != nil && ex.Answer != nil {
+		return ex.Answer.Seq
+	}
+	return 0
+}

@@ -1,0 +1,128 @@
+package conformance
+
+import (
+	"encoding/json"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/acp/schema"
+	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// schemas are the schema sets an evaluation validates against: the chosen one and, for v1, the
+// sets that may define what it does not.
+type schemas struct {
+	set      *schema.Set
+	unstable *schema.Set   // fallback for unstable methods when validating against v1
+	alts     []*schema.Set // sets that may define what the chosen one does not (unstable, newer)
+}
+
+// loadSchemas loads the set named (empty: v1, or v2 when protocol version 2 was negotiated)
+// and, for v1, its alternatives.
+func loadSchemas(name string, r *probe.Result) (*schemas, error) {
+	if name == "" {
+		name = schema.V1
+		if r.ProtocolVersion != nil && *r.ProtocolVersion == 2 {
+			name = schema.V2
+		}
+	}
+	set, err := schema.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	s := &schemas{set: set}
+	if name == schema.V1 {
+		if s.unstable, err = schema.Load(schema.V1Unstable); err != nil {
+			return nil, err
+		}
+		next, err := schema.Load(schema.V1Next)
+		if err != nil {
+			return nil, err
+		}
+		s.alts = []*schema.Set{s.unstable, next}
+	}
+	return s, nil
+}
+
+// all are the chosen set and its alternatives.
+func (s *schemas) all() []*schema.Set { return append([]*schema.Set{s.set}, s.alts...) }
+
+// typeFor finds the schema type of a method, falling back to the unstable set for methods
+// that are only defined there (session/fork, …).
+func (s *schemas) typeFor(method string, side schema.Side, part schema.Part) (*schema.Set, string) {
+	if def, ok := s.set.TypeFor(method, side, part); ok {
+		return s.set, def
+	}
+	if s.unstable != nil {
+		if def, ok := s.unstable.TypeFor(method, side, part); ok {
+			return s.unstable, def
+		}
+	}
+	return nil, ""
+}
+
+// knownMethod reports whether any schema set defines method, in any direction or form.
+func (s *schemas) knownMethod(method string) bool {
+	if method == acp.MethodSetModel {
+		return true // removed from ACP in 2026-06, still implemented widely (capability.legacy-method)
+	}
+	for _, set := range s.all() {
+		for _, side := range []schema.Side{schema.HandledByAgent, schema.HandledByClient} {
+			for _, part := range []schema.Part{schema.Params, schema.Result, schema.Notification} {
+				if _, ok := set.TypeFor(method, side, part); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// acceptedBy names the first alternative set (unstable, newer) in which value is valid.
+func (s *schemas) acceptedBy(set *schema.Set, def string, value json.RawMessage) string {
+	for _, alt := range s.alts {
+		if alt == set || !alt.Has(def) {
+			continue
+		}
+		if v, err := alt.Validate(def, value); err == nil && v == nil {
+			return alt.Name
+		}
+	}
+	return ""
+}
+
+// keysKnownElsewhere maps each unknown key that an alternative set defines to that set's name.
+func (s *schemas) keysKnownElsewhere(set *schema.Set, def string, value json.RawMessage, keys []schema.UnknownKey) map[schema.UnknownKey]string {
+	out := map[schema.UnknownKey]string{}
+	for _, alt := range s.alts {
+		if alt == set || !alt.Has(def) {
+			continue
+		}
+		altKeys, err := alt.UnknownKeys(def, value)
+		if err != nil {
+			continue
+		}
+		stillUnknown := map[schema.UnknownKey]bool{}
+		for _, k := range altKeys {
+			stillUnknown[k] = true
+		}
+		for _, k := range keys {
+			if !stillUnknown[k] && out[k] == "" {
+				out[k] = alt.Name
+			}
+		}
+	}
+	return out
+}
+
+// known lists the protocol's own union values, across the chosen schema and its alternatives
+// (what the extension inventory does not count as vendor variants).
+func (s *schemas) known() extensions.Known {
+	k := extensions.Known{AuthTypes: []string{"agent"}}
+	for _, set := range s.all() {
+		k.SessionUpdates = append(k.SessionUpdates, set.DiscriminatorValues("SessionUpdate", "sessionUpdate")...)
+		k.ContentTypes = append(k.ContentTypes, set.DiscriminatorValues("ContentBlock", "type")...)
+		k.AuthTypes = append(k.AuthTypes, set.DiscriminatorValues("AuthMethod", "type")...)
+	}
+	return k
+}

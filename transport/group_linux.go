@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 func newProcAttr() *syscall.SysProcAttr {
@@ -45,4 +47,23 @@ func GroupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// exitedNow reports whether the child pid has exited, without reaping it (exec.Cmd.Wait
+// does that).
+func exitedNow(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.ECHILD:
+			return true // reaped already
+		case nil:
+			// With WNOHANG and no exited child, the kernel leaves the siginfo zeroed.
+			return info.Signo == int32(unix.SIGCHLD)
+		}
+		return false
+	}
 }

@@ -1,11 +1,3 @@
-// Package transport starts an ACP agent and owns its lifecycle: a child process (Command) or
-// an in-memory agent for tests (Pipe).
-//
-// A Command runs in its own process group with stdin and stdout on pipes, drains stderr
-// continuously keeping only the last bytes, and is torn down by a ladder that never leaves a
-// process behind: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group.
-// The protocol-level first step of the ladder (session/close when advertised) belongs to the
-// caller, which knows the session; see probe.
 package transport
 
 import (
@@ -20,6 +12,30 @@ const DefaultStderrTail = 64 << 10
 
 // DefaultGrace is how long each step of the teardown ladder waits for the agent to go.
 const DefaultGrace = 2 * time.Second
+
+// Ladder is how patient a teardown is.
+type Ladder struct {
+	// StdinWait is how long the agent may take to leave by itself after its stdin is closed,
+	// before it is signalled. 0 signals at once, as real clients do.
+	StdinWait time.Duration
+	// Grace is how long SIGTERM may take before SIGKILL, and bounds the clean-up of what
+	// outlives the agent; DefaultGrace when 0.
+	Grace time.Duration
+}
+
+// Patient is the ladder that gives the agent grace to leave after stdin closes, and grace
+// again after SIGTERM.
+func Patient(grace time.Duration) Ladder { return Ladder{StdinWait: grace, Grace: grace} }
+
+func (l Ladder) withDefaults() Ladder {
+	if l.StdinWait < 0 {
+		l.StdinWait = 0
+	}
+	if l.Grace <= 0 {
+		l.Grace = DefaultGrace
+	}
+	return l
+}
 
 // Launcher starts an agent.
 type Launcher interface {
@@ -44,8 +60,8 @@ type Agent interface {
 	// StderrBytes is the total number of stderr bytes the agent wrote.
 	StderrBytes() int64
 	// Shutdown runs the teardown ladder and returns how the agent ended. It is idempotent and
-	// always returns with nothing left running, whatever ctx says; ctx only shortens graces.
-	Shutdown(ctx context.Context, grace time.Duration) Exit
+	// always returns with nothing left running, whatever ctx says; ctx only shortens waits.
+	Shutdown(ctx context.Context, l Ladder) Exit
 	// Exit is how the agent ended; zero until Exited is closed.
 	Exit() Exit
 	// PID is the agent's process id (and process group id); 0 for an in-memory agent.

@@ -3,6 +3,7 @@ module github.com/acpprobe/acpprobe
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/sys v0.50.0

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Command launches an agent as a child process in a new process group.
+// Command launches an agent as a child process in a session of its own (see the package doc).
 type Command struct {
 	Argv []string // program and arguments; the program is looked up on PATH
 	Dir  string   // working directory; the caller's when empty
@@ -162,7 +162,7 @@ func (p *Process) StderrTail() []byte { return p.tail.Bytes() }
 // StderrBytes is the total number of stderr bytes written.
 func (p *Process) StderrBytes() int64 { return p.tail.Total() }
 
-// PID is the process id, which is also the id of its process group.
+// PID is the process id, which is also the id of its process group and of its session.
 func (p *Process) PID() int { return p.pid }
 
 // Shutdown runs the teardown ladder (see Ladder) on the process group. Processes of the

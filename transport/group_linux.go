@@ -10,8 +10,10 @@ import (
 )
 
 func newProcAttr() *syscall.SysProcAttr {
-	// Pdeathsig: if acpprobe itself dies, the kernel kills the agent instead of orphaning it.
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Setsid: a session of its own, so no controlling terminal (see the package doc); the
+	// session is also the process group. Pdeathsig: if the host dies, the kernel kills the
+	// agent instead of orphaning it.
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // GroupAlive reports whether any live (non-zombie) process belongs to process group pgid.

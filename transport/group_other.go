@@ -4,7 +4,7 @@ package transport
 
 import "syscall"
 
-func newProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func newProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // GroupAlive reports whether any process belongs to process group pgid.
 func GroupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }

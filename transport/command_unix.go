@@ -40,7 +40,10 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = MergeEnv(os.Environ(), c.Env)
+	marker := newMarker()
+	env := MergeEnv(os.Environ(), c.Env)
+	// The marker comes last: exec.Cmd keeps the last value of a key given twice.
+	cmd.Env = append(env, markerEntry(env, marker))
 	cmd.SysProcAttr = newProcAttr()
 
 	var parentEnds, childEnds []*os.File
@@ -71,6 +74,7 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	childEnds = []*os.File{stdinR, stdoutW, stderrW}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 
+	forks := beforeLaunch()
 	if err := cmd.Start(); err != nil {
 		closeAll(parentEnds)
 		closeAll(childEnds)
@@ -87,6 +91,7 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 		lifecycle: newLifecycle(),
 		cmd:       cmd,
 		pid:       pid,
+		scope:     Scope{Marker: marker, Leader: pid, since: afterLaunch(pid), forks: forks},
 		stdin:     stdinW,
 		stdout:    &eofReader{f: stdoutR, eof: make(chan struct{})},
 		stderrR:   stderrR,
@@ -127,6 +132,7 @@ type Process struct {
 	lifecycle
 	cmd       *exec.Cmd
 	pid       int
+	scope     Scope
 	stdin     *os.File
 	stdout    *eofReader
 	stderrR   *os.File
@@ -165,10 +171,15 @@ func (p *Process) StderrBytes() int64 { return p.tail.Total() }
 // PID is the process id, which is also the id of its process group and of its session.
 func (p *Process) PID() int { return p.pid }
 
-// Shutdown runs the teardown ladder (see Ladder) on the process group. Processes of the
-// group that outlive the agent are then terminated: SIGTERM, the grace, SIGKILL. Finally the
-// output pipes are closed once drained (or after the grace, if a process that escaped the
-// group still holds them).
+// Scope names the agent's other processes, for Sweep and Kill: those carrying its marker,
+// and those in its group or session.
+func (p *Process) Scope() Scope { return p.scope }
+
+// Shutdown runs the teardown ladder (see Ladder) on the process group. Then everything of
+// the agent still alive (its scope) is ended: what is left of its group gets SIGTERM and
+// the grace, then everything in scope, setsid escapes included, gets SIGKILL; Exit.Survivors
+// lists them. Finally the output pipes are closed once drained, or after the grace if a
+// process that could not be killed still holds them.
 func (p *Process) Shutdown(ctx context.Context, l Ladder) Exit {
 	p.shutdownOnce.Do(func() { p.shutdown(ctx, l.withDefaults()) })
 	return p.Exit()
@@ -177,19 +188,8 @@ func (p *Process) Shutdown(ctx context.Context, l Ladder) Exit {
 func (p *Process) shutdown(ctx context.Context, l Ladder) {
 	p.ladder(ctx, l, processStopper{p})
 	p.stdin.Close()
-	if GroupAlive(p.pid) {
-		p.mu.Lock()
-		p.exit.GroupKilled = true
-		p.mu.Unlock()
-		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
-		deadline := time.Now().Add(l.Grace)
-		for GroupAlive(p.pid) && time.Now().Before(deadline) && ctx.Err() == nil {
-			time.Sleep(10 * time.Millisecond)
-		}
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-	}
-	// Let the readers drain what the agent wrote before it went, then cut the pipes: a
-	// process that left the group may still hold them open.
+	p.cleanUp(ctx, l.Grace)
+	// Let the readers drain what the agent wrote before it went, then cut the pipes.
 	drained := make(chan struct{})
 	go func() {
 		<-p.stdout.eof

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,5 +71,24 @@ func TestLadderSteps(t *testing.T) {
 func TestLadderDefaults(t *testing.T) {
 	if l := (Ladder{StdinWait: -1}).withDefaults(); l.StdinWait != 0 || l.Grace != DefaultGrace {
 		t.Errorf("defaults = %+v", l)
+	}
+}
+
+func TestMarkerEntry(t *testing.T) {
+	m := Marker("aaaa.bbbb")
+	if got := markerEntry([]string{"A=1"}, m); got != MarkerVar+"=aaaa.bbbb" {
+		t.Errorf("fresh entry = %q", got)
+	}
+	// A host inside another host's agent keeps the inherited markers.
+	if got := markerEntry([]string{MarkerVar + "=x.1,y.2"}, m); got != MarkerVar+"=x.1,y.2,aaaa.bbbb" {
+		t.Errorf("nested entry = %q", got)
+	}
+	var long []string
+	for range 20 {
+		long = append(long, "r.l")
+	}
+	got := markerEntry([]string{MarkerVar + "=" + strings.Join(long, ",")}, m)
+	if items := strings.Split(strings.TrimPrefix(got, MarkerVar+"="), ","); len(items) != maxMarkers || items[maxMarkers-1] != string(m) {
+		t.Errorf("the list is not bounded, or lost the new marker: %q", got)
 	}
 }

@@ -72,6 +72,7 @@ func (a *pipeAgent) Stdout() io.Reader     { return a.stdout }
 func (a *pipeAgent) StderrTail() []byte    { return a.tail.Bytes() }
 func (a *pipeAgent) StderrBytes() int64    { return a.tail.Total() }
 func (a *pipeAgent) PID() int              { return 0 }
+func (a *pipeAgent) Scope() Scope          { return Scope{} }
 
 // Shutdown runs the ladder; see pipeAgent for what its signals are.
 func (a *pipeAgent) Shutdown(ctx context.Context, l Ladder) Exit {

@@ -66,6 +66,9 @@ type Agent interface {
 	Exit() Exit
 	// PID is the agent's process id (and process group id); 0 for an in-memory agent.
 	PID() int
+	// Scope names the agent's other processes, for Sweep and Kill at any moment; the zero
+	// Scope (none) for an in-memory agent.
+	Scope() Scope
 }
 
 // Exit records how an agent ended.
@@ -81,7 +84,31 @@ type Exit struct {
 	// GroupKilled is true when processes of the agent's group outlived the agent and had to be
 	// signalled.
 	GroupKilled bool `json:"groupKilled,omitempty"`
+	// Survivors are the processes of the agent (its marker, group or session) found alive after
+	// the ladder, all of which were then killed.
+	Survivors []Survivor `json:"survivors,omitempty"`
 }
+
+// Survivor is a process of an agent found alive when it should not be.
+type Survivor struct {
+	PID int `json:"pid"`
+	// Command is the kernel's name for the program (at most 15 bytes).
+	Command string `json:"command"`
+	// Argv is the start of its command line: at most 8 arguments of at most 256 bytes.
+	Argv []string `json:"argv,omitempty"`
+	// LeftGroup is true when it had left the agent's process group (a setsid or setpgid escape).
+	LeftGroup bool `json:"leftGroup"`
+	// Found is when it was found.
+	Found Moment `json:"found"`
+	// Killed is true when it was seen gone after SIGKILL, within the bound.
+	Killed bool `json:"killed"`
+}
+
+// Moment names when a sweep ran.
+type Moment string
+
+// AfterLadder is the sweep Shutdown runs once the agent has ended.
+const AfterLadder Moment = "after-ladder"
 
 // Ended reports whether the exit has been recorded.
 func (e Exit) Ended() bool { return e.By != "" }

@@ -94,8 +94,9 @@ func TestGrandchildKeepingStdoutOpen(t *testing.T) {
 		t.Fatal("the grandchild should still be alive before teardown")
 	}
 	x := a.Shutdown(context.Background(), transport.Patient(grace))
-	if !x.GroupKilled {
-		t.Errorf("exit = %+v, want groupKilled", x)
+	// The grandchild may not have exec'd sleep yet: its command is not asserted.
+	if !x.GroupKilled || len(x.Survivors) != 1 || x.Survivors[0].LeftGroup || !x.Survivors[0].Killed {
+		t.Errorf("exit = %+v, want groupKilled and the grandchild listed", x)
 	}
 	if transport.GroupAlive(a.PID()) {
 		t.Error("grandchild survived teardown")
@@ -105,8 +106,8 @@ func TestGrandchildKeepingStdoutOpen(t *testing.T) {
 	}
 }
 
-// A process that leaves the group (setsid) cannot be signalled through it, but it must not
-// keep the probe waiting on the stdout it holds.
+// A process that leaves the group (setsid) cannot be signalled through it: it is found by its
+// marker, killed, and does not keep the probe waiting on the stdout it holds.
 func TestEscapedProcessDoesNotBlockTeardown(t *testing.T) {
 	dir := t.TempDir()
 	c := sh(`setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 30' & while [ ! -f pid ]; do :; done; exit 0`)
@@ -124,8 +125,8 @@ func TestEscapedProcessDoesNotBlockTeardown(t *testing.T) {
 	}
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	x := a.Shutdown(context.Background(), transport.Patient(grace))
-	if x.By != "self" {
-		t.Errorf("exit = %+v", x)
+	if x.By != "self" || len(x.Survivors) != 1 || x.Survivors[0].PID != pid || !x.Survivors[0].LeftGroup || !x.Survivors[0].Killed {
+		t.Errorf("exit = %+v, want the escaped %d killed", x, pid)
 	}
 	select {
 	case <-out:
@@ -216,7 +217,7 @@ func TestPipeAgent(t *testing.T) {
 	if got := <-out; got != "ping\n" {
 		t.Errorf("out = %q", got)
 	}
-	if string(a.StderrTail()) != "serving\n" || a.PID() != 0 {
+	if string(a.StderrTail()) != "serving\n" || a.PID() != 0 || a.Scope() != (transport.Scope{}) {
 		t.Errorf("stderr %q pid %d", a.StderrTail(), a.PID())
 	}
 	if got := echo.CommandLine(); len(got) != 1 || got[0] != "pipe:echo" {

@@ -25,8 +25,9 @@
 // setsid escapes included, kills them and lists them in Exit.Survivors. Sweep lists the same
 // processes at any moment without signalling them; Kill is the killing variant. A sweep
 // reads the stat of only the pids allocated since the agent started (see scanner.window),
-// and the environment of only the processes started since: about 0.3 ms here, against
-// 1.5 ms for the stat of every process on this (quiet, 120-process) machine.
+// and the environment of only the processes started since: 0.07–0.4 ms here, depending on
+// what the machine started meanwhile, against 1.1 ms for reading every process's stat and
+// environment with 90 processes (BenchmarkSweep).
 //
 // On Linux the host becomes a child subreaper (PR_SET_CHILD_SUBREAPER) at its first launch,
 // so that what the agent orphans is re-parented to the host rather than to init. The sweep
@@ -49,8 +50,9 @@
 // means including SIGKILL, the kernel closes the write end; the watchdog then kills every
 // process carrying the host's run (the first half of every marker), sweeping until a pass
 // finds none, and exits. For acpprobe that is one exec per host process, armed in about
-// 0.5 ms, about 2 ms of CPU to start, 4.4 MiB of RSS while it waits and 1 ms of CPU for its
-// final sweep; nothing per launch (BenchmarkWatchdogLife measures it for the test binary).
+// 0.5 ms, about 2 ms of CPU to start, 4.4 MiB of RSS while it waits and about 1 ms of CPU
+// for its final sweep; nothing per launch (BenchmarkWatchdogLife measures a whole life of
+// the test binary's: 3.6 ms of CPU).
 // Library users get it through the init function linked with this package; StartWatchdog
 // starts it at once and reports whether it is up.
 //

@@ -45,16 +45,15 @@
 // started, on its own goroutine): the host's own executable (/proc/self/exe), run again with
 // argv exactly ["acpprobe-watchdog"] and ACPPROBE_WATCHDOG in its environment, which this
 // package's init function recognises (the packages initialised after it never run). The
-// watchdog sits in its own session with /dev/null for output, holds the read end of a pipe
-// whose write end only the host holds, and blocks reading it. When the host ends, by any
-// means including SIGKILL, the kernel closes the write end; the watchdog then kills every
-// process carrying the host's run (the first half of every marker), sweeping until a pass
-// finds none, and exits. For acpprobe that is one exec per host process, armed in about
-// 0.5 ms, about 2 ms of CPU to start, 4.4 MiB of RSS while it waits and about 1 ms of CPU
-// for its final sweep; nothing per launch (BenchmarkWatchdogLife measures a whole life of
-// the test binary's: 3.6 ms of CPU).
-// Library users get it through the init function linked with this package; StartWatchdog
-// starts it at once and reports whether it is up.
+// watchdog sits in its own process group with /dev/null for output, holds the read end of a
+// pipe whose write end only the host holds, and blocks reading it. When the host ends, by
+// any means including SIGKILL, the kernel closes the write end; the watchdog then kills
+// every process carrying the host's run (the first half of every marker), sweeping until a
+// pass finds none, and exits. For acpprobe that is one exec per host process, armed in
+// about 0.5 ms, about 2 ms of CPU to start, 4.4 MiB of RSS while it waits and about 1 ms of
+// CPU for its final sweep; nothing per launch (BenchmarkWatchdogLife measures a whole life
+// of the test binary's: 3.6 ms of CPU). Library users get it through the init function
+// linked with this package; StartWatchdog starts it at once and reports whether it is up.
 //
 // Alternatives weighed: the same re-exec before the agent starts (puts an exec, 0.5–1 ms of
 // wall time, on the critical path); a shim parent per agent (an exec per launch, on the
@@ -66,13 +65,18 @@
 //
 // # Costs and limits
 //
-// setsid puts the agent in a new scheduling autogroup where the kernel has them
-// (sched_autogroup_enabled): that costs about 0.1 ms at the median, and more in the tail on
-// a loaded machine, on Launch. A descendant that scrubs its environment and leaves the
-// agent's session, or that runs as another user, escapes the sweep (the watchdog too). A
-// same-user process can still open the user's terminal device by its path (/dev/pts/N):
-// setsid removes the controlling terminal, not the user's rights; and a root agent can steal
-// the terminal outright (TIOCSCTTY). The watchdog covers the host's death from the moment it
-// is armed, about a millisecond after the first launch. Off Linux, there is no sweep, no
-// subreaper and no watchdog: only the group is signalled.
+// setsid gives the agent a scheduling autogroup of its own where the kernel has them
+// (sched_autogroup_enabled), so its exchanges with the host cross scheduling groups. On a
+// loaded 2-core machine (load 6–12) bench/driver measured probe --no-methods against the
+// reference agent at about +10 ms of median wall time over the build without the session,
+// marker, sweep and watchdog, roughly half of it from setsid alone, with the client's CPU
+// and RSS unchanged within noise; the watchdog's CPU is its own, not the client's.
+//
+// A descendant that scrubs its environment and leaves the agent's session, or that runs as
+// another user, escapes the sweep (the watchdog too). A same-user process can still open
+// the user's terminal device by its path (/dev/pts/N): setsid removes the controlling
+// terminal, not the user's rights; and a root agent can steal the terminal outright
+// (TIOCSCTTY). The watchdog covers the host's death from the moment it is armed, about a
+// millisecond after the first launch. Off Linux, there is no sweep, no subreaper and no
+// watchdog: only the group is signalled.
 package transport

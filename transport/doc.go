@@ -76,7 +76,11 @@
 // another user, escapes the sweep (the watchdog too). A same-user process can still open
 // the user's terminal device by its path (/dev/pts/N): setsid removes the controlling
 // terminal, not the user's rights; and a root agent can steal the terminal outright
-// (TIOCSCTTY). The watchdog covers the host's death from the moment it is armed, about a
-// millisecond after the first launch. Off Linux, there is no sweep, no subreaper and no
+// (TIOCSCTTY). The pid window of a sweep relies on the kernel's fork count: forks that fail
+// after taking a pid (a pids cgroup at its limit) move the pid allocator without counting,
+// so a fork bomb could wrap the pids unseen and hide a survivor from the post-ladder sweep;
+// the watchdog's sweep when the host exits reads every pid and still kills it. The watchdog
+// covers the host's death from the moment it is armed, about a millisecond after the first
+// launch. Off Linux, there is no sweep, no subreaper and no
 // watchdog: only the group is signalled.
 package transport

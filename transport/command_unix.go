@@ -41,9 +41,10 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Dir = c.Dir
 	marker := newMarker()
-	env := MergeEnv(os.Environ(), c.Env)
-	// The marker comes last: exec.Cmd keeps the last value of a key given twice.
-	cmd.Env = append(env, markerEntry(env, marker))
+	// The markers this host inherited come from its own environment, whatever the agent's
+	// is made of (a sandbox filters it); ours comes last: exec.Cmd keeps the last value of a
+	// key given twice, so transport owns the variable.
+	cmd.Env = append(MergeEnv(os.Environ(), c.Env), markerEntry(os.Environ(), marker))
 	cmd.SysProcAttr = newProcAttr()
 
 	var parentEnds, childEnds []*os.File

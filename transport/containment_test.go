@@ -335,7 +335,9 @@ func TestSweepThenKill(t *testing.T) {
 
 func TestMarkerInEnvironment(t *testing.T) {
 	t.Setenv(transport.MarkerVar, "0011223344556677.8899aabbccddeeff") // as if this host were an agent's descendant
-	a := launch(t, sh(`echo "$`+transport.MarkerVar+`"`))
+	c := sh(`echo "$` + transport.MarkerVar + `"`)
+	c.Env = []string{transport.MarkerVar + "=forged"} // transport owns the variable
+	a := launch(t, c)
 	out := readAll(a)
 	a.Shutdown(context.Background(), transport.Patient(grace))
 	list := strings.Split(strings.TrimSpace(<-out), ",")

@@ -22,8 +22,8 @@ type Marker string
 // maxMarkers bounds the list an environment carries (the most recent are kept).
 const maxMarkers = 8
 
-// markerEntry returns the MarkerVar entry for an agent launched with env: m added to the
-// list env carries already.
+// markerEntry returns the MarkerVar entry for an agent of a host whose environment is env:
+// m added to the list env carries already.
 func markerEntry(env []string, m Marker) string {
 	items := []string{string(m)}
 	for _, kv := range env {

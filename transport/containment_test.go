@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 		os.Exit(ttyHost())
 	case "holder":
 		os.Exit(holder())
+	case "nested":
+		os.Exit(nested())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role", role)
 		os.Exit(2)
@@ -403,4 +405,43 @@ func TestWatchdogKillsTheRunWhenTheHostIsKilled(t *testing.T) {
 		t.Fatalf("the agent's grandchild or daemon outlived the SIGKILLed host by %s", bound)
 	}
 	t.Logf("both gone %s after the host's death", time.Since(start))
+}
+
+// nested is a host that is itself an agent (as a tap under a probe): it launches its own
+// agent, makes sure its watchdog runs, says "ready", and when its stdin closes shuts its
+// agent down and exits.
+func nested() int {
+	a, err := transport.Command{Argv: []string{"cat"}}.Launch(context.Background(), nil)
+	if err != nil {
+		fmt.Println("launch:", err)
+		return 1
+	}
+	if err := transport.StartWatchdog(); err != nil {
+		fmt.Println("watchdog:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	go io.Copy(io.Discard, a.Stdout())
+	a.Shutdown(context.Background(), transport.Ladder{Grace: time.Second})
+	return 0
+}
+
+// A host inside another host's agent cleans up after itself; its watchdog, which outlives
+// it by the moment of its final sweep, is in no session of the outer agent and carries no
+// marker of it: the outer host finds no survivor.
+func TestNestedHostLeavesNoSurvivor(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := launch(t, transport.Command{Argv: []string{exe}, Env: []string{roleEnv + "=nested", "GORACE=atexit_sleep_ms=0"}})
+	line, err := bufio.NewReader(a.Stdout()).ReadString('\n')
+	if line != "ready\n" {
+		t.Fatalf("nested host said %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, a.Stdout())
+	if x := a.Shutdown(context.Background(), transport.Patient(5*time.Second)); x.By != "stdin" || len(x.Survivors) != 0 {
+		t.Errorf("exit = %+v, want the nested host gone on stdin EOF and no survivor", x)
+	}
 }

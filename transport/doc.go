@@ -45,8 +45,8 @@
 // started, on its own goroutine): the host's own executable (/proc/self/exe), run again with
 // argv exactly ["acpprobe-watchdog"] and ACPPROBE_WATCHDOG in its environment, which this
 // package's init function recognises (the packages initialised after it never run). The
-// watchdog sits in its own process group with /dev/null for output, holds the read end of a
-// pipe whose write end only the host holds, and blocks reading it. When the host ends, by
+// watchdog sits in its own session with /dev/null for output, holds the read end of a pipe
+// whose write end only the host holds, and blocks reading it. When the host ends, by
 // any means including SIGKILL, the kernel closes the write end; the watchdog then kills
 // every process carrying the host's run (the first half of every marker), sweeping until a
 // pass finds none, and exits. For acpprobe that is one exec per host process, armed in

@@ -82,10 +82,10 @@ func spawnWatchdog() (cmd *exec.Cmd, w *os.File, err error) {
 		// Stdout and stderr are /dev/null: the watchdog must not hold the host's pipes (an
 		// editor waiting for a tap's output to end, go test for a test binary's).
 		Stdin: r,
-		// Its own process group: neither the terminal's signals (Ctrl-C, Ctrl-Z go to the
-		// foreground group) nor a signal to the host's group reach it. Not its own session:
-		// that would cost a scheduling autogroup of its own (see the package doc).
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		// Its own session: no terminal signal and no signal to the host's group reaches it,
+		// and when the host is itself an agent (a tap under a probe) the watchdog is not in
+		// that agent's session, so the outer host's sweep does not list it while it finishes.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	err = cmd.Start() // returns once the exec has succeeded: the watchdog holds r from here
 	r.Close()

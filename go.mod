@@ -1,14 +1,13 @@
 module github.com/acpprobe/acpprobe
 
-go 1.26
+go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.14.0
 )
 
-require (
-	golang.org/x/sys v0.26.0 // indirect
-	golang.org/x/tools v0.26.0 // indirect
-)
+require golang.org/x/tools v0.26.0 // indirect

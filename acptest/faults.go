@@ -35,6 +35,9 @@ type Stress struct {
 	ExitImmediately bool
 	// Grandchild starts a process that inherits stdout and outlives the agent.
 	Grandchild bool
+	// SetsidDaemon starts a process (sleep 300) in a session of its own, out of the agent's
+	// process group, that outlives the agent: only its marker finds it.
+	SetsidDaemon bool
 	// IgnoreSIGTERM ignores SIGTERM (as a process; only SIGKILL stops it).
 	IgnoreSIGTERM bool
 }
@@ -58,6 +61,14 @@ func (a *agent) stressStart() (done bool, err error) {
 			}
 			go func() { _ = cmd.Wait() }()
 		}
+	}
+	if s.SetsidDaemon {
+		cmd := exec.Command("sleep", "300")
+		leaveSession(cmd)
+		if err := cmd.Start(); err != nil {
+			return false, err
+		}
+		go func() { _ = cmd.Wait() }()
 	}
 	return false, nil
 }

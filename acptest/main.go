@@ -43,6 +43,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&cfg.CloseStdoutBefore, "close-stdout-before", "", "close stdout when this method arrives and keep running")
 	fs.BoolVar(&cfg.ExitImmediately, "exit-immediately", false, "exit with status 0 before reading anything")
 	fs.BoolVar(&cfg.Grandchild, "grandchild", false, "start a process that inherits stdout and outlives the agent")
+	fs.BoolVar(&cfg.SetsidDaemon, "setsid-daemon", false, "start a process in a session of its own that outlives the agent")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the agent)")
 	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
@@ -137,7 +138,8 @@ func (c Config) Args() []string {
 		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
 		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
 		{c.WrongID, "--wrong-id"}, {c.DuplicateID, "--duplicate-id"}, {c.InvalidBytes, "--invalid-bytes"},
-		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.IgnoreSIGTERM, "--ignore-sigterm"},
+		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.SetsidDaemon, "--setsid-daemon"},
+		{c.IgnoreSIGTERM, "--ignore-sigterm"},
 	} {
 		if f.on {
 			args = append(args, f.flag)

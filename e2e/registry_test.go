@@ -411,8 +411,9 @@ func (r cliRun) wantAgent(t *testing.T, id *string, argv []string, cwd string) {
 // same exit code and stderr envelope, the same result structurally (the transcript test's
 // structural rule, with the findings allowed to come and go dropped and the random session ids
 // masked), and `acpprobe diff --ignore agent` says "no drift". When an optional finding was in
-// one run only, diff must report exactly that (the finding, and exit.groupKilled for
-// protocol.leftover-processes) and nothing more once those paths are ignored.
+// one run only, diff must report exactly that (the finding, and exit.groupKilled and
+// exit.survivors for protocol.leftover-processes) and nothing more once those paths are
+// ignored.
 func sameAsRaw(t *testing.T, box sandbox, byID, raw cliRun, optional map[string]string) {
 	t.Helper()
 	check(t, "exit code ("+byID.name+" | "+raw.name+")", byID.code, raw.code)
@@ -450,7 +451,7 @@ func sameAsRaw(t *testing.T, box sandbox, byID, raw cliRun, optional map[string]
 			t.Fatalf("diff --json: %v: %s %s", err, out, errOut)
 		}
 		for _, c := range changes {
-			known := c.Path == "exit.groupKilled" && slices.Contains(once, "protocol.leftover-processes")
+			known := (c.Path == "exit.groupKilled" || c.Path == "exit.survivors") && slices.Contains(once, "protocol.leftover-processes")
 			for _, id := range once {
 				known = known || c.Path == "findings["+id+"]" || strings.HasPrefix(c.Path, "findings["+id+"@")
 			}

@@ -212,9 +212,10 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 		if _, ok := optional["protocol.leftover-processes"]; ok {
 			x := asMap(doc["exit"])
 			if x["groupKilled"] == true {
-				t.Logf("allowed: exit.groupKilled (%s)", optional["protocol.leftover-processes"])
+				t.Logf("allowed: exit.groupKilled and exit.survivors (%s)", optional["protocol.leftover-processes"])
 			}
 			delete(x, "groupKilled")
+			delete(x, "survivors")
 		}
 		withoutRunIDs(doc)
 	}
@@ -346,7 +347,8 @@ func asList(v any) []any         { l, _ := v.([]any); return l }
 
 // dropOptional removes the findings allowed to come and go (optional, as in wantFindings) from
 // a structural result, with their verdict counts; for protocol.leftover-processes also
-// exit.groupKilled, the fact it reports. It returns the ids it removed, which it logs.
+// exit.groupKilled and exit.survivors, the facts it reports. It returns the ids it removed,
+// which it logs.
 func dropOptional(t *testing.T, what string, doc map[string]any, optional map[string]string) []string {
 	t.Helper()
 	var removed []string
@@ -370,6 +372,7 @@ func dropOptional(t *testing.T, what string, doc map[string]any, optional map[st
 	}
 	if slices.Contains(removed, "protocol.leftover-processes") {
 		delete(asMap(doc["exit"]), "groupKilled")
+		delete(asMap(doc["exit"]), "survivors")
 	}
 	return removed
 }

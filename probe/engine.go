@@ -308,7 +308,7 @@ func (e *engine) teardown() {
 		cancel()
 	}
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder})
-	exit := e.agent.Shutdown(tctx, grace)
+	exit := e.agent.Shutdown(tctx, transport.Patient(grace))
 	<-e.eof
 	e.conn.Wait()
 	e.log.FlushStderr()

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +55,16 @@ func TestFaultSuite(t *testing.T) {
 			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
 				if !r.Exit.GroupKilled {
 					t.Errorf("exit = %+v, want the leftover grandchild killed", r.Exit)
+				}
+			}},
+		{name: "a daemon that leaves the session", cfg: claude(acptest.Faults{}, acptest.Stress{SetsidDaemon: true}), exitBy: "stdin",
+			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+				s := r.Exit.Survivors
+				if len(s) != 1 || s[0].Command != "sleep" || !s[0].LeftGroup || !s[0].Killed || r.Exit.GroupKilled {
+					t.Fatalf("exit = %+v, want the daemon alone killed and listed", r.Exit)
+				}
+				if err := syscall.Kill(s[0].PID, 0); err != syscall.ESRCH {
+					t.Errorf("daemon %d: kill 0 = %v, want it gone and reaped", s[0].PID, err)
 				}
 			}},
 		{name: "50 MiB of stderr before answering", cfg: claude(acptest.Faults{}, acptest.Stress{StderrFlood: 50 << 20}), exitBy: "stdin",

@@ -83,7 +83,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		}
 		stopping = true
 		record.Teardown.Emit(o.Log, record.TeardownInfo{Step: record.TeardownLadder})
-		go func() { shutdown <- agent.Shutdown(context.Background(), o.Grace) }()
+		go func() { shutdown <- agent.Shutdown(context.Background(), transport.Patient(o.Grace)) }()
 	}
 	var exit transport.Exit
 	for done := false; !done; {

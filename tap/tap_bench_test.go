@@ -96,7 +96,7 @@ func launch(b *testing.B, c transport.Command) *peer {
 	p.stop = func() {
 		a.Stdin().Close()
 		_, _ = io.Copy(io.Discard, p.r) // to the EOF, so that the teardown finds the output drained
-		a.Shutdown(context.Background(), time.Second)
+		a.Shutdown(context.Background(), transport.Patient(time.Second))
 	}
 	return p
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Command launches an agent as a child process in a new process group.
+// Command launches an agent as a child process in a session of its own (see the package doc).
 type Command struct {
 	Argv []string // program and arguments; the program is looked up on PATH
 	Dir  string   // working directory; the caller's when empty
@@ -40,7 +40,11 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Dir = c.Dir
-	cmd.Env = MergeEnv(os.Environ(), c.Env)
+	marker := newMarker()
+	// The markers this host inherited come from its own environment, whatever the agent's
+	// is made of (a sandbox filters it); ours comes last: exec.Cmd keeps the last value of a
+	// key given twice, so transport owns the variable.
+	cmd.Env = append(MergeEnv(os.Environ(), c.Env), markerEntry(os.Environ(), marker))
 	cmd.SysProcAttr = newProcAttr()
 
 	var parentEnds, childEnds []*os.File
@@ -71,25 +75,28 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	childEnds = []*os.File{stdinR, stdoutW, stderrW}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 
+	forks := beforeLaunch()
 	if err := cmd.Start(); err != nil {
 		closeAll(parentEnds)
 		closeAll(childEnds)
 		return nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
 	}
 	closeAll(childEnds)
+	pid := cmd.Process.Pid
 
 	tailSize := c.StderrTail
 	if tailSize <= 0 {
 		tailSize = DefaultStderrTail
 	}
 	p := &Process{
+		lifecycle: newLifecycle(),
 		cmd:       cmd,
-		pid:       cmd.Process.Pid,
+		pid:       pid,
+		scope:     Scope{Marker: marker, Leader: pid, since: afterLaunch(pid), forks: forks},
 		stdin:     stdinW,
 		stdout:    &eofReader{f: stdoutR, eof: make(chan struct{})},
 		stderrR:   stderrR,
 		tail:      NewTailBuffer(tailSize),
-		exited:    make(chan struct{}),
 		stderrEOF: make(chan struct{}),
 	}
 	var sink io.Writer = p.tail
@@ -123,46 +130,31 @@ func MergeEnv(base, overlay []string) []string {
 
 // Process is an agent running as a child process.
 type Process struct {
+	lifecycle
 	cmd       *exec.Cmd
 	pid       int
+	scope     Scope
 	stdin     *os.File
 	stdout    *eofReader
 	stderrR   *os.File
 	tail      *TailBuffer
 	stderrEOF chan struct{}
-
-	mu         sync.Mutex
-	step       string    // current teardown step: "" (not started), "stdin", "sigterm", "sigkill"
-	stdinClose time.Time // when stdin was closed by the ladder
-	exit       Exit
-	exited     chan struct{}
-
-	shutdownOnce sync.Once
 }
 
 func (p *Process) wait() {
-	err := p.cmd.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	_ = p.cmd.Wait()
 	state := p.cmd.ProcessState
-	if state == nil {
+	if state == nil { // the wait failed: someone else reaped the child (a wait(-1) elsewhere)
 		code := -1
-		p.exit.Code = &code
-		_ = err
-	} else if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		p.exit.Signal = signalName(ws.Signal())
-	} else {
-		code := state.ExitCode()
-		p.exit.Code = &code
+		p.finish(&code, "")
+		return
 	}
-	p.exit.By = p.step
-	if p.exit.By == "" {
-		p.exit.By = "self"
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		p.finish(nil, signalName(ws.Signal()))
+		return
 	}
-	if p.exit.By == "stdin" {
-		p.exit.AfterStdinCloseMs = msSince(p.stdinClose)
-	}
-	close(p.exited)
+	code := state.ExitCode()
+	p.finish(&code, "")
 }
 
 // Stdin is the agent's input.
@@ -171,103 +163,54 @@ func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 // Stdout is the agent's output.
 func (p *Process) Stdout() io.Reader { return p.stdout }
 
-// Exited is closed when the process has been reaped.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
 // StderrTail returns the last bytes of stderr.
 func (p *Process) StderrTail() []byte { return p.tail.Bytes() }
 
 // StderrBytes is the total number of stderr bytes written.
 func (p *Process) StderrBytes() int64 { return p.tail.Total() }
 
-// PID is the process id, which is also the id of its process group.
+// PID is the process id, which is also the id of its process group and of its session.
 func (p *Process) PID() int { return p.pid }
 
-// Exit is how the process ended (zero value while it runs).
-func (p *Process) Exit() Exit {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exit
-}
+// Scope names the agent's other processes, for Sweep and Kill: those carrying its marker,
+// and those in its group or session.
+func (p *Process) Scope() Scope { return p.scope }
 
-func (p *Process) setStep(step string) {
-	p.mu.Lock()
-	p.step = step
-	if step == "stdin" {
-		p.stdinClose = time.Now()
-	}
-	p.mu.Unlock()
-}
-
-// Shutdown runs the teardown ladder: close stdin, wait grace, SIGTERM the group, wait grace,
-// SIGKILL the group. Processes of the group that outlive the agent are terminated the same
-// way. Finally the output pipes are closed once drained (or after a grace, if a process that
-// escaped the group still holds them).
-func (p *Process) Shutdown(ctx context.Context, grace time.Duration) Exit {
-	p.shutdownOnce.Do(func() { p.shutdown(ctx, grace) })
+// Shutdown runs the teardown ladder (see Ladder) on the process group. Then everything of
+// the agent still alive (its scope) is ended: what is left of its group gets SIGTERM and
+// the grace, then everything in scope, setsid escapes included, gets SIGKILL; Exit.Survivors
+// lists them. Finally the output pipes are closed once drained, or after the grace if a
+// process that could not be killed still holds them.
+func (p *Process) Shutdown(ctx context.Context, l Ladder) Exit {
+	p.shutdownOnce.Do(func() { p.shutdown(ctx, l.withDefaults()) })
 	return p.Exit()
 }
 
-func (p *Process) shutdown(ctx context.Context, grace time.Duration) {
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	select {
-	case <-p.exited:
-	default:
-		p.setStep("stdin")
-		p.stdin.Close()
-		if !waitOrDone(ctx, p.exited, grace) {
-			p.setStep("sigterm")
-			_ = syscall.Kill(-p.pid, syscall.SIGTERM)
-			if !waitOrDone(ctx, p.exited, grace) {
-				p.setStep("sigkill")
-				_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-				<-p.exited
-			}
-		}
-	}
+func (p *Process) shutdown(ctx context.Context, l Ladder) {
+	p.ladder(ctx, l, processStopper{p})
 	p.stdin.Close()
-	if GroupAlive(p.pid) {
-		p.mu.Lock()
-		p.exit.GroupKilled = true
-		p.mu.Unlock()
-		_ = syscall.Kill(-p.pid, syscall.SIGTERM)
-		deadline := time.Now().Add(grace)
-		for GroupAlive(p.pid) && time.Now().Before(deadline) && ctx.Err() == nil {
-			time.Sleep(10 * time.Millisecond)
-		}
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-	}
-	// Let the readers drain what the agent wrote before it went, then cut the pipes: a
-	// process that left the group may still hold them open.
+	p.cleanUp(ctx, l.Grace)
+	// Let the readers drain what the agent wrote before it went, then cut the pipes.
 	drained := make(chan struct{})
 	go func() {
 		<-p.stdout.eof
 		<-p.stderrEOF
 		close(drained)
 	}()
-	waitOrDone(ctx, drained, grace)
+	waitOrDone(ctx, drained, l.Grace)
 	p.stdout.f.Close()
 	p.stderrR.Close()
 }
 
-// waitOrDone waits for ch for at most d; it gives up early when ctx ends.
-func waitOrDone(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
+// processStopper signals the agent's process group. While the agent is not reaped, its
+// pid cannot be reused, so the group id names its group.
+type processStopper struct{ p *Process }
+
+func (s processStopper) closeStdin()    { s.p.stdin.Close() }
+func (s processStopper) endedNow() bool { return exitedNow(s.p.pid) }
+func (s processStopper) terminate()     { _ = syscall.Kill(-s.p.pid, syscall.SIGTERM) }
+func (s processStopper) kill(time.Duration) {
+	_ = syscall.Kill(-s.p.pid, syscall.SIGKILL) // the kernel ends it: exec.Cmd.Wait returns
 }
 
 // eofReader marks when its file reached the end (or failed).

@@ -2,9 +2,34 @@
 
 package transport
 
-import "syscall"
+import (
+	"context"
+	"syscall"
+	"time"
+)
 
-func newProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func newProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // GroupAlive reports whether any process belongs to process group pgid.
 func GroupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
+
+func beforeLaunch() uint64       { return 0 }
+func afterLaunch(pid int) uint64 { return 0 }
+func exitedNow(pid int) bool     { return false }
+
+// cleanUp signals what is left of the agent's group: SIGTERM, the grace, SIGKILL. Without
+// /proc there is no sweep for processes that left the group.
+func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
+	if !GroupAlive(p.pid) {
+		return
+	}
+	p.mu.Lock()
+	p.exit.GroupKilled = true
+	p.mu.Unlock()
+	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for GroupAlive(p.pid) && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync"
 	"time"
 )
 
@@ -34,7 +33,7 @@ func (p Pipe) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	serveCtx, cancel := context.WithCancel(context.Background())
-	a := &pipeAgent{stdin: inW, stdinR: inR, stdout: outR, cancel: cancel, tail: NewTailBuffer(DefaultStderrTail), exited: make(chan struct{})}
+	a := &pipeAgent{lifecycle: newLifecycle(), stdin: inW, stdinR: inR, stdout: outR, cancel: cancel, tail: NewTailBuffer(DefaultStderrTail)}
 	var errw io.Writer = a.tail
 	if stderr != nil {
 		errw = io.MultiWriter(a.tail, stderr)
@@ -56,93 +55,52 @@ func (p Pipe) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	return a, nil
 }
 
+// pipeAgent is a running in-memory agent. Its "signals" are what a goroutine allows:
+// SIGTERM cancels its context, SIGKILL breaks its pipes (it can no longer read or write),
+// and an agent that ignores both is given up on after a grace and recorded as killed.
 type pipeAgent struct {
+	lifecycle
 	stdin  *io.PipeWriter
 	stdinR *io.PipeReader
 	stdout *io.PipeReader
 	cancel context.CancelFunc
 	tail   *TailBuffer
-	exited chan struct{}
-
-	mu         sync.Mutex
-	step       string
-	stdinClose time.Time
-	exit       Exit
-	once       sync.Once
-	finishOnce sync.Once
 }
 
-// finish records the end of the agent once: when Serve returns, or when a shutdown gives up
-// on a Serve that ignores both its context and its broken pipes.
-func (a *pipeAgent) finish(code *int, signal string) {
-	a.finishOnce.Do(func() {
-		a.mu.Lock()
-		a.exit.Code, a.exit.Signal = code, signal
-		a.exit.By = a.step
-		if a.exit.By == "" {
-			a.exit.By = "self"
-		}
-		if a.exit.By == "stdin" {
-			a.exit.AfterStdinCloseMs = msSince(a.stdinClose)
-		}
-		a.mu.Unlock()
-		close(a.exited)
-	})
-}
+func (a *pipeAgent) Stdin() io.WriteCloser { return a.stdin }
+func (a *pipeAgent) Stdout() io.Reader     { return a.stdout }
+func (a *pipeAgent) StderrTail() []byte    { return a.tail.Bytes() }
+func (a *pipeAgent) StderrBytes() int64    { return a.tail.Total() }
+func (a *pipeAgent) PID() int              { return 0 }
+func (a *pipeAgent) Scope() Scope          { return Scope{} }
 
-func (a *pipeAgent) Stdin() io.WriteCloser   { return a.stdin }
-func (a *pipeAgent) Stdout() io.Reader       { return a.stdout }
-func (a *pipeAgent) Exited() <-chan struct{} { return a.exited }
-func (a *pipeAgent) StderrTail() []byte      { return a.tail.Bytes() }
-func (a *pipeAgent) StderrBytes() int64      { return a.tail.Total() }
-func (a *pipeAgent) PID() int                { return 0 }
-
-func (a *pipeAgent) Exit() Exit {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.exit
-}
-
-func (a *pipeAgent) setStep(s string) {
-	a.mu.Lock()
-	a.step = s
-	if s == "stdin" {
-		a.stdinClose = time.Now()
-	}
-	a.mu.Unlock()
-}
-
-// Shutdown closes stdin, then cancels the agent's context ("sigterm"), then breaks its pipes
-// ("sigkill"): a goroutine cannot be killed, but it can no longer read or write.
-func (a *pipeAgent) Shutdown(ctx context.Context, grace time.Duration) Exit {
-	a.once.Do(func() {
-		if grace <= 0 {
-			grace = DefaultGrace
-		}
-		select {
-		case <-a.exited:
-			return
-		default:
-		}
-		a.setStep("stdin")
-		a.stdin.Close()
-		if waitOrDone(ctx, a.exited, grace) {
-			return
-		}
-		a.setStep("sigterm")
-		a.cancel()
-		if waitOrDone(ctx, a.exited, grace) {
-			return
-		}
-		a.setStep("sigkill")
-		a.stdinR.CloseWithError(errKilled)
-		a.stdout.CloseWithError(errKilled)
-		if !waitOrDone(context.Background(), a.exited, grace) {
-			a.finish(nil, "SIGKILL")
-		}
-	})
+// Shutdown runs the ladder; see pipeAgent for what its signals are.
+func (a *pipeAgent) Shutdown(ctx context.Context, l Ladder) Exit {
+	a.shutdownOnce.Do(func() { a.ladder(ctx, l.withDefaults(), pipeStopper{a}) })
 	a.cancel()
 	return a.Exit()
+}
+
+type pipeStopper struct{ a *pipeAgent }
+
+func (s pipeStopper) closeStdin() { s.a.stdin.Close() }
+func (s pipeStopper) terminate()  { s.a.cancel() }
+
+func (s pipeStopper) endedNow() bool {
+	select {
+	case <-s.a.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s pipeStopper) kill(grace time.Duration) {
+	s.a.stdinR.CloseWithError(errKilled)
+	s.a.stdout.CloseWithError(errKilled)
+	if !waitOrDone(context.Background(), s.a.exited, grace) {
+		s.a.finish(nil, "SIGKILL")
+	}
 }
 
 var errKilled = errors.New("agent killed")

@@ -1,11 +1,3 @@
-// Package transport starts an ACP agent and owns its lifecycle: a child process (Command) or
-// an in-memory agent for tests (Pipe).
-//
-// A Command runs in its own process group with stdin and stdout on pipes, drains stderr
-// continuously keeping only the last bytes, and is torn down by a ladder that never leaves a
-// process behind: close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group.
-// The protocol-level first step of the ladder (session/close when advertised) belongs to the
-// caller, which knows the session; see probe.
 package transport
 
 import (
@@ -20,6 +12,30 @@ const DefaultStderrTail = 64 << 10
 
 // DefaultGrace is how long each step of the teardown ladder waits for the agent to go.
 const DefaultGrace = 2 * time.Second
+
+// Ladder is how patient a teardown is.
+type Ladder struct {
+	// StdinWait is how long the agent may take to leave by itself after its stdin is closed,
+	// before it is signalled. 0 signals at once, as real clients do.
+	StdinWait time.Duration
+	// Grace is how long SIGTERM may take before SIGKILL, and bounds the clean-up of what
+	// outlives the agent; DefaultGrace when 0.
+	Grace time.Duration
+}
+
+// Patient is the ladder that gives the agent grace to leave after stdin closes, and grace
+// again after SIGTERM.
+func Patient(grace time.Duration) Ladder { return Ladder{StdinWait: grace, Grace: grace} }
+
+func (l Ladder) withDefaults() Ladder {
+	if l.StdinWait < 0 {
+		l.StdinWait = 0
+	}
+	if l.Grace <= 0 {
+		l.Grace = DefaultGrace
+	}
+	return l
+}
 
 // Launcher starts an agent.
 type Launcher interface {
@@ -44,12 +60,15 @@ type Agent interface {
 	// StderrBytes is the total number of stderr bytes the agent wrote.
 	StderrBytes() int64
 	// Shutdown runs the teardown ladder and returns how the agent ended. It is idempotent and
-	// always returns with nothing left running, whatever ctx says; ctx only shortens graces.
-	Shutdown(ctx context.Context, grace time.Duration) Exit
+	// always returns with nothing left running, whatever ctx says; ctx only shortens waits.
+	Shutdown(ctx context.Context, l Ladder) Exit
 	// Exit is how the agent ended; zero until Exited is closed.
 	Exit() Exit
 	// PID is the agent's process id (and process group id); 0 for an in-memory agent.
 	PID() int
+	// Scope names the agent's other processes, for Sweep and Kill at any moment; the zero
+	// Scope (none) for an in-memory agent.
+	Scope() Scope
 }
 
 // Exit records how an agent ended.
@@ -65,7 +84,31 @@ type Exit struct {
 	// GroupKilled is true when processes of the agent's group outlived the agent and had to be
 	// signalled.
 	GroupKilled bool `json:"groupKilled,omitempty"`
+	// Survivors are the processes of the agent (its marker, group or session) found alive after
+	// the ladder, all of which were then killed.
+	Survivors []Survivor `json:"survivors,omitempty"`
 }
+
+// Survivor is a process of an agent found alive when it should not be.
+type Survivor struct {
+	PID int `json:"pid"`
+	// Command is the kernel's name for the program (at most 15 bytes).
+	Command string `json:"command"`
+	// Argv is the start of its command line: at most 8 arguments of at most 256 bytes.
+	Argv []string `json:"argv,omitempty"`
+	// LeftGroup is true when it had left the agent's process group (a setsid or setpgid escape).
+	LeftGroup bool `json:"leftGroup"`
+	// Found is when it was found.
+	Found Moment `json:"found"`
+	// Killed is true when it was seen gone after SIGKILL, within the bound.
+	Killed bool `json:"killed"`
+}
+
+// Moment names when a sweep ran.
+type Moment string
+
+// AfterLadder is the sweep Shutdown runs once the agent has ended.
+const AfterLadder Moment = "after-ladder"
 
 // Ended reports whether the exit has been recorded.
 func (e Exit) Ended() bool { return e.By != "" }

@@ -23,7 +23,7 @@ func launch(t *testing.T, c transport.Command) transport.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Shutdown(context.Background(), grace) })
+	t.Cleanup(func() { a.Shutdown(context.Background(), transport.Patient(grace)) })
 	return a
 }
 
@@ -47,7 +47,7 @@ func TestExitsWhenStdinCloses(t *testing.T) {
 	if _, err := a.Stdin().Write([]byte("hello\n")); err != nil {
 		t.Fatal(err)
 	}
-	x := a.Shutdown(context.Background(), 5*time.Second)
+	x := a.Shutdown(context.Background(), transport.Patient(5*time.Second))
 	if x.By != "stdin" || x.Code == nil || *x.Code != 0 || x.AfterStdinCloseMs == nil || x.GroupKilled {
 		t.Fatalf("exit = %+v", x)
 	}
@@ -61,7 +61,7 @@ func TestExitsWhenStdinCloses(t *testing.T) {
 
 func TestSigtermWhenStdinIgnored(t *testing.T) {
 	a := launch(t, transport.Command{Argv: []string{"sleep", "30"}})
-	x := a.Shutdown(context.Background(), grace)
+	x := a.Shutdown(context.Background(), transport.Patient(grace))
 	if x.By != "sigterm" || x.Signal != "SIGTERM" || x.Code != nil || x.AfterStdinCloseMs != nil {
 		t.Fatalf("exit = %+v", x)
 	}
@@ -74,7 +74,7 @@ func TestSigkillWhenSigtermIgnored(t *testing.T) {
 	if _, err := io.ReadFull(a.Stdout(), buf); err != nil || string(buf) != "ready\n" {
 		t.Fatalf("read %q %v", buf, err)
 	}
-	x := a.Shutdown(context.Background(), grace)
+	x := a.Shutdown(context.Background(), transport.Patient(grace))
 	if x.By != "sigkill" || x.Signal != "SIGKILL" {
 		t.Fatalf("exit = %+v", x)
 	}
@@ -93,9 +93,10 @@ func TestGrandchildKeepingStdoutOpen(t *testing.T) {
 	if !transport.GroupAlive(a.PID()) {
 		t.Fatal("the grandchild should still be alive before teardown")
 	}
-	x := a.Shutdown(context.Background(), grace)
-	if !x.GroupKilled {
-		t.Errorf("exit = %+v, want groupKilled", x)
+	x := a.Shutdown(context.Background(), transport.Patient(grace))
+	// The grandchild may not have exec'd sleep yet: its command is not asserted.
+	if !x.GroupKilled || len(x.Survivors) != 1 || x.Survivors[0].LeftGroup || !x.Survivors[0].Killed {
+		t.Errorf("exit = %+v, want groupKilled and the grandchild listed", x)
 	}
 	if transport.GroupAlive(a.PID()) {
 		t.Error("grandchild survived teardown")
@@ -105,8 +106,8 @@ func TestGrandchildKeepingStdoutOpen(t *testing.T) {
 	}
 }
 
-// A process that leaves the group (setsid) cannot be signalled through it, but it must not
-// keep the probe waiting on the stdout it holds.
+// A process that leaves the group (setsid) cannot be signalled through it: it is found by its
+// marker, killed, and does not keep the probe waiting on the stdout it holds.
 func TestEscapedProcessDoesNotBlockTeardown(t *testing.T) {
 	dir := t.TempDir()
 	c := sh(`setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 30' & while [ ! -f pid ]; do :; done; exit 0`)
@@ -123,9 +124,9 @@ func TestEscapedProcessDoesNotBlockTeardown(t *testing.T) {
 		t.Fatalf("escaped pid: %q", pidText)
 	}
 	defer syscall.Kill(pid, syscall.SIGKILL)
-	x := a.Shutdown(context.Background(), grace)
-	if x.By != "self" {
-		t.Errorf("exit = %+v", x)
+	x := a.Shutdown(context.Background(), transport.Patient(grace))
+	if x.By != "self" || len(x.Survivors) != 1 || x.Survivors[0].PID != pid || !x.Survivors[0].LeftGroup || !x.Survivors[0].Killed {
+		t.Errorf("exit = %+v, want the escaped %d killed", x, pid)
 	}
 	select {
 	case <-out:
@@ -137,7 +138,7 @@ func TestEscapedProcessDoesNotBlockTeardown(t *testing.T) {
 func TestStderrTailKeepsTheEnd(t *testing.T) {
 	a := launch(t, sh(`head -c 200000 /dev/zero | tr '\0' a >&2; echo END >&2`))
 	<-a.Exited()
-	a.Shutdown(context.Background(), grace)
+	a.Shutdown(context.Background(), transport.Patient(grace))
 	tail := a.StderrTail()
 	if len(tail) != transport.DefaultStderrTail || !bytes.HasSuffix(tail, []byte("aaaEND\n")) {
 		t.Errorf("tail: %d bytes, ends %q", len(tail), tail[max(0, len(tail)-10):])
@@ -156,7 +157,7 @@ func TestEnvMergedAndDir(t *testing.T) {
 	c.Dir = dir
 	a := launch(t, c)
 	out := readAll(a)
-	a.Shutdown(context.Background(), 5*time.Second)
+	a.Shutdown(context.Background(), transport.Patient(5*time.Second))
 	if got, want := <-out, "inherited new added "+dir+"\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -209,14 +210,14 @@ func TestPipeAgent(t *testing.T) {
 	}
 	out := readAll(a)
 	a.Stdin().Write([]byte("ping\n"))
-	x := a.Shutdown(context.Background(), time.Second)
+	x := a.Shutdown(context.Background(), transport.Patient(time.Second))
 	if x.By != "stdin" || x.Code == nil || *x.Code != 0 {
 		t.Errorf("exit = %+v", x)
 	}
 	if got := <-out; got != "ping\n" {
 		t.Errorf("out = %q", got)
 	}
-	if string(a.StderrTail()) != "serving\n" || a.PID() != 0 {
+	if string(a.StderrTail()) != "serving\n" || a.PID() != 0 || a.Scope() != (transport.Scope{}) {
 		t.Errorf("stderr %q pid %d", a.StderrTail(), a.PID())
 	}
 	if got := echo.CommandLine(); len(got) != 1 || got[0] != "pipe:echo" {
@@ -236,7 +237,7 @@ func TestPipeAgentLadder(t *testing.T) {
 		return exitCode(143)
 	}}
 	a, _ := ctxAware.Launch(context.Background(), nil)
-	if x := a.Shutdown(context.Background(), 50*time.Millisecond); x.By != "sigterm" || *x.Code != 143 {
+	if x := a.Shutdown(context.Background(), transport.Patient(50*time.Millisecond)); x.By != "sigterm" || *x.Code != 143 {
 		t.Errorf("ctx-aware exit = %+v", x)
 	}
 	// Ignores everything but its pipes: ends at the "sigkill" step when they break.
@@ -248,7 +249,7 @@ func TestPipeAgentLadder(t *testing.T) {
 		return err
 	}}
 	a, _ = stubborn.Launch(context.Background(), nil)
-	if x := a.Shutdown(context.Background(), 50*time.Millisecond); x.By != "sigkill" || x.Signal != "SIGKILL" {
+	if x := a.Shutdown(context.Background(), transport.Patient(50*time.Millisecond)); x.By != "sigkill" || x.Signal != "SIGKILL" {
 		t.Errorf("stubborn exit = %+v", x)
 	}
 }

@@ -1,0 +1,125 @@
+package transport
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The steps of the teardown ladder, as Exit.By names them.
+const (
+	bySelf    = "self"
+	byStdin   = "stdin"
+	bySigterm = "sigterm"
+	bySigkill = "sigkill"
+)
+
+// stopper is what the ladder does to one kind of agent at each step.
+type stopper interface {
+	closeStdin()
+	// endedNow reports whether the agent has already ended, even if its end is not recorded
+	// yet (a process that exited but is not reaped): the ladder then sends no signal, so that
+	// Exit.By does not blame one.
+	endedNow() bool
+	terminate() // the SIGTERM step
+	// kill is the SIGKILL step. The agent's end must be recorded soon after it returns; it
+	// may take grace to make sure of that.
+	kill(grace time.Duration)
+}
+
+// lifecycle is the state an agent shares with its ladder: the current step, when stdin was
+// closed, and how the agent ended.
+type lifecycle struct {
+	exited chan struct{} // closed by finish
+
+	mu         sync.Mutex
+	step       string    // "" (running), byStdin, bySigterm, bySigkill
+	stdinClose time.Time // when the ladder closed stdin
+	exit       Exit
+
+	finishOnce   sync.Once
+	shutdownOnce sync.Once
+}
+
+func newLifecycle() lifecycle { return lifecycle{exited: make(chan struct{})} }
+
+// Exited is closed when the agent has ended.
+func (l *lifecycle) Exited() <-chan struct{} { return l.exited }
+
+// Exit is how the agent ended (zero value while it runs).
+func (l *lifecycle) Exit() Exit {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.exit
+}
+
+// finish records the end of the agent once, blaming the step the ladder had reached.
+func (l *lifecycle) finish(code *int, signal string) {
+	l.finishOnce.Do(func() {
+		l.mu.Lock()
+		l.exit.Code, l.exit.Signal = code, signal
+		l.exit.By = l.step
+		if l.exit.By == "" {
+			l.exit.By = bySelf
+		}
+		if l.exit.By == byStdin {
+			l.exit.AfterStdinCloseMs = msSince(l.stdinClose)
+		}
+		l.mu.Unlock()
+		close(l.exited)
+	})
+}
+
+func (l *lifecycle) setStep(step string) {
+	l.mu.Lock()
+	l.step = step
+	if step == byStdin {
+		l.stdinClose = time.Now()
+	}
+	l.mu.Unlock()
+}
+
+// ladder runs the teardown ladder (see Ladder) until the agent has ended. The step is set
+// before each action, so the end is blamed on the last action taken before it.
+func (l *lifecycle) ladder(ctx context.Context, ld Ladder, s stopper) {
+	select {
+	case <-l.exited:
+		return
+	default:
+	}
+	l.setStep(byStdin)
+	s.closeStdin()
+	if waitOrDone(ctx, l.exited, ld.StdinWait) || s.endedNow() {
+		<-l.exited
+		return
+	}
+	l.setStep(bySigterm)
+	s.terminate()
+	if waitOrDone(ctx, l.exited, ld.Grace) || s.endedNow() {
+		<-l.exited
+		return
+	}
+	l.setStep(bySigkill)
+	s.kill(ld.Grace)
+	<-l.exited
+}
+
+// waitOrDone waits for ch for at most d; it gives up early when ctx ends.
+func waitOrDone(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ch:
+			return true
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,94 @@
+package transport
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeStopper records the ladder's actions; the agent "ends" at the action named in endOn
+// (or has already ended, unrecorded, when endedEarly).
+type fakeStopper struct {
+	l          *lifecycle
+	endOn      string
+	endedEarly bool
+	did        []string
+}
+
+func (f *fakeStopper) act(step string) {
+	f.did = append(f.did, step)
+	if step == f.endOn {
+		code := 0
+		go f.l.finish(&code, "")
+	}
+}
+
+func (f *fakeStopper) closeStdin()          { f.act(byStdin) }
+func (f *fakeStopper) terminate()           { f.act(bySigterm) }
+func (f *fakeStopper) kill(_ time.Duration) { f.act(bySigkill) }
+func (f *fakeStopper) endedNow() bool {
+	if f.endedEarly {
+		code := 0
+		go f.l.finish(&code, "")
+	}
+	return f.endedEarly
+}
+
+func TestLadderSteps(t *testing.T) {
+	cases := []struct {
+		name       string
+		ladder     Ladder
+		endOn      string
+		endedEarly bool
+		did        []string
+		by         string
+	}{
+		{"leaves on stdin", Patient(time.Second), byStdin, false, []string{byStdin}, byStdin},
+		{"signalled at once", Ladder{StdinWait: 0, Grace: time.Second}, bySigterm, false, []string{byStdin, bySigterm}, bySigterm},
+		{"needs SIGKILL", Ladder{StdinWait: 0, Grace: time.Millisecond}, bySigkill, false, []string{byStdin, bySigterm, bySigkill}, bySigkill},
+		// Exited by itself after stdin closed but not reaped yet: no signal is sent, and the
+		// exit is not blamed on one.
+		{"ended before the signal", Ladder{StdinWait: 0, Grace: time.Second}, "", true, []string{byStdin}, byStdin},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLifecycle()
+			f := &fakeStopper{l: &l, endOn: tc.endOn, endedEarly: tc.endedEarly}
+			l.ladder(context.Background(), tc.ladder.withDefaults(), f)
+			x := l.Exit()
+			if !slices.Equal(f.did, tc.did) || x.By != tc.by {
+				t.Errorf("did %v, exit by %q; want %v, %q", f.did, x.By, tc.did, tc.by)
+			}
+			if (x.By == byStdin) != (x.AfterStdinCloseMs != nil) {
+				t.Errorf("afterStdinCloseMs = %v with by %q", x.AfterStdinCloseMs, x.By)
+			}
+		})
+	}
+}
+
+func TestLadderDefaults(t *testing.T) {
+	if l := (Ladder{StdinWait: -1}).withDefaults(); l.StdinWait != 0 || l.Grace != DefaultGrace {
+		t.Errorf("defaults = %+v", l)
+	}
+}
+
+func TestMarkerEntry(t *testing.T) {
+	m := Marker("aaaa.bbbb")
+	if got := markerEntry([]string{"A=1"}, m); got != MarkerVar+"=aaaa.bbbb" {
+		t.Errorf("fresh entry = %q", got)
+	}
+	// A host inside another host's agent keeps the inherited markers.
+	if got := markerEntry([]string{MarkerVar + "=x.1,y.2"}, m); got != MarkerVar+"=x.1,y.2,aaaa.bbbb" {
+		t.Errorf("nested entry = %q", got)
+	}
+	var long []string
+	for range 20 {
+		long = append(long, "r.l")
+	}
+	got := markerEntry([]string{MarkerVar + "=" + strings.Join(long, ",")}, m)
+	if items := strings.Split(strings.TrimPrefix(got, MarkerVar+"="), ","); len(items) != maxMarkers || items[maxMarkers-1] != string(m) {
+		t.Errorf("the list is not bounded, or lost the new marker: %q", got)
+	}
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package transport
+
+import (
+	"errors"
+	"time"
+)
+
+// Sweep lists the live processes in scope. It needs Linux's /proc: elsewhere it returns
+// errors.ErrUnsupported.
+func Sweep(s Scope) ([]Proc, error) { return nil, errors.ErrUnsupported }
+
+// Kill kills the processes in scope. It needs Linux's /proc and pidfds: elsewhere it
+// returns errors.ErrUnsupported.
+func Kill(s Scope, at Moment, bound time.Duration) ([]Survivor, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// StartWatchdog starts the watchdog of this host process. It needs Linux: elsewhere it
+// returns errors.ErrUnsupported.
+func StartWatchdog() error { return errors.ErrUnsupported }

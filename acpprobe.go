@@ -117,6 +117,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	if o.Check != nil {
 		po.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt})
+		po.WaitForExit = true // check judges how the agent leaves when its stdin closes
 	}
 	// The report needs compiled schema types: build them while the agent starts.
 	go conformance.Warm()

@@ -32,11 +32,27 @@ func runProtocol(in *inputs, out *findings) {
 		out.add(protocolAgentInfo, initSeq, "/result/agentInfo", "initialize should carry agentInfo {name, version} (it will be required in a future version)", nil)
 	}
 	if x := r.Exit; x != nil {
-		if x.By == "sigterm" || x.By == "sigkill" {
-			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running a grace after its stdin closed and had to be stopped with %s", strings.ToUpper(x.By)), nil)
+		if wait, waited := stdinWait(in); waited && (x.By == "sigterm" || x.By == "sigkill") {
+			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(x.By)), nil)
 		}
 		if x.GroupKilled {
 			out.add(protocolLeftover, in.x.EventSeq(record.Exit.Kind), "", "processes of the agent's process group were still running after it ended and were killed", nil)
+		}
+		if len(x.Survivors) > 0 {
+			// Processes that outlived the agent, found by the run's marker after the ladder.
+			var names []string
+			left := 0
+			for _, s := range x.Survivors {
+				names = append(names, fmt.Sprintf("%s (pid %d)", s.Command, s.PID))
+				if s.LeftGroup {
+					left++
+				}
+			}
+			msg := fmt.Sprintf("%d process(es) of the agent outlived it and were killed: %s", len(x.Survivors), strings.Join(names, ", "))
+			if left > 0 {
+				msg += fmt.Sprintf("; %d had left its process group (a setsid escape), which a group teardown alone would have missed", left)
+			}
+			out.add(protocolLeftover, in.x.EventSeq(record.Exit.Kind), "", msg, x.Survivors)
 		}
 	}
 	if r.StderrBytes > 64<<10 {
@@ -51,4 +67,16 @@ func answerSeq(in *inputs, method string) int64 {
 		return ex.Answer.Seq
 	}
 	return 0
+}
+
+// stdinWait is how long the teardown waited for the agent to leave after closing its stdin,
+// and whether it waited at all: a probe that signals at once shows nothing of the agent's
+// behaviour on EOF. Recordings from before the wait was recorded always waited a grace.
+func stdinWait(in *inputs) (string, bool) {
+	for _, f := range in.x.Events(record.Teardown.Kind) {
+		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder && p.StdinWaitMs != nil {
+			return fmt.Sprintf("%.0f ms", *p.StdinWaitMs), *p.StdinWaitMs > 0
+		}
+	}
+	return "a grace", true
 }

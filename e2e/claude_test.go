@@ -74,18 +74,19 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 	})
 	p.wantAuthMethods(t, []authMethod{})
 
-	// The same answers with or without a live session. load/resume/fork start a Claude Code
-	// process each and turn its early end into -32002 "Resource not found" (fork names a
-	// fresh random session id, not the one asked for).
+	// Detected with invalid params: the SDK's zod validator answers -32602 with its error tree
+	// before any handler runs, so no Claude Code process starts (the made-up session calls of
+	// earlier versions started one per load/resume/fork, 1-7 s each, and left the agent unwilling
+	// to exit on EOF). The same answers with or without a live session.
 	p.wantMethods(t, map[string]method{
-		acp.MethodSetConfigOption: {probe.Supported, -32603}, // "Internal error", data.details "Session not found"
-		acp.MethodSetMode:         {probe.Supported, -32603},
-		acp.MethodSetModel:        {probe.Supported, -32603},
-		acp.MethodSessionLoad:     {probe.Supported, -32002},
-		acp.MethodSessionResume:   {probe.Supported, -32002},
-		acp.MethodSessionFork:     {probe.Supported, -32002},
-		acp.MethodSessionList:     {probe.Supported, 0}, // a result: {"sessions":[]}
-		acp.MethodSessionClose:    {probe.Supported, -32603},
+		acp.MethodSetConfigOption: {probe.Supported, -32602},
+		acp.MethodSetMode:         {probe.Supported, -32602},
+		acp.MethodSetModel:        {probe.Supported, -32602},
+		acp.MethodSessionLoad:     {probe.Supported, -32602},
+		acp.MethodSessionResume:   {probe.Supported, -32602},
+		acp.MethodSessionFork:     {probe.Supported, -32602},
+		acp.MethodSessionList:     {probe.Supported, -32602}, // {"cwd": 1}
+		acp.MethodSessionClose:    {probe.Supported, -32602},
 		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
 	})
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))

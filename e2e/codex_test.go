@@ -41,14 +41,15 @@ func TestCodexACP(t *testing.T) {
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
 
 	p.wantMethods(t, map[string]method{
-		acp.MethodSetConfigOption: {probe.Supported, -32002},
-		acp.MethodSetMode:         {probe.Supported, -32002},
+		// serde refuses the params (-32602 "missing field …") before the login is asked for.
+		acp.MethodSetConfigOption: {probe.Supported, -32602},
+		acp.MethodSetMode:         {probe.Supported, -32602},
 		acp.MethodSetModel:        {probe.Unsupported, -32601},
-		acp.MethodSessionLoad:     {probe.Supported, -32000},
-		acp.MethodSessionResume:   {probe.Supported, -32000},
+		acp.MethodSessionLoad:     {probe.Supported, -32602},
+		acp.MethodSessionResume:   {probe.Supported, -32602},
 		acp.MethodSessionFork:     {probe.Unsupported, -32601},
-		acp.MethodSessionList:     {probe.Supported, -32000},
-		acp.MethodSessionClose:    {probe.Supported, -32002},
+		acp.MethodSessionList:     {probe.Supported, -32602},
+		acp.MethodSessionClose:    {probe.Supported, -32602},
 		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
 	})
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))

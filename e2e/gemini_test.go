@@ -38,14 +38,15 @@ func TestGeminiCLI(t *testing.T) {
 
 	p.wantMethods(t, map[string]method{
 		acp.MethodSetConfigOption: {probe.Unsupported, -32601},
-		acp.MethodSetMode:         {probe.Supported, -32602}, // "Session not found: …"
-		acp.MethodSetModel:        {probe.Supported, -32602},
-		acp.MethodSessionLoad:     {probe.Supported, -32000},
-		acp.MethodSessionResume:   {probe.Unsupported, -32601},
-		acp.MethodSessionFork:     {probe.Unsupported, -32601},
-		acp.MethodSessionList:     {probe.Unsupported, -32601},
-		acp.MethodSessionClose:    {probe.Unsupported, -32601},
-		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+		// -32603 "Internal error" carrying zod's issue list: a validation failure, so supported.
+		acp.MethodSetMode:       {probe.Supported, -32603},
+		acp.MethodSetModel:      {probe.Supported, -32603},
+		acp.MethodSessionLoad:   {probe.Supported, -32603},
+		acp.MethodSessionResume: {probe.Unsupported, -32601},
+		acp.MethodSessionFork:   {probe.Unsupported, -32601},
+		acp.MethodSessionList:   {probe.Unsupported, -32601},
+		acp.MethodSessionClose:  {probe.Unsupported, -32601},
+		acp.MethodSessionDelete: {probe.Unsupported, -32601},
 	})
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(false))
 

@@ -307,8 +307,13 @@ func (e *engine) teardown() {
 		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
 		cancel()
 	}
-	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder})
-	exit := e.agent.Shutdown(tctx, transport.Patient(grace))
+	ladder := transport.Ladder{Grace: grace}
+	if e.opts.WaitForExit {
+		ladder.StdinWait = grace
+	}
+	wait := ms(ladder.StdinWait)
+	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
+	exit := e.agent.Shutdown(tctx, ladder)
 	<-e.eof
 	e.conn.Wait()
 	e.log.FlushStderr()

@@ -79,6 +79,11 @@ type Options struct {
 	// Steps are extra exchanges (the conformance package's active checks) run after method
 	// detection and before teardown, when initialize succeeded and the agent is still there.
 	Steps []Step
+	// WaitForExit makes the teardown wait Grace for the agent to leave by itself once its
+	// stdin is closed, before signalling (acpprobe check judges that: protocol.stdin-exit).
+	// Without it the agent's group is signalled as soon as its stdin is closed, as real
+	// clients do: nobody waits on an agent that ignores EOF.
+	WaitForExit bool
 	// InitializeOnly stops after initialize (no session/new, no method detection): a second,
 	// short connection such as the version-negotiation check.
 	InitializeOnly bool

@@ -46,7 +46,9 @@ func agentProcess(t *testing.T, cfg acptest.Config) transport.Command {
 }
 
 // run probes cfg as a child process with short budgets and checks the invariants every probe
-// must hold: a result, an exit record, and no process of the agent's group left alive.
+// must hold: a result, an exit record, and no process of the agent's group left alive. The
+// teardown waits for the agent to leave after its stdin closes (as check does), so that how
+// each fault ends is in the record.
 func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.Result, []jsonrpc.Frame) {
 	t.Helper()
 	log := jsonrpc.NewLog()
@@ -58,6 +60,7 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.R
 		RequestTimeout: 2 * time.Second,
 		Grace:          500 * time.Millisecond,
 		Log:            log,
+		WaitForExit:    true,
 	}
 	if tweak != nil {
 		tweak(&opts)
@@ -592,4 +595,37 @@ func driveAndDerive(ctx context.Context, opts probe.Options) (*probe.Result, err
 		return nil, err
 	}
 	return probe.Derive(record.New(log.Frames()), nil), nil
+}
+
+// Without WaitForExit the teardown does not wait on an agent that ignores the end of its
+// input: it signals the group as soon as stdin is closed (after session/close), as real
+// clients do, and the record says it did not wait, so nothing is judged of it (issue 12).
+func TestTeardownDoesNotWaitForEOF(t *testing.T) {
+	const grace = 3 * time.Second
+	start := time.Now()
+	r, frames := run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{IgnoreStdinEOF: true}}, func(o *probe.Options) {
+		o.WaitForExit = false
+		o.Grace = grace
+	})
+	if elapsed := time.Since(start); elapsed > grace {
+		t.Errorf("the probe took %s: it waited on an agent that ignores EOF", elapsed)
+	}
+	if r.Exit.By != "sigterm" {
+		t.Errorf("exit = %+v, want signalled at once", r.Exit)
+	}
+	var waited *float64
+	for _, f := range frames {
+		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder {
+			waited = p.StdinWaitMs
+		}
+	}
+	if waited == nil || *waited != 0 {
+		t.Errorf("the ladder event says it waited %v, want 0", waited)
+	}
+	// The same agent under a waiting teardown needs the grace and the signal.
+	start = time.Now()
+	r, _ = run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{IgnoreStdinEOF: true}}, func(o *probe.Options) { o.Grace = 300 * time.Millisecond })
+	if elapsed := time.Since(start); elapsed < 300*time.Millisecond || r.Exit.By != "sigterm" {
+		t.Errorf("waiting teardown: %s, exit %+v", elapsed, r.Exit)
+	}
 }

@@ -177,9 +177,13 @@ type SignalInfo struct {
 	Signal string `json:"signal"`
 }
 
-// TeardownInfo names a teardown step: "session/close" or "ladder".
+// TeardownInfo names a teardown step: "session/close" or "ladder". For the ladder,
+// StdinWaitMs is how long it waited for the agent to leave after closing its stdin before
+// signalling (0: not at all, so how the agent behaves on EOF is not shown); absent in
+// recordings made before it was recorded, when the ladder always waited a grace.
 type TeardownInfo struct {
-	Step string `json:"step"`
+	Step        string   `json:"step"`
+	StdinWaitMs *float64 `json:"stdinWaitMs,omitempty"`
 }
 
 // Teardown steps.

@@ -43,7 +43,7 @@ func runProtocol(in *inputs, out *findings) {
 			var names []string
 			left := 0
 			for _, s := range x.Survivors {
-				names = append(names, fmt.Sprintf("%s (pid %d)", s.Command, s.PID))
+				names = append(names, s.Command) // pids are in the evidence: they change from run to run
 				if s.LeftGroup {
 					left++
 				}

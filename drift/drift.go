@@ -41,10 +41,15 @@ const (
 // Volatile are the paths ignored by default: they change from run to run.
 var Volatile = []string{
 	"schema", "agent.probedAt", "agent.durationMs", "agent.pid", "agent.cwd", "timings", "raw", "stderrTail", "stderrBytes",
-	"exit.afterStdinCloseMs", "methods[*].ms", "methods[*].message", "findings[*].seq", "promptShapes.probes[*].seq",
+	// How the process ended races with the teardown's signal (a probe signals at once); what
+	// it says of the agent is in the findings (protocol.stdin-exit, leftover-processes).
+	"exit", "methods[*].ms", "methods[*].message", "findings[*].seq", "promptShapes.probes[*].seq",
 	"extensions.metaKeys[*].where", "extensions.methods[*].where", "extensions.unknownVariants[*].where",
 	"extensions.metaKeys[*].count", "extensions.methods[*].count", "extensions.unknownVariants[*].count",
 	"error.stderr", "notifications", "verdict",
+	// Which processes survived is in the findings' messages (by command); their pids and
+	// argv (temporary paths), in the evidence, change from run to run.
+	"findings[*].evidence",
 }
 
 // Doc is a loaded probe result or matrix.

@@ -74,21 +74,7 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 	})
 	p.wantAuthMethods(t, []authMethod{})
 
-	// Detected with invalid params: the SDK's zod validator answers -32602 with its error tree
-	// before any handler runs, so no Claude Code process starts (the made-up session calls of
-	// earlier versions started one per load/resume/fork, 1-7 s each, and left the agent unwilling
-	// to exit on EOF). The same answers with or without a live session.
-	p.wantMethods(t, map[string]method{
-		acp.MethodSetConfigOption: {probe.Supported, -32602},
-		acp.MethodSetMode:         {probe.Supported, -32602},
-		acp.MethodSetModel:        {probe.Supported, -32602},
-		acp.MethodSessionLoad:     {probe.Supported, -32602},
-		acp.MethodSessionResume:   {probe.Supported, -32602},
-		acp.MethodSessionFork:     {probe.Supported, -32602},
-		acp.MethodSessionList:     {probe.Supported, -32602}, // {"cwd": 1}
-		acp.MethodSessionClose:    {probe.Supported, -32602},
-		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
-	})
+	p.wantMethods(t, claudeMethods)
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
 	// It keeps running after its stdin closes: the ladder has to SIGTERM it.
@@ -166,4 +152,27 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 	if !closed {
 		t.Errorf("the teardown did not send session/close for session %s", s.SessionID)
 	}
+}
+
+// claudeMethods are claude-agent-acp's answers to method detection, with invalid params: the SDK's zod validator answers -32602 with its error tree
+// before any handler runs, so no Claude Code process starts (the made-up session calls of
+// earlier versions started one per load/resume/fork, 1-7 s each, and left the agent unwilling
+// to exit on EOF). The same answers with or without a live session.
+var claudeMethods = map[string]method{
+	acp.MethodSetConfigOption: {probe.Supported, -32602},
+	acp.MethodSetMode:         {probe.Supported, -32602},
+	acp.MethodSetModel:        {probe.Supported, -32602},
+	acp.MethodSessionLoad:     {probe.Supported, -32602},
+	acp.MethodSessionResume:   {probe.Supported, -32602},
+	acp.MethodSessionFork:     {probe.Supported, -32602},
+	acp.MethodSessionList:     {probe.Supported, -32602}, // {"cwd": 1}
+	acp.MethodSessionClose:    {probe.Supported, -32602},
+	acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+}
+
+// claudeRefusedOptional: when session/new was refused (as root with IS_SANDBOX=yes), whether
+// claude-agent-acp leaves by itself once its stdin closes is a coin toss (measured: within
+// 8 ms in one run of three, never in the others), so protocol.stdin-exit may come and go.
+var claudeRefusedOptional = map[string]string{
+	"protocol.stdin-exit": "with session/new refused, claude-agent-acp sometimes leaves on EOF, sometimes needs SIGTERM",
 }

@@ -40,18 +40,7 @@ func TestCodexACP(t *testing.T) {
 	check(t, "auth.status", r.Auth.Status, probe.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
 
-	p.wantMethods(t, map[string]method{
-		// serde refuses the params (-32602 "missing field …") before the login is asked for.
-		acp.MethodSetConfigOption: {probe.Supported, -32602},
-		acp.MethodSetMode:         {probe.Supported, -32602},
-		acp.MethodSetModel:        {probe.Unsupported, -32601},
-		acp.MethodSessionLoad:     {probe.Supported, -32602},
-		acp.MethodSessionResume:   {probe.Supported, -32602},
-		acp.MethodSessionFork:     {probe.Unsupported, -32601},
-		acp.MethodSessionList:     {probe.Supported, -32602},
-		acp.MethodSessionClose:    {probe.Supported, -32602},
-		acp.MethodSessionDelete:   {probe.Unsupported, -32601},
-	})
+	p.wantMethods(t, codexMethods)
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
 	// codex-acp writes "id" as the last key of every response; matching must not care.
@@ -65,11 +54,25 @@ func TestCodexACP(t *testing.T) {
 			t.Errorf("response frame %d: last key %q (%v), want \"id\": %.200s", f.Seq, k, err, f.Raw)
 		}
 	}
-	// initialize, session/new and one per probed method.
-	check(t, "responses", responses, 2+len(acp.ProbedMethods))
+	// initialize, session/new, the detection control and one per probed method.
+	check(t, "responses", responses, 3+len(acp.ProbedMethods))
 
 	// Its node launcher does not leave when stdin closes: the ladder has to SIGTERM it.
 	if r.Exit != nil {
 		check(t, "exit.by", r.Exit.By, "sigterm")
 	}
+}
+
+// codexMethods are codex-acp's answers to method detection: serde refuses the params (-32602
+// "missing field …") before the login is asked for.
+var codexMethods = map[string]method{
+	acp.MethodSetConfigOption: {probe.Supported, -32602},
+	acp.MethodSetMode:         {probe.Supported, -32602},
+	acp.MethodSetModel:        {probe.Unsupported, -32601},
+	acp.MethodSessionLoad:     {probe.Supported, -32602},
+	acp.MethodSessionResume:   {probe.Supported, -32602},
+	acp.MethodSessionFork:     {probe.Unsupported, -32601},
+	acp.MethodSessionList:     {probe.Supported, -32602},
+	acp.MethodSessionClose:    {probe.Supported, -32602},
+	acp.MethodSessionDelete:   {probe.Unsupported, -32601},
 }

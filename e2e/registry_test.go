@@ -127,11 +127,13 @@ func TestRegistryIDGemini(t *testing.T) {
 			if e := r.res.Error; e == nil || e.Code != probe.ErrAuthRequired || e.Stage != record.StageSessionNew {
 				t.Errorf("%s: error %s, want auth_required at session/new", r.name, show(e))
 			}
-			if r.res.Exit != nil {
-				check(t, r.name+": exit.by", r.res.Exit.By, "stdin")
+			if r.res.Exit != nil { // a probe signals as soon as it has closed the agent's stdin
+				check(t, r.name+": exit.by", r.res.Exit.By, "sigterm")
 			}
 		}
-		sameAsRaw(t, box, byID, raw, nil)
+		// npx-launched gemini relaunches itself as detached node processes: after the probe's
+		// immediate SIGTERM one or two of them outlive it, a race the runs need not share.
+		sameAsRaw(t, box, byID, raw, map[string]string{"protocol.leftover-processes": "gemini's detached node processes outlive an immediate SIGTERM, one or two of them"})
 	})
 }
 
@@ -434,6 +436,9 @@ func sameAsRaw(t *testing.T, box sandbox, byID, raw cliRun, optional map[string]
 	for _, id := range dropA {
 		if !slices.Contains(dropB, id) {
 			once = append(once, id)
+		} else {
+			// In both runs, but free to say different things (how many processes, …).
+			ignore = append(ignore, "--ignore", "findings["+id+"]")
 		}
 	}
 	for _, id := range dropB {
@@ -451,7 +456,7 @@ func sameAsRaw(t *testing.T, box sandbox, byID, raw cliRun, optional map[string]
 			t.Fatalf("diff --json: %v: %s %s", err, out, errOut)
 		}
 		for _, c := range changes {
-			known := (c.Path == "exit.groupKilled" || c.Path == "exit.survivors") && slices.Contains(once, "protocol.leftover-processes")
+			known := false
 			for _, id := range once {
 				known = known || c.Path == "findings["+id+"]" || strings.HasPrefix(c.Path, "findings["+id+"@")
 			}

@@ -82,8 +82,12 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 			return
 		}
 		stopping = true
-		record.Teardown.Emit(o.Log, record.TeardownInfo{Step: record.TeardownLadder})
-		go func() { shutdown <- agent.Shutdown(context.Background(), transport.Patient(o.Grace)) }()
+		// The editor has closed the agent's input: the agent gets a grace to leave by itself,
+		// as it would connected to the editor directly, and the record says so.
+		ladder := transport.Patient(o.Grace)
+		wait := float64(ladder.StdinWait.Microseconds()) / 1000
+		record.Teardown.Emit(o.Log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
+		go func() { shutdown <- agent.Shutdown(context.Background(), ladder) }()
 	}
 	var exit transport.Exit
 	for done := false; !done; {

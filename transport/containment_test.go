@@ -250,6 +250,25 @@ func settled(t *testing.T, pid int, comm string, ppid int) {
 	}
 }
 
+// sessionLeader waits until pid runs comm and leads its own session (setsid has run and
+// exec'd): only then has it left the agent's group.
+func sessionLeader(t *testing.T, pid int, comm string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if strings.TrimSpace(string(c)) == comm && len(f) > 3 && f[3] == strconv.Itoa(pid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d: comm %q, stat %q; want %s leading its own session", pid, c, stat, comm)
+		}
+		runtime.Gosched()
+	}
+}
+
 func readPID(t *testing.T, r *bufio.Reader) int {
 	t.Helper()
 	line, err := r.ReadString('\n')
@@ -294,6 +313,26 @@ func TestSetsidDaemonIsKilledAndReported(t *testing.T) {
 	}
 	if !ended(fds, 0) {
 		t.Error("a survivor is still alive after Shutdown")
+	}
+}
+
+// A detached helper that ends by itself just after the agent (as a relaunched child does
+// when its parent goes) is not a survivor; one still there after SurvivorSettle is.
+func TestDetachedHelperThatEndsIsNoSurvivor(t *testing.T) {
+	// The helper reads the agent's stdin and ends by itself 100 ms after it closes, after the
+	// agent (cat) has gone.
+	a := launch(t, sh(`(setsid sh -c 'read x; sleep 0.1' & echo $!) <&0; exec cat`))
+	out := bufio.NewReader(a.Stdout())
+	helper := readPID(t, out)
+	sessionLeader(t, helper, "sh")
+	x := a.Shutdown(context.Background(), transport.Patient(grace))
+	for _, s := range x.Survivors {
+		if s.PID == helper {
+			t.Errorf("the helper that ended by itself is reported: %+v", s)
+		}
+	}
+	if len(x.Survivors) != 0 {
+		t.Errorf("survivors = %+v, want none", x.Survivors)
 	}
 }
 

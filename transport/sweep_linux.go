@@ -298,6 +298,9 @@ type target struct {
 	argv []string
 	fd   int
 	gone bool
+	// alone: it ended by itself while the sweep waited, before any signal of ours; it was
+	// on its way out (a detached helper whose parent had just gone), not a survivor.
+	alone bool
 }
 
 // killer kills the processes a matcher selects and keeps what it found.
@@ -414,6 +417,9 @@ func (k *killer) reap() {
 func (k *killer) survivors() []Survivor {
 	var out []Survivor
 	for _, t := range k.targets {
+		if t.alone {
+			continue
+		}
 		out = append(out, Survivor{
 			PID: t.PID, Command: t.Comm, Argv: t.argv, Found: k.at, Killed: t.gone,
 			LeftGroup: k.leader != 0 && t.PGID != k.leader,
@@ -447,6 +453,16 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 			k.signal(unix.SIGTERM, inGroup)
 			k.waitGone(ctx, time.Now().Add(grace), inGroup)
 			break
+		}
+	}
+	// What left the group gets a moment to end by itself first: a detached helper whose
+	// parent was just stopped is usually on its way out, and is no survivor. What is still
+	// there after it is one.
+	outside := func(t *target) bool { return !inGroup(t) }
+	k.waitGone(ctx, time.Now().Add(min(grace, SurvivorSettle)), outside)
+	for _, t := range k.targets {
+		if outside(t) && t.gone {
+			t.alone = true
 		}
 	}
 	_ = k.killAll()

@@ -110,6 +110,10 @@ type Moment string
 // AfterLadder is the sweep Shutdown runs once the agent has ended.
 const AfterLadder Moment = "after-ladder"
 
+// SurvivorSettle is how long the sweep after the ladder lets processes that left the agent's
+// group end by themselves before it kills them and reports them as survivors.
+const SurvivorSettle = 250 * time.Millisecond
+
 // Ended reports whether the exit has been recorded.
 func (e Exit) Ended() bool { return e.By != "" }
 

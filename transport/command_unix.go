@@ -19,9 +19,16 @@ import (
 type Command struct {
 	Argv []string // program and arguments; the program is looked up on PATH
 	Dir  string   // working directory; the caller's when empty
-	// Env holds KEY=VALUE pairs merged over the process environment (a key given here
-	// replaces the inherited value).
+	// Env holds KEY=VALUE pairs merged over the base environment (a key given here replaces
+	// the inherited value).
 	Env []string
+	// Environ, when not nil, is the whole base environment instead of this process's own (a
+	// sandbox's reduced one); Env is merged over it, and the run marker is always added.
+	Environ []string
+	// Prepare, when set, adjusts the command after its environment, directory and process
+	// attributes are set and before it starts (a sandbox's network level re-executes it
+	// in new namespaces there).
+	Prepare func(*exec.Cmd) error
 	// StderrTail is how many trailing stderr bytes to keep (DefaultStderrTail when 0).
 	StderrTail int
 }
@@ -44,8 +51,17 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	// The markers this host inherited come from its own environment, whatever the agent's
 	// is made of (a sandbox filters it); ours comes last: exec.Cmd keeps the last value of a
 	// key given twice, so transport owns the variable.
-	cmd.Env = append(MergeEnv(os.Environ(), c.Env), markerEntry(os.Environ(), marker))
+	base := c.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(MergeEnv(base, c.Env), markerEntry(os.Environ(), marker))
 	cmd.SysProcAttr = newProcAttr()
+	if c.Prepare != nil {
+		if err := c.Prepare(cmd); err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", c.Argv[0], err)
+		}
+	}
 
 	var parentEnds, childEnds []*os.File
 	closeAll := func(fs []*os.File) {

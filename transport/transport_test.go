@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -160,6 +162,35 @@ func TestEnvMergedAndDir(t *testing.T) {
 	a.Shutdown(context.Background(), transport.Patient(5*time.Second))
 	if got, want := <-out, "inherited new added "+dir+"\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// Environ replaces this process's environment as the base (a sandbox's reduced one): nothing
+// of ours leaks through, Env still merges over it, the run marker is added; Prepare sees the
+// finished command and may change it before it starts.
+func TestEnvironAndPrepare(t *testing.T) {
+	t.Setenv("ACPPROBE_LEAK", "from-host")
+	c := sh(`echo "[$ACPPROBE_LEAK] $ACPPROBE_BASE $ACPPROBE_ADDED $ACPPROBE_PREPARED ${ACPPROBE_RUN:+marked}"`)
+	c.Environ = []string{"PATH=" + os.Getenv("PATH"), "ACPPROBE_BASE=base"}
+	c.Env = []string{"ACPPROBE_ADDED=added"}
+	var seen []string
+	c.Prepare = func(cmd *exec.Cmd) error {
+		seen = slices.Clone(cmd.Env)
+		cmd.Env = append(cmd.Env, "ACPPROBE_PREPARED=prepared")
+		return nil
+	}
+	a := launch(t, c)
+	out := readAll(a)
+	a.Shutdown(context.Background(), transport.Patient(5*time.Second))
+	if got, want := <-out, "[] base added prepared marked\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !slices.Contains(seen, "ACPPROBE_BASE=base") || slices.ContainsFunc(seen, func(kv string) bool { return strings.HasPrefix(kv, "ACPPROBE_LEAK=") }) {
+		t.Errorf("Prepare saw %q", seen)
+	}
+	c.Prepare = func(*exec.Cmd) error { return errors.New("no namespaces here") }
+	if _, err := c.Launch(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "no namespaces here") {
+		t.Errorf("a failing Prepare: %v", err)
 	}
 }
 

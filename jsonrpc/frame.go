@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -80,7 +81,7 @@ type Log struct {
 	mu        sync.Mutex
 	frames    []Frame
 	seq       int64 // the last seq given
-	observers []func(Frame)
+	observers []*observer
 	filter    func(Frame) Frame
 
 	budget Budget
@@ -166,13 +167,22 @@ func (l *Log) Start() time.Time { return l.start }
 // Since returns the time elapsed since the log started, on the monotonic clock.
 func (l *Log) Since() time.Duration { return time.Since(l.start) }
 
-// Observe registers fn to be called, in order, with every frame appended from now on. fn runs
-// while the log is locked, so it must not call back into the log.
-func (l *Log) Observe(fn func(Frame)) {
+// Observe registers fn to be called, in order, with every frame appended from now on, until
+// stop is called. fn runs while the log is locked, so it must not call back into the log.
+func (l *Log) Observe(fn func(Frame)) (stop func()) {
 	l.mu.Lock()
-	l.observers = append(l.observers, fn)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	o := &observer{fn: fn}
+	l.observers = append(l.observers, o)
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.observers = slices.DeleteFunc(l.observers, func(x *observer) bool { return x == o })
+	}
 }
+
+// observer is one Observe registration (a pointer, so that stop removes exactly it).
+type observer struct{ fn func(Frame) }
 
 // Append stamps f with the next sequence number and the current time, decodes client and agent
 // lines, stores it (or folds it, over the budget), and returns the frame as observed.
@@ -219,8 +229,8 @@ func (l *Log) prepare(f Frame) Frame {
 
 // store keeps or folds f; the log is locked.
 func (l *Log) store(f Frame) {
-	for _, fn := range l.observers {
-		fn(f)
+	for _, o := range l.observers {
+		o.fn(f)
 	}
 	cost := int64(len(f.Raw)) + frameOverhead
 	b := l.budget

@@ -181,6 +181,9 @@ func (b *builder) newSession() {
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
 		if acp.IsAuthError(rpcErr) {
 			r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{"session/new answered " + errorText(rpcErr)}}
+			if auth := b.x.First(acp.MethodAuthenticate); auth != nil && auth.Request.Seq < req.Seq {
+				r.Auth.Evidence = append(r.Auth.Evidence, fmt.Sprintf("even after authenticate (methodId %s)", acp.ParseObject(auth.Request.Msg.Params).String("methodId")))
+			}
 			b.fail(ErrAuthRequired, record.StageSessionNew, "session/new requires authentication: "+errorText(rpcErr), rpcErr.Raw)
 			return
 		}
@@ -197,7 +200,11 @@ func (b *builder) newSession() {
 	s := acp.ParseSessionResult(answer.Msg.Result)
 	evidence := "session/new succeeded without authenticate"
 	if auth := b.x.First(acp.MethodAuthenticate); auth != nil && auth.Request.Seq < req.Seq {
-		evidence = fmt.Sprintf("session/new succeeded after authenticate (methodId %s)", acp.ParseObject(auth.Request.Msg.Params).String("methodId"))
+		evidence = fmt.Sprintf("session/new succeeded after authenticate (methodId %s", acp.ParseObject(auth.Request.Msg.Params).String("methodId"))
+		if auth.Answer != nil && auth.Answer.Msg.Err() != nil {
+			evidence += ", which answered " + errorText(auth.Answer.Msg.Err())
+		}
+		evidence += ")"
 	} else if len(r.AuthMethods) > 0 {
 		evidence += fmt.Sprintf(" (the agent advertises %d authMethods; a prompt may still ask for them)", len(r.AuthMethods))
 	}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -65,7 +66,7 @@ func (e *engine) run(parent context.Context) {
 	e.agent = agent
 	record.Started.Emit(e.log, record.Process{PID: agent.PID()})
 	e.conn = jsonrpc.NewConn(agent.Stdout(), agent.Stdin(), jsonrpc.ConnOptions{
-		Log: e.log, MaxLineSize: e.opts.MaxLineSize, Handler: refuse,
+		Log: e.log, MaxLineSize: e.opts.MaxLineSize, Handler: answerer(e.opts.Permission),
 	})
 	e.eof = make(chan struct{})
 	go func() {
@@ -87,6 +88,9 @@ func (e *engine) run(parent context.Context) {
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {
 		record.AuthPolicyStop.Emit(e.log, record.AuthPolicy{Policy: string(AuthPolicyFail), AuthMethods: e.authAdvertis})
 	} else {
+		if e.opts.Authenticate != "" {
+			e.authenticate(ctx)
+		}
 		e.newSession(ctx)
 	}
 	switch {
@@ -151,6 +155,20 @@ func (s *Session) Alive() bool { return s.e.alive() }
 // Log is the session's record, for a step's own events (see the record package).
 func (s *Session) Log() *jsonrpc.Log { return s.e.log }
 
+// Watch calls match with every frame recorded from now on and returns a channel that gets
+// the first one it accepts, and a function that stops watching (call it when done). match
+// runs while the record is locked: it must be quick and must not record anything.
+func (s *Session) Watch(match func(jsonrpc.Frame) bool) (<-chan jsonrpc.Frame, func()) {
+	ch := make(chan jsonrpc.Frame, 1)
+	var once sync.Once
+	stop := s.e.log.Observe(func(f jsonrpc.Frame) {
+		if match(f) {
+			once.Do(func() { ch <- f })
+		}
+	})
+	return ch, stop
+}
+
 // initialize performs the first exchange; false means the probe cannot go on.
 func (e *engine) initialize(ctx context.Context) bool {
 	ictx, cancel := context.WithTimeout(ctx, e.opts.StartupTimeout)
@@ -175,6 +193,16 @@ func (e *engine) initialize(ctx context.Context) bool {
 	e.canClose = init.Capabilities.Object("sessionCapabilities").Has("close")
 	e.authAdvertis = len(init.AuthMethods)
 	return init.VersionOK && init.ProtocolVersion == acp.ProtocolVersion
+}
+
+// authenticate calls the configured auth method; its answer is in the record (Derive says
+// whether session/new then worked).
+func (e *engine) authenticate(ctx context.Context) {
+	actx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
+	defer cancel()
+	if _, err := e.conn.Call(actx, acp.MethodAuthenticate, map[string]any{"methodId": e.opts.Authenticate}); err != nil {
+		e.noAnswer(record.StageAuthenticate, err)
+	}
 }
 
 func (e *engine) newSession(ctx context.Context) {
@@ -358,14 +386,40 @@ func (s stderrSink) Write(p []byte) (int, error) {
 
 var _ io.Writer = stderrSink{}
 
-// refuse answers every request an agent makes of the probe: permission requests are
-// cancelled (the outcome the protocol defines for "no decision"), everything else is an
-// unknown method, since the probe declares no client capability.
-func refuse(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
-	if req.Method == acp.MethodRequestPermission {
+// answerer answers every request an agent makes of the probe: permission requests by the
+// policy (cancelled — the outcome the protocol defines for "no decision" — or the reject
+// option), everything else as an unknown method, since the probe declares no client
+// capability.
+func answerer(policy Permission) jsonrpc.Handler {
+	return func(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
+		if req.Method != acp.MethodRequestPermission {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: acpprobe grants no client capability"}
+		}
+		if policy == PermissionReject {
+			if id := rejectOption(req.Params); id != "" {
+				return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}}, nil
+			}
+		}
 		return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}, nil
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: acpprobe grants no client capability"}
+}
+
+// rejectOption is the id of the permission option that refuses once (or, failing that,
+// always); "" when the agent offers none.
+func rejectOption(params json.RawMessage) string {
+	always := ""
+	for _, raw := range acp.ParseObject(params).Array("options") {
+		o := acp.ParseObject(raw)
+		switch o.String("kind") {
+		case "reject_once":
+			return o.String("optionId")
+		case "reject_always":
+			if always == "" {
+				always = o.String("optionId")
+			}
+		}
+	}
+	return always
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

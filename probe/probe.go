@@ -39,6 +39,18 @@ const (
 // no call made with it can change anything.
 const NonexistentSessionID = "acpprobe-nonexistent-session"
 
+// Permission says how the probe answers the agent's session/request_permission.
+type Permission string
+
+// Permission policies.
+const (
+	// PermissionCancel answers the outcome "cancelled": no decision (the default).
+	PermissionCancel Permission = "cancel"
+	// PermissionReject selects the option of kind reject_once (or reject_always), and answers
+	// cancelled when there is none: a prompt turn's "may I write this file?" gets "no".
+	PermissionReject Permission = "reject"
+)
+
 // AuthPolicy says what to do when the agent advertises authentication methods.
 type AuthPolicy string
 
@@ -79,6 +91,12 @@ type Options struct {
 	// Steps are extra exchanges (the conformance package's active checks) run after method
 	// detection and before teardown, when initialize succeeded and the agent is still there.
 	Steps []Step
+	// Authenticate, when set, is the authMethods id the probe calls authenticate with after
+	// initialize, before session/new. Only prompt turns against the model emulator use it,
+	// in a sandbox with dummy credentials (acpprobe probe and check never log in).
+	Authenticate string
+	// Permission is how permission requests are answered (PermissionCancel when empty).
+	Permission Permission
 	// WaitForExit makes the teardown wait Grace for the agent to leave by itself once its
 	// stdin is closed, before signalling (acpprobe check judges that: protocol.stdin-exit).
 	// Without it the agent's group is signalled as soon as its stdin is closed, as real
@@ -120,6 +138,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ProtocolVersion == 0 {
 		o.ProtocolVersion = acp.ProtocolVersion
+	}
+	switch o.Permission {
+	case "":
+		o.Permission = PermissionCancel
+	case PermissionCancel, PermissionReject:
+	default:
+		return o, fmt.Errorf("probe: unknown permission policy %q (want cancel or reject)", o.Permission)
 	}
 	switch o.AuthPolicy {
 	case "":

@@ -181,3 +181,44 @@ func TestDetectionFallsBackWhenAmbiguous(t *testing.T) {
 		t.Errorf("session/load asked %d times, %+v", n, r.Methods["session/load"])
 	}
 }
+
+// The permission policy: cancel answers "cancelled" (no decision); reject selects the
+// reject_once option the agent offered.
+func TestPermissionPolicy(t *testing.T) {
+	answer := func(policy probe.Permission) string {
+		_, frames := run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{ClientRequests: []string{"session/request_permission"}}},
+			func(o *probe.Options) { o.Permission = policy })
+		x := record.New(frames)
+		for _, ex := range x.Calls(jsonrpc.DirAgent) {
+			if ex.Method() == "session/request_permission" && ex.Answer != nil {
+				return string(ex.Answer.Msg.Result)
+			}
+		}
+		t.Fatalf("%s: the permission request was not answered", policy)
+		return ""
+	}
+	if got := answer(probe.PermissionCancel); got != `{"outcome":{"outcome":"cancelled"}}` {
+		t.Errorf("cancel policy answered %s", got)
+	}
+	if got := answer(probe.PermissionReject); got != `{"outcome":{"optionId":"reject","outcome":"selected"}}` {
+		t.Errorf("reject policy answered %s", got)
+	}
+}
+
+// With Authenticate set, authenticate is called with that method after initialize and before
+// session/new, and the evidence says so.
+func TestAuthenticateBeforeSessionNew(t *testing.T) {
+	r, frames := run(t, acptest.Config{Persona: "gemini"}, func(o *probe.Options) { o.Authenticate = "gemini-api-key" })
+	var order []string
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request {
+			order = append(order, f.Msg.Method)
+		}
+	}
+	if len(order) < 3 || order[0] != "initialize" || order[1] != "authenticate" || order[2] != "session/new" {
+		t.Errorf("request order %v", order)
+	}
+	if ev := strings.Join(r.Auth.Evidence, " "); !strings.Contains(ev, "after authenticate (methodId gemini-api-key") {
+		t.Errorf("evidence %q", ev)
+	}
+}

@@ -138,11 +138,12 @@ type Stage string
 
 // Stages of a probe.
 const (
-	StageSpawn      Stage = "spawn"
-	StageInitialize Stage = "initialize"
-	StageSessionNew Stage = "session/new"
-	StageMethods    Stage = "methods"
-	StageTeardown   Stage = "teardown"
+	StageSpawn        Stage = "spawn"
+	StageInitialize   Stage = "initialize"
+	StageAuthenticate Stage = "authenticate"
+	StageSessionNew   Stage = "session/new"
+	StageMethods      Stage = "methods"
+	StageTeardown     Stage = "teardown"
 )
 
 // StageInfo names the stage an event happened at.

@@ -38,11 +38,12 @@ type engine struct {
 	conn  *jsonrpc.Conn
 	eof   chan struct{} // closed once the eof event is in the log
 
-	parent       context.Context // the caller's context: its end means "interrupted"
-	sessionID    string
-	interrupted  bool // an interrupted event is in the record
-	canClose     bool // the agent advertises sessionCapabilities.close
-	authAdvertis int  // number of authMethods advertised
+	parent           context.Context // the caller's context: its end means "interrupted"
+	sessionID        string
+	newSessionResult json.RawMessage
+	interrupted      bool // an interrupted event is in the record
+	canClose         bool // the agent advertises sessionCapabilities.close
+	authAdvertis     int  // number of authMethods advertised
 }
 
 func (e *engine) run(parent context.Context) {
@@ -112,7 +113,7 @@ func (e *engine) run(parent context.Context) {
 
 // runSteps runs the extra steps in order while the agent is there and the budget lasts.
 func (e *engine) runSteps(ctx context.Context) {
-	s := &Session{e: e, ID: e.sessionID, Cwd: e.opts.Cwd, RequestTimeout: e.opts.RequestTimeout}
+	s := &Session{e: e, ID: e.sessionID, NewSession: e.newSessionResult, Cwd: e.opts.Cwd, RequestTimeout: e.opts.RequestTimeout}
 	for _, step := range e.opts.Steps {
 		if !e.alive() || ctx.Err() != nil {
 			return
@@ -135,6 +136,9 @@ type Session struct {
 	e *engine
 	// ID is the session the probe created ("" when session/new failed).
 	ID string
+	// NewSession is session/new's result (nil when it failed): its modes, config options
+	// and legacy models.
+	NewSession json.RawMessage
 	// Cwd is the absolute cwd of the probe.
 	Cwd string
 	// RequestTimeout is the budget of one request.
@@ -213,6 +217,7 @@ func (e *engine) newSession(ctx context.Context) {
 	}
 	if resp.Err() == nil {
 		e.sessionID = acp.ParseSessionResult(resp.Result).SessionID
+		e.newSessionResult = resp.Result
 	}
 }
 

@@ -19,6 +19,7 @@ package record
 import (
 	"encoding/json"
 
+	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -94,13 +95,33 @@ var (
 	Exit = Event[transport.Exit]{"exit"}
 	// Done closes a connection.
 	Done = Event[None]{"done"}
+
+	// ModelRequest: a request reached the model emulator during a prompt turn (what the
+	// agent asked its "model": path, model, tools offered, tool results, last user message).
+	ModelRequest = Event[emulator.Request]{"model-request"}
+	// ModelResponse: what the emulator answered it (text, a tool call, an error…).
+	ModelResponse = Event[emulator.Response]{"model-response"}
+	// Observation: a fact a turn scenario checked outside the wire (did the file the model
+	// asked to write appear in the workspace?).
+	Observation = Event[ObservationInfo]{"observation"}
 )
 
 // Kinds lists every event kind this package defines (docs/transcript.md lists the same).
 func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
-		Teardown.Kind, Exit.Kind, Done.Kind}
+		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind}
+}
+
+// ObservationInfo is a fact a step checked outside the wire.
+type ObservationInfo struct {
+	// Step is the step that looked (a turn scenario).
+	Step string `json:"step"`
+	// Name says what was looked at ("file-exists"); Subject what of ("workspace/acpprobe-…").
+	Name    string `json:"name"`
+	Subject string `json:"subject,omitempty"`
+	// Value is what was found.
+	Value bool `json:"value"`
 }
 
 // SpawnInfo is the payload of the spawn event: everything about the connection that is not on

@@ -1,0 +1,217 @@
+// Package turn runs prompt turns at zero tokens: the agent runs in a throwaway sandbox with
+// dummy credentials, and its model is the emulator on 127.0.0.1, so it does real work — its
+// own tools, streaming, permissions, cancel, usage — and reaches no provider.
+//
+// A backend profile (emulator profiles: data) says how to point one agent at the emulator:
+// environment, files in its HOME, an authenticate method. Run starts the emulator and the
+// sandbox, sets the agent up by its profile, drives the handshake and the scenarios (each a
+// probe.Step that scripts the model and sends prompts), records every request the model got
+// as a record event next to the wire, and analyses the whole record like any other
+// (acpprobe.Analyze): the turns, their findings and the side effects come out of the record.
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/emulator"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// Scenario names a prompt-turn scenario.
+type Scenario string
+
+// The scenarios, in the order they run.
+const (
+	// Completion: a one-line text reply — which updates carry the text, thought chunks,
+	// usage, time to the first chunk, stopReason, updates after the answer.
+	Completion Scenario = "completion"
+	// Shapes: one prompt per content block type on the live session — schema acceptance
+	// against completion delivery, and whether the block reached the model.
+	Shapes Scenario = "prompt-shapes"
+	// Models: each value of the model option, selected, then a one-line turn: did that model
+	// reach the emulator?
+	Models Scenario = "model-truth"
+	// Permission: the model asks to write a file with the agent's own tool; the agent must
+	// ask, acpprobe rejects, the file must not appear.
+	Permission Scenario = "permission"
+	// Cancel: a slow stream, session/cancel in the middle: stopReason cancelled within a
+	// bound, nothing after, and a second turn still works.
+	Cancel Scenario = "cancel"
+)
+
+// Scenarios lists every scenario in run order.
+var Scenarios = []Scenario{Completion, Shapes, Models, Permission, Cancel}
+
+// ParseScenario reads a scenario name.
+func ParseScenario(s string) (Scenario, error) {
+	if sc := Scenario(s); slices.Contains(Scenarios, sc) {
+		return sc, nil
+	}
+	return "", fmt.Errorf("unknown scenario %q (want completion, prompt-shapes, model-truth, permission or cancel)", s)
+}
+
+// Options configure a turn run.
+type Options struct {
+	// Probe says what to launch and its budgets. Its Launcher must be a transport.Command:
+	// Run moves it into the sandbox. Steps, Authenticate and Permission are set by Run.
+	Probe probe.Options
+	// Keys choose the backend profile (registry id, config name; the agentInfo name is
+	// learned by a first, initialize-only handshake when nothing else matches).
+	Keys emulator.Keys
+	// Backend, when set, uses the generic profile of that dialect instead of matching.
+	Backend emulator.Dialect
+	// Profiles are the backend profiles (the embedded set when nil).
+	Profiles *emulator.Profiles
+	// Scenarios to run (all of them when empty), in Scenarios order.
+	Scenarios []Scenario
+	// Sandbox configures the sandbox every turn runs in (KeepDir, PassEnv, Env, Net…); its
+	// Workspace defaults to a fresh directory in the sandbox.
+	Sandbox sandbox.Options
+	// TurnTimeout bounds one prompt turn (DefaultTurnTimeout when 0).
+	TurnTimeout time.Duration
+	// Analyze says how the record becomes the report.
+	Analyze acpprobe.AnalyzeOptions
+}
+
+// DefaultTurnTimeout bounds one prompt turn: real agents answer a one-line turn from the
+// emulator in a few seconds; a cold start of their CLI can take longer.
+const DefaultTurnTimeout = 60 * time.Second
+
+// ErrNoProfile means no backend profile matches the agent: it is reported as not exercised,
+// never guessed at.
+var ErrNoProfile = errors.New("no backend profile for this agent")
+
+// Run runs the turns and returns the report. The error is non-nil only when the options are
+// unusable or the sandbox or emulator cannot start; an agent without a profile gives a result
+// whose turns say "not exercised (no backend profile)".
+func Run(ctx context.Context, o Options) (*probe.Result, error) {
+	cmd, ok := o.Probe.Launcher.(transport.Command)
+	if !ok {
+		return nil, errors.New("turn: the agent must be a command (transport.Command)")
+	}
+	if o.Profiles == nil {
+		ps, err := emulator.LoadProfiles()
+		if err != nil {
+			return nil, err
+		}
+		o.Profiles = ps
+	}
+	if o.TurnTimeout <= 0 {
+		o.TurnTimeout = DefaultTurnTimeout
+	}
+	scenarios := o.Scenarios
+	if len(scenarios) == 0 {
+		scenarios = Scenarios
+	}
+
+	box, err := sandbox.New(o.Sandbox)
+	if err != nil {
+		return nil, fmt.Errorf("turn: sandbox: %w", err)
+	}
+	defer box.Close()
+
+	log := o.Probe.Log
+	if log == nil {
+		log = jsonrpc.NewLog()
+		o.Probe.Log = log
+	}
+	srv, err := emulator.Start(ctx, emulator.Options{
+		OnRequest:  func(r emulator.Request) { record.ModelRequest.Emit(log, r) },
+		OnResponse: func(r emulator.Response) { record.ModelResponse.Emit(log, r) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("turn: %w", err)
+	}
+	defer srv.Close()
+
+	profile, found := o.profile(ctx, cmd, box)
+	po := o.Probe
+	po.Launcher = isolate(box, cmd)
+	if found {
+		setup, err := profile.Setup(emulator.ValuesFor(srv, box.Home()))
+		if err != nil {
+			return nil, fmt.Errorf("turn: %w", err)
+		}
+		if err := setup.Write(); err != nil {
+			return nil, fmt.Errorf("turn: %w", err)
+		}
+		c := po.Launcher.(transport.Command)
+		c.Environ = setup.Environ(c.Environ)
+		po.Launcher = c
+		po.Authenticate = setup.Authenticate
+		po.Permission = probe.PermissionReject
+		po.Steps = steps(scenarios, &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout})
+		// The budget: the handshake, then each scenario's turns.
+		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
+	} else {
+		po.Steps = []probe.Step{notExercised{reason: ErrNoProfile.Error()}}
+	}
+	if po.Cwd == "" {
+		po.Cwd = box.Workspace()
+	}
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Analyze: o.Analyze})
+}
+
+// profile chooses the backend profile: by hand (Backend), by registry id or config name, or
+// by the agentInfo name a first initialize-only handshake in the sandbox learns.
+func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbox.Sandbox) (emulator.Profile, bool) {
+	if o.Backend != "" {
+		return o.Profiles.Backend(o.Backend)
+	}
+	if p, _, ok := o.Profiles.Match(o.Keys); ok {
+		return p, true
+	}
+	first := o.Probe
+	first.Log = nil
+	first.Launcher = isolate(box, cmd)
+	first.InitializeOnly = true
+	first.Steps = nil
+	log, err := probe.Drive(ctx, first)
+	if err != nil {
+		return emulator.Profile{}, false
+	}
+	r := probe.Derive(record.New(log.Frames()), nil)
+	if r.AgentInfo == nil {
+		return emulator.Profile{}, false
+	}
+	keys := o.Keys
+	keys.AgentName = r.AgentInfo.Name
+	p, _, ok := o.Profiles.Match(keys)
+	return p, ok
+}
+
+// scene is what the scenarios share: the model to script, the workspace to look in, the
+// budget of one turn.
+type scene struct {
+	srv       *emulator.Server
+	workspace string
+	turn      time.Duration
+}
+
+// path is a fresh file name in the workspace for a scenario.
+func (s *scene) path(name string) string {
+	return filepath.Join(s.workspace, fmt.Sprintf("acpprobe-%s-%d.txt", name, os.Getpid()))
+}
+
+// isolate moves an agent command into the sandbox: its environment is the sandbox's (the
+// command's own variables merged over it), its directory the sandbox's workspace unless it
+// has one, and the sandbox prepares it (the network level re-executes it in namespaces).
+func isolate(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
+	cmd.Environ = box.Env()
+	if cmd.Dir == "" {
+		cmd.Dir = box.Workspace()
+	}
+	cmd.Prepare = box.Prepare
+	return cmd
+}

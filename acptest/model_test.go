@@ -1,6 +1,7 @@
 package acptest_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -216,5 +217,41 @@ func TestModelPromptBlocks(t *testing.T) {
 	e := c.prompt(sid, text("hear"), map[string]string{"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}).Err()
 	if e == nil || e.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("audio: %v", e)
+	}
+}
+
+// Read needs no permission: the file's text is the call's content and the model's result.
+func TestModelRead(t *testing.T) {
+	m := newModel(t, emulator.ToolThenText(emulator.Named("Read"), func(emulator.Tool) map[string]any {
+		return map[string]any{"file_path": "in.txt"}
+	}, "read it", "no Read tool"))
+	if err := os.WriteFile(filepath.Join(m.cwd, "in.txt"), []byte("the file's text"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, acptest.Launcher(m.config(acptest.ModelFaults{})), "reject")
+	sid := c.newSession(m.cwd)
+	c.stopReason(sid, text("read in.txt"))
+	c.noPermission()
+	m.request(t)
+	if r := m.request(t); len(r.ToolResults) != 1 || r.ToolResults[0].Content != "the file's text" || r.ToolResults[0].IsError {
+		t.Errorf("tool results %+v", r.ToolResults)
+	}
+	us := c.updates(sid, 0)
+	if len(us) < 2 || us[0].obj.String("kind") != "read" || us[1].obj.String("status") != "completed" {
+		t.Errorf("updates %v", kinds(us))
+	}
+}
+
+// A model error ends the turn with an error answer that quotes it, and nothing else.
+func TestModelAPIError(t *testing.T) {
+	m := newModel(t, emulator.Fail(429, "slow down"))
+	c := connect(t, acptest.Launcher(m.config(acptest.ModelFaults{})), "allow")
+	sid := c.newSession(m.cwd)
+	e := c.prompt(sid, text("hi")).Err()
+	if e == nil || e.Code != jsonrpc.CodeInternalError || !strings.Contains(e.Message, "API Error: 429") || !strings.Contains(e.Message, "slow down") {
+		t.Errorf("answer %v", e)
+	}
+	if us := c.updates(sid, 0); len(us) != 0 {
+		t.Errorf("updates %v", kinds(us))
 	}
 }

@@ -34,7 +34,7 @@ func (a *agent) askClient(cwd string) error {
 		default:
 			params = map[string]any{}
 		}
-		if _, err := a.request(method, params); err != nil {
+		if _, _, err := a.request(method, params); err != nil {
 			return err
 		}
 	}
@@ -42,8 +42,8 @@ func (a *agent) askClient(cwd string) error {
 }
 
 // request sends the client a request and returns the channel its answer will come on
-// (buffered: an answer nobody waits for is dropped with it).
-func (a *agent) request(method string, params any) (<-chan *jsonrpc.Message, error) {
+// (buffered: an answer nobody waits for is dropped with it), and the key to forget it by.
+func (a *agent) request(method string, params any) (string, <-chan *jsonrpc.Message, error) {
 	a.callMu.Lock()
 	a.nextRequest++
 	id := int64(a.nextRequest)
@@ -56,12 +56,17 @@ func (a *agent) request(method string, params any) (<-chan *jsonrpc.Message, err
 		err = a.write(line)
 	}
 	if err != nil {
-		a.callMu.Lock()
-		delete(a.calls, key)
-		a.callMu.Unlock()
-		return nil, err
+		a.forget(key)
+		return "", nil, err
 	}
-	return ch, nil
+	return key, ch, nil
+}
+
+// forget stops waiting for the answer to a request.
+func (a *agent) forget(key string) {
+	a.callMu.Lock()
+	delete(a.calls, key)
+	a.callMu.Unlock()
 }
 
 // deliver hands the client's answer to the request it answers; answers to unknown ids, and

@@ -348,7 +348,7 @@ func (t *turn) ask(call map[string]any) string {
 			toolCall[k] = v
 		}
 	}
-	ch, err := t.h.a.request(acp.MethodRequestPermission, map[string]any{"sessionId": t.s.id, "toolCall": toolCall,
+	key, ch, err := t.h.a.request(acp.MethodRequestPermission, map[string]any{"sessionId": t.s.id, "toolCall": toolCall,
 		"options": []map[string]string{{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}}})
 	if err != nil {
 		return "cancelled"
@@ -368,6 +368,7 @@ func (t *turn) ask(call map[string]any) string {
 		}
 		return "cancelled"
 	case <-t.ctx.Done():
+		t.h.a.forget(key)
 		return "cancelled"
 	}
 }

@@ -49,7 +49,9 @@ var testAllowed = map[string][]string{
 	// matrix's tests hold in-process agents behind their own transport.Pipe to count the
 	// agents running at once.
 	"matrix": {"transport"},
-	"e2e":    {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport"},
+	// acptest's tests run the model persona's prompt turns against the model emulator.
+	"acptest": {"emulator"},
+	"e2e":     {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport"},
 }
 
 func TestImportArrows(t *testing.T) {

@@ -1,7 +1,13 @@
 // Package acptest is acpprobe's reference ACP agent: personas modelled on real agents
-// (claude, codex, gemini, minimal) and faults that misbehave on purpose. It runs in-process
-// (Serve, or Launcher for a transport.Pipe) or as a process (`acpprobe agent`), so the probe
-// and its tests have a known agent to talk to without any network or model.
+// (claude, codebuddy, codex, gemini, minimal) and faults that misbehave on purpose. It runs
+// in-process (Serve, or Launcher for a transport.Pipe) or as a process (`acpprobe agent`), so
+// the probe and its tests have a known agent to talk to without any network or model.
+//
+// The model persona is the one that talks to a model: its session/prompt runs a real prompt
+// turn over HTTP on loopback (against the emulator package, which its acptest-model profile
+// points it at), with tools, permissions, cancel, MCP servers and sessions that load in
+// another process, so each turn scenario has a passing agent; each of its ModelFaults makes
+// one scenario fail.
 package acptest
 
 import (
@@ -78,6 +84,13 @@ type Config struct {
 	Persona string
 	Faults
 	Stress
+	ModelFaults
+	// Env is the agent's environment (KEY=VALUE): the model persona takes ANTHROPIC_BASE_URL,
+	// ANTHROPIC_API_KEY and HOME from it, and gives it to the stdio MCP servers it starts.
+	// Main sets it to the process environment; an in-process agent sees only what it is
+	// given (nil: no model, no HOME, no session store). Args does not render it: a process
+	// gets its environment from whoever launches it.
+	Env []string
 }
 
 // ExitError ends an agent with an exit status.
@@ -120,9 +133,13 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, cfg C
 	if cfg.Drip > 0 {
 		stdout = dripWriter{w: stdout, delay: cfg.Drip, ctx: ctx}
 	}
-	a := &agent{p: p, cfg: cfg, out: stdout, errw: stderr, sessions: map[string]*session{}}
+	a := &agent{p: p, cfg: cfg, out: stdout, errw: stderr, sessions: map[string]*session{}, calls: map[string]chan *jsonrpc.Message{}}
 	if done, err := a.stressStart(); done || err != nil {
 		return err
+	}
+	if p.Model {
+		a.m = newModelHost(ctx, a)
+		defer a.m.shutdown()
 	}
 	if cfg.StdoutBanner {
 		if _, err := io.WriteString(stdout, BannerLine+"\n"); err != nil {
@@ -165,10 +182,16 @@ type agent struct {
 	garbaged bool
 	nextID   int
 	sessions map[string]*session
-	// nextRequest numbers the agent's own requests to the client.
-	nextRequest int
 	// answered is set once the first answer is about to be written.
 	answered bool
+	// m runs the prompt turns and sessions of a Model persona; nil for the others.
+	m *modelHost
+
+	// callMu guards nextRequest and calls: the agent's own requests to the client, numbered
+	// from 1, and the ones whose answer a turn waits for.
+	callMu      sync.Mutex
+	nextRequest int
+	calls       map[string]chan *jsonrpc.Message
 }
 
 func (a *agent) handle(ctx context.Context, raw []byte) error {
@@ -179,13 +202,17 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	switch msg.Kind() {
 	case jsonrpc.Request:
 	case jsonrpc.Notification:
+		if a.m != nil && msg.Method == acp.MethodSessionCancel {
+			a.m.cancel(acp.ParseObject(msg.Params).String("sessionId"))
+		}
 		if a.cfg.AnswerNotifications && msg.Method != acp.MethodSessionCancel && msg.Method != acp.MethodCancelRequest {
 			line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": jsonrpc.CodeMethodNotFound, "message": "Method not found", "data": msg.Method}})
 			return a.write(line)
 		}
 		return nil // session/cancel, $/cancel_request need nothing
 	case jsonrpc.Response:
-		return nil // answers to our own requests
+		a.deliver(msg) // an answer to one of our own requests
+		return nil
 	default:
 		return a.writeError(json.RawMessage("null"), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request"})
 	}
@@ -220,7 +247,17 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 			return err
 		}
 	}
-	result, rpcErr := a.dispatch(msg)
+	var result json.RawMessage
+	var rpcErr *jsonrpc.Error
+	if a.m != nil && msg.Method == acp.MethodSessionPrompt {
+		// The turn answers on its own goroutine, so that session/cancel and the answers to
+		// its permission requests are read meanwhile; only a refused prompt is answered here.
+		if rpcErr = a.m.startTurn(msg); rpcErr == nil {
+			return nil
+		}
+	} else {
+		result, rpcErr = a.dispatch(msg)
+	}
 	if rpcErr == errNotFound && a.cfg.IgnoreUnknownRequests {
 		return nil
 	}
@@ -345,6 +382,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		if !params.Has("cwd") || params.Array("mcpServers") == nil {
 			return nil, invalidParams("cwd and mcpServers are required")
 		}
+		if a.m != nil {
+			return a.m.newSession(params)
+		}
 		return a.newSession(), nil
 	case acp.MethodSessionPrompt:
 		return a.prompt(params)
@@ -362,6 +402,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 	if behaviour == NeedsAuth {
 		return nil, errAuth
 	}
+	if a.m != nil {
+		return a.m.method(msg.Method, params)
+	}
 	if msg.Method == acp.MethodSessionList {
 		return raw(`{"sessions":[]}`), nil
 	}
@@ -374,7 +417,7 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 	}
 	switch msg.Method {
 	case acp.MethodSetConfigOption:
-		return a.setConfigOption(s, params)
+		return a.setConfigOption(s.config, params)
 	case acp.MethodSetMode:
 		s.mode = params.String("modeId")
 		return raw(`{}`), nil
@@ -388,10 +431,7 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 func (a *agent) newSession() json.RawMessage {
 	a.nextID++
 	sid := fmt.Sprintf("%s-session-%d", a.p.Name, a.nextID)
-	s := &session{config: map[string]string{}}
-	for _, o := range acp.ParseSessionResult(a.p.NewSession).ConfigOptions {
-		s.config[o.ID] = o.Current()
-	}
+	s := &session{config: a.defaultConfig()}
 	a.sessions[sid] = s
 	obj := acp.ParseObject(a.p.NewSession)
 	if obj == nil {
@@ -402,8 +442,18 @@ func (a *agent) newSession() json.RawMessage {
 	return out
 }
 
-// setConfigOption accepts a value the option offers and answers the complete option list.
-func (a *agent) setConfigOption(s *session, params acp.Object) (json.RawMessage, *jsonrpc.Error) {
+// defaultConfig is the current value of each of the persona's config options.
+func (a *agent) defaultConfig() map[string]string {
+	config := map[string]string{}
+	for _, o := range acp.ParseSessionResult(a.p.NewSession).ConfigOptions {
+		config[o.ID] = o.Current()
+	}
+	return config
+}
+
+// setConfigOption accepts a value the option offers, records it in config and answers the
+// complete option list.
+func (a *agent) setConfigOption(config map[string]string, params acp.Object) (json.RawMessage, *jsonrpc.Error) {
 	opts := acp.ParseSessionResult(a.p.NewSession).ConfigOptions
 	id, value := params.String("configId"), params.String("value")
 	for _, o := range opts {
@@ -412,23 +462,28 @@ func (a *agent) setConfigOption(s *session, params acp.Object) (json.RawMessage,
 		}
 		for _, v := range o.Values() {
 			if v == value {
-				s.config[id] = value
-				var list []map[string]any
-				for _, o2 := range acp.ParseObject(a.p.NewSession).Array("configOptions") {
-					var m map[string]any
-					_ = json.Unmarshal(o2, &m)
-					if cur, ok := s.config[fmt.Sprint(m["id"])]; ok {
-						m["currentValue"] = cur
-					}
-					list = append(list, m)
-				}
-				out, _ := json.Marshal(map[string]any{"configOptions": list})
+				config[id] = value
+				out, _ := json.Marshal(map[string]any{"configOptions": a.configOptions(config)})
 				return out, nil
 			}
 		}
 		return nil, invalidParams(fmt.Sprintf("%q is not a value of %s", value, id))
 	}
 	return nil, invalidParams("unknown config option " + id)
+}
+
+// configOptions is the persona's option list with the current values of config.
+func (a *agent) configOptions(config map[string]string) []map[string]any {
+	list := []map[string]any{}
+	for _, o := range acp.ParseObject(a.p.NewSession).Array("configOptions") {
+		var m map[string]any
+		_ = json.Unmarshal(o, &m)
+		if cur, ok := config[fmt.Sprint(m["id"])]; ok {
+			m["currentValue"] = cur
+		}
+		list = append(list, m)
+	}
+	return list
 }
 
 // prompt validates the prompt first (as the SDKs do, before any session lookup), then answers
@@ -458,41 +513,6 @@ func (a *agent) prompt(params acp.Object) (json.RawMessage, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
 	return raw(`{"stopReason":"end_turn"}`), nil
-}
-
-// askClient sends the configured agent→client requests. Their answers are not awaited: the
-// client's log shows what it answered.
-func (a *agent) askClient(cwd string) error {
-	const sid = "pending-session"
-	for _, method := range a.cfg.ClientRequests {
-		var params any
-		switch method {
-		case acp.MethodReadTextFile:
-			params = map[string]any{"sessionId": sid, "path": "/etc/hostname"}
-		case acp.MethodWriteTextFile:
-			params = map[string]any{"sessionId": sid, "path": cwd + "/acptest-must-not-exist.txt", "content": "written by acptest"}
-		case acp.MethodTerminalCreate:
-			params = map[string]any{"sessionId": sid, "command": "touch", "args": []string{cwd + "/acptest-must-not-exist.txt"}}
-		case acp.MethodRequestPermission:
-			params = map[string]any{"sessionId": sid,
-				"toolCall": map[string]any{"toolCallId": "call-1", "title": "Write acptest-must-not-exist.txt", "kind": "edit"},
-				"options":  []map[string]string{{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}}}
-		case acp.MethodElicitationCreate:
-			params = map[string]any{"sessionId": sid, "mode": "form", "message": "Your name?",
-				"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]string{"type": "string"}}}}
-		default:
-			params = map[string]any{}
-		}
-		a.nextRequest++
-		line, err := jsonrpc.EncodeRequest(int64(a.nextRequest), method, params)
-		if err != nil {
-			return err
-		}
-		if err := a.write(line); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (a *agent) notify(method string, params any) error {

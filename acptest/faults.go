@@ -137,3 +137,42 @@ func (d dripWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// ModelFaults make the model persona fail one turn or capability scenario each (they do
+// nothing to the other personas).
+type ModelFaults struct {
+	// WriteWithoutPermission: the Write tool writes the file without asking
+	// (no session/request_permission) and reports the call completed.
+	WriteWithoutPermission bool
+	// WriteAfterReject: the Write tool asks, then writes the file whatever the answer; a
+	// refused call is still reported failed (to the client and to the model).
+	WriteAfterReject bool
+	// IgnoreModel: every model request asks for the default model (acptest-small), whatever
+	// the model config option says.
+	IgnoreModel bool
+	// IgnoreThoughtLevel: every model request asks for the default effort (medium), whatever
+	// the thought_level config option says.
+	IgnoreThoughtLevel bool
+	// IgnoreCancel: session/cancel is ignored: the turn streams to its end and ends end_turn.
+	IgnoreCancel bool
+	// UpdatesAfterAnswer: an agent_message_chunk (LateText) follows every session/prompt
+	// answer.
+	UpdatesAfterAnswer bool
+	// TextAsThought: the model's text goes out as agent_thought_chunk only (live and in the
+	// history).
+	TextAsThought bool
+	// DropBlocks: every prompt block is accepted, but only the text blocks reach the model.
+	DropBlocks bool
+	// NoMCP: MCP servers are accepted and never connected.
+	NoMCP bool
+	// HideMCPTools: MCP servers are connected and their tools listed, but the tools are never
+	// offered to the model.
+	HideMCPTools bool
+	// LoadWithoutToolCalls: session/load replays the messages but not the tool calls.
+	LoadWithoutToolCalls bool
+	// LeakOnLoad: every session/load starts a `sleep 300` child in the agent's process group
+	// that nothing reaps while the agent runs (it is killed when Serve returns).
+	LeakOnLoad bool
+	// CloseKeeps: session/close answers {} but keeps the session: a later prompt still works.
+	CloseKeeps bool
+}

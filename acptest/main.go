@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -16,6 +17,38 @@ import (
 // serves stdin/stdout until stdin ends, a fault fires or ctx ends (a signal), and returns the
 // exit status. Test binaries re-execute themselves through it to get a real agent process.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, fs, err := parseArgs(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: acpprobe agent [flags]\n\nRuns the reference ACP agent on stdin/stdout.\n\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintln(stderr, "acpprobe agent:", err)
+		return 2
+	}
+	cfg.Env = os.Environ()
+	if cfg.IgnoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+		ctx = context.WithoutCancel(ctx)
+	}
+	err = Serve(ctx, stdin, stdout, stderr, cfg)
+	var exit *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.Code
+	case ctx.Err() != nil:
+		return 128 + 15 // stopped by a signal: the status a shell reports for SIGTERM
+	}
+	fmt.Fprintln(stderr, "acpprobe agent:", err)
+	return 1
+}
+
+// parseArgs reads the flags of `acpprobe agent` (the inverse of Config.Args).
+func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	fs := flag.NewFlagSet("acpprobe agent", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var cfg Config
@@ -47,6 +80,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the agent)")
 	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
+	for _, f := range modelFlags(&cfg.ModelFaults) {
+		fs.BoolVar(f.on, f.name, false, f.usage)
+	}
 	fs.Func("leak-env", "write this environment variable's value on stderr and in the initialize answer (repeatable)", func(name string) error {
 		cfg.LeakEnv = append(cfg.LeakEnv, name)
 		return nil
@@ -56,39 +92,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: acpprobe agent [flags]\n\nRuns the reference ACP agent on stdin/stdout.\n\nFlags:")
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintln(stderr, "acpprobe agent:", err)
-		return 2
+		return cfg, fs, err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "acpprobe agent: unexpected arguments %q\n", fs.Args())
-		return 2
+		return cfg, fs, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if _, ok := LookupPersona(cfg.Persona); !ok {
-		fmt.Fprintf(stderr, "acpprobe agent: unknown persona %q (have %s)\n", cfg.Persona, strings.Join(PersonaNames(), ", "))
-		return 2
+		return cfg, fs, fmt.Errorf("unknown persona %q (have %s)", cfg.Persona, strings.Join(PersonaNames(), ", "))
 	}
-	if cfg.IgnoreSIGTERM {
-		signal.Ignore(syscall.SIGTERM)
-		ctx = context.WithoutCancel(ctx)
-	}
-	err := Serve(ctx, stdin, stdout, stderr, cfg)
-	var exit *ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.Code
-	case ctx.Err() != nil:
-		return 128 + 15 // stopped by a signal: the status a shell reports for SIGTERM
-	}
-	fmt.Fprintln(stderr, "acpprobe agent:", err)
-	return 1
+	return cfg, fs, nil
 }
 
 // Args renders a configuration as `acpprobe agent` flags, the inverse of Main's parsing.
@@ -130,6 +142,11 @@ func (c Config) Args() []string {
 	for _, name := range c.LeakEnv {
 		args = append(args, "--leak-env", name)
 	}
+	for _, f := range modelFlags(&c.ModelFaults) {
+		if *f.on {
+			args = append(args, "--"+f.name)
+		}
+	}
 	for _, f := range []struct {
 		on   bool
 		flag string
@@ -146,4 +163,30 @@ func (c Config) Args() []string {
 		}
 	}
 	return args
+}
+
+// modelFlag is one boolean flag of the model persona's faults.
+type modelFlag struct {
+	on          *bool
+	name, usage string
+}
+
+// modelFlags lists the flags of the ModelFaults: Main parses them and Args renders them from
+// this one list.
+func modelFlags(m *ModelFaults) []modelFlag {
+	return []modelFlag{
+		{&m.WriteWithoutPermission, "write-without-permission", "model persona: the Write tool writes without asking for permission"},
+		{&m.WriteAfterReject, "write-after-reject", "model persona: the Write tool writes even when permission is refused"},
+		{&m.IgnoreModel, "ignore-model", "model persona: always ask the model for the default model"},
+		{&m.IgnoreThoughtLevel, "ignore-thought-level", "model persona: always ask the model for the default effort"},
+		{&m.IgnoreCancel, "ignore-cancel", "model persona: ignore session/cancel (the turn ends end_turn)"},
+		{&m.UpdatesAfterAnswer, "updates-after-answer", "model persona: send an agent_message_chunk after each session/prompt answer"},
+		{&m.TextAsThought, "text-as-thought", "model persona: send the model's text as agent_thought_chunk only"},
+		{&m.DropBlocks, "drop-blocks", "model persona: accept every prompt block but send only the text ones to the model"},
+		{&m.NoMCP, "no-mcp", "model persona: never connect to the MCP servers given"},
+		{&m.HideMCPTools, "hide-mcp-tools", "model persona: connect and list MCP tools, but never offer them to the model"},
+		{&m.LoadWithoutToolCalls, "load-without-tool-calls", "model persona: session/load replays messages but not tool calls"},
+		{&m.LeakOnLoad, "leak-on-load", "model persona: every session/load starts a child process that is never reaped"},
+		{&m.CloseKeeps, "close-keeps", "model persona: session/close answers but does not free the session"},
+	}
 }

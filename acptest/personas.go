@@ -29,6 +29,11 @@ type Persona struct {
 	// Notifications are extension notifications ({method, params}) sent after a session is
 	// created, after AfterNewSession.
 	Notifications []Notification
+	// Model makes session/prompt a real prompt turn against a model over HTTP (Anthropic
+	// Messages at $ANTHROPIC_BASE_URL, see model.go), with tools, permissions, cancel, MCP
+	// servers and sessions that load, list, resume, fork and close. Such a persona handles
+	// session/new, session/prompt and the session methods itself.
+	Model bool
 }
 
 // Notification is a notification a persona sends on its own.
@@ -137,6 +142,26 @@ var personas = map[string]*Persona{
 			"session/set_mode": Works, "session/load": Works,
 		},
 		PromptErrors: StyleZodUnion,
+	},
+	"model": {
+		Name: "model",
+		Description: "modelled on claude-agent-acp's prompt turn: calls an Anthropic Messages model at $ANTHROPIC_BASE_URL (loopback only), " +
+			"Write (with permission) and Read tools, MCP tools, model and thought_level options, cancel, sessions that load/list/resume/fork/close",
+		Initialize: raw(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true,` +
+			`"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true},` +
+			`"sessionCapabilities":{"list":{},"resume":{},"close":{},"fork":{}}},"authMethods":[],` +
+			`"agentInfo":{"name":"acptest-model","title":"acpprobe reference agent (model persona)","version":"0.1.0"}}`),
+		NewSession: raw(`{"configOptions":[` +
+			`{"id":"model","name":"Model","category":"model","type":"select","currentValue":"` + defaultModel + `","options":[` +
+			`{"value":"acptest-small","name":"Small","description":"The default model"},` +
+			`{"value":"acptest-large","name":"Large","description":"The larger model"}]},` +
+			`{"id":"thought_level","name":"Thinking","category":"thought_level","type":"select","currentValue":"` + defaultEffort + `","options":[` +
+			`{"value":"low","name":"Low"},{"value":"medium","name":"Medium"},{"value":"high","name":"High"}]}]}`),
+		Methods: map[string]Behaviour{
+			"session/set_config_option": Works, "session/load": Works, "session/resume": Works, "session/fork": Works,
+			"session/list": Works, "session/close": Works,
+		},
+		Model: true,
 	},
 	"minimal": {
 		Name:        "minimal",

@@ -17,7 +17,7 @@ func TestEmbeddedProfiles(t *testing.T) {
 	for _, p := range set.All() {
 		names = append(names, p.Name)
 	}
-	want := []string{"anthropic", "claude-agent-acp", "codex-acp", "gemini", "gemini-cli", "openai-chat", "openai-responses"}
+	want := []string{"acptest-model", "anthropic", "claude-agent-acp", "codex-acp", "gemini", "gemini-cli", "openai-chat", "openai-responses"}
 	if !slices.Equal(names, want) {
 		t.Errorf("profiles %v, want %v", names, want)
 	}

@@ -18,7 +18,7 @@ const (
 	ExitOK          = 0
 	ExitFindings    = 1 // findings at or above --fail-on, client findings, or drift in diff
 	ExitUsage       = 2 // the command line is wrong
-	ExitNotProbed   = 3 // spawn failure, timeout, crash, protocol mismatch
+	ExitNotProbed   = 3 // spawn failure, timeout, crash, protocol mismatch; a matrix in which no agent could be probed
 	ExitAuth        = 4
 	ExitIO          = 5 // a file could not be read or parsed (a recording cut short included), or the output could not be written
 	ExitInterrupted = 130
@@ -53,6 +53,14 @@ func writeError(what string, err error) error { return &fileError{"write " + wha
 type errNotRunnable struct{ err error }
 
 func (e *errNotRunnable) Error() string { return e.err.Error() }
+
+// errNoneProbed is a matrix in which no agent could be probed (exit 3); the matrix itself
+// was printed.
+type errNoneProbed struct{ total int }
+
+func (e *errNoneProbed) Error() string {
+	return fmt.Sprintf("no agent could be probed (%d of %d failed)", e.total, e.total)
+}
 
 // resultError is a probe (or the analysis of its record) whose report is printed but that did
 // not end well: the agent could not be probed, needed authentication, was interrupted, or the
@@ -114,12 +122,15 @@ func exitCode(err error) int {
 		file   *fileError
 		result *resultError
 		agent  *agentExit
+		none   *errNoneProbed
 	)
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return ExitOK
 	case errors.As(err, &usage):
 		return ExitUsage
+	case errors.As(err, &none):
+		return ExitNotProbed
 	case errors.As(err, &file):
 		return ExitIO
 	case errors.Is(err, errFindings):

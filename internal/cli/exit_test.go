@@ -41,6 +41,7 @@ func TestExitCode(t *testing.T) {
 		{"file error with --json", withJSON(readError("--config", missing), true), ExitIO, "acpprobe probe: cannot read --config: open t.ndjson: no such file or directory\n"},
 		{"findings or drift", errFindings, ExitFindings, ""},
 		{"matrix interrupted", errInterrupted, ExitInterrupted, ""},
+		{"matrix with no agent probed", &errNoneProbed{total: 2}, ExitNotProbed, "acpprobe probe: no agent could be probed (2 of 2 failed)\n"},
 		{"not runnable", &errNotRunnable{errors.New(`agent "kimi" cannot run here`)}, ExitNotProbed, "acpprobe probe: agent \"kimi\" cannot run here\n"},
 		{"not runnable with --json", withJSON(&errNotRunnable{errors.New("no kimi")}, true), ExitNotProbed,
 			`{"error":{"code":"spawn_failed","exitCode":3,"message":"no kimi","stage":"spawn"}}` + "\n"},

@@ -140,7 +140,23 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
-	return nil
+	return noneProbed(m)
+}
+
+// noneProbed is the error of a matrix in which no agent could be probed: each row says the
+// agent could not run here, or its probe failed as probe would exit 3 for (spawn failure,
+// timeout, crash, protocol mismatch). An agent that needs authentication was probed: it
+// answered initialize. nil when one agent was probed, or the matrix is empty.
+func noneProbed(m *matrix.Matrix) error {
+	for _, row := range m.Rows {
+		if row.Result != nil && resultCode(row.Result) != ExitNotProbed {
+			return nil
+		}
+	}
+	if len(m.Rows) == 0 {
+		return nil
+	}
+	return &errNoneProbed{total: len(m.Rows)}
 }
 
 // writeJSONFile writes v as indented JSON to path.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -62,7 +63,9 @@ func (a *agentsFlags) registry() (*registry.Registry, error) {
 }
 
 // resolveID turns an agent id into probe options: argv, environment, working directory, and a
-// longer startup budget for cold npx/uvx starts unless the budgets were given.
+// longer startup budget for cold npx/uvx starts unless the budgets were given. For an agent
+// that cannot run here the error is an *errNotRunnable, and the options are still complete:
+// their launcher fails with the reason (see unrunnable).
 func (p *probeFlags) resolveID(id string, explicit map[string]bool) (probe.Options, error) {
 	opts, _, err := p.resolve(id, explicit)
 	return opts, err
@@ -85,12 +88,15 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 		return probe.Options{}, registry.Launch{}, err
 	}
 	l, err := reg.Resolve(id, registry.HostEnv())
-	var unknown *registry.UnknownAgentError
+	var (
+		unknown     *registry.UnknownAgentError
+		notRunnable error
+	)
 	switch {
 	case errors.As(err, &unknown):
 		return probe.Options{}, l, &usageError{err.Error()}
 	case err != nil:
-		return probe.Options{}, l, &errNotRunnable{err}
+		notRunnable = &errNotRunnable{err}
 	}
 	opts, err := p.options(l.Argv)
 	if err != nil {
@@ -106,6 +112,9 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 		cmd.Dir, opts.Cwd = l.Dir, l.Dir
 	}
 	opts.Launcher = cmd
+	if notRunnable != nil {
+		opts.Launcher = unrunnable{argv: l.Argv, err: notRunnable}
+	}
 	opts.AgentID = l.ID
 	opts.Command = l.String()
 	if l.StartupTimeout > 0 && !explicit["startup-timeout"] {
@@ -114,8 +123,18 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 			opts.Timeout = l.StartupTimeout + probe.DefaultTimeout
 		}
 	}
-	return opts, l, nil
+	return opts, l, notRunnable
 }
+
+// unrunnable stands for an agent that cannot run here: its launch fails with the reason, so a
+// probe of it reports spawn_failed like any launch that failed, result and all.
+type unrunnable struct {
+	argv []string // what would run
+	err  error
+}
+
+func (u unrunnable) Launch(context.Context, io.Writer) (transport.Agent, error) { return nil, u.err }
+func (u unrunnable) CommandLine() []string                                      { return u.argv }
 
 // targetOptions reads the agent to probe from the command line: --command, argv after --, or
 // a single agent id (registry, built-in, reference persona or --config name).

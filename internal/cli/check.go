@@ -53,7 +53,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		}
 	}
 	target, err := pf.targetOptions(fs, args)
-	if err != nil {
+	if err := probeable(err); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
 	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target)}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,10 +37,20 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 		return nil, err
 	}
 	target, err := pf.targetOptions(fs, args)
-	if err != nil {
+	if err := probeable(err); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
 	return pf.probeOptions(stdio, target), nil
+}
+
+// probeable is the error of targetOptions that stops a probe: an agent that cannot run here
+// does not (nil): it is probed, and its result says spawn_failed and why.
+func probeable(err error) error {
+	var nr *errNotRunnable
+	if errors.As(err, &nr) {
+		return nil
+	}
+	return err
 }
 
 // probeOptions are the options of a probe of target, as the flags say.

@@ -28,6 +28,9 @@ type AnalyzeOptions struct {
 	Report acpprobe.AnalyzeOptions
 	// JSON prints the result as JSON.
 	JSON bool
+	// AllowAuthRequired lets the verdict alone decide the exit code of a session that needed
+	// authentication, as check --allow-auth-required does.
+	AllowAuthRequired bool
 }
 
 func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
@@ -36,6 +39,7 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
 	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check transcripts: mandatory)")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
+	allowAuth := fs.Bool("allow-auth-required", false, "judge a session that needed authentication by the verdict alone, as check --allow-auth-required does")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
 	if err := parseFlags(fs, args, "acpprobe analyze [flags] TRANSCRIPT", stdio.Out); err != nil {
 		return nil, err
@@ -47,9 +51,9 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &AnalyzeOptions{IO: stdio, Transcript: fs.Arg(0), JSON: *asJSON,
+	opts := &AnalyzeOptions{IO: stdio, Transcript: fs.Arg(0), JSON: *asJSON, AllowAuthRequired: *allowAuth,
 		Report: acpprobe.AnalyzeOptions{Catalogue: cat, Schema: *schemaName}}
-	if *schemaName == "" && *failOn == "" && *baselinePath == "" {
+	if *schemaName == "" && *failOn == "" && *baselinePath == "" && !*allowAuth {
 		return opts, nil
 	}
 	// Any of the check flags asks for a verdict.
@@ -88,7 +92,7 @@ func analyzeRun(_ context.Context, opts *AnalyzeOptions) error {
 	if err != nil {
 		return unusable(err)
 	}
-	return report(opts.IO.Out, r, opts.JSON)
+	return exitByVerdict(report(opts.IO.Out, r, opts.JSON), opts.AllowAuthRequired)
 }
 
 // ReplayOptions are the options of acpprobe replay: act as the agent recorded in a transcript.

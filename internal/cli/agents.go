@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -66,13 +67,19 @@ func (a *agentsFlags) registry() (*registry.Registry, error) {
 // longer startup budget for cold npx/uvx starts unless the budgets were given. For an agent
 // that cannot run here the error is an *errNotRunnable, and the options are still complete:
 // their launcher fails with the reason (see unrunnable).
-func (p *probeFlags) resolveID(id string, explicit map[string]bool) (probe.Options, error) {
+// An unknown id is a usage error that says how to run a command of that name with cmd
+// ("acpprobe probe").
+func (p *probeFlags) resolveID(id string, explicit map[string]bool, cmd string) (probe.Options, error) {
 	opts, _, err := p.resolve(id, explicit)
+	var unknown *registry.UnknownAgentError
+	if errors.As(err, &unknown) {
+		return opts, usagef("%v; to run a command of that name, put it after --: %s -- %s", err, cmd, joinCommand([]string{id}))
+	}
 	return opts, err
 }
 
 // resolve is resolveID that also says where the id came from (registry, builtin, config,
-// reference).
+// reference). An unknown id is a *registry.UnknownAgentError.
 func (p *probeFlags) resolve(id string, explicit map[string]bool) (probe.Options, string, error) {
 	opts, l, err := p.launch(id, explicit)
 	source := string(l.Source)
@@ -94,7 +101,7 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 	)
 	switch {
 	case errors.As(err, &unknown):
-		return probe.Options{}, l, &usageError{err.Error()}
+		return probe.Options{}, l, err
 	case err != nil:
 		notRunnable = &errNotRunnable{err}
 	}
@@ -136,15 +143,26 @@ type unrunnable struct {
 func (u unrunnable) Launch(context.Context, io.Writer) (transport.Agent, error) { return nil, u.err }
 func (u unrunnable) CommandLine() []string                                      { return u.argv }
 
-// targetOptions reads the agent to probe from the command line: --command, argv after --, or
-// a single agent id (registry, built-in, reference persona or --config name).
-func (p *probeFlags) targetOptions(fs *flag.FlagSet, args []string) (probe.Options, error) {
-	rest := fs.Args()
+// targetOptions reads the agent to probe from the command line cl: --command, the argv after
+// --, or a single argument, which is an agent id (registry, built-in, reference persona or
+// --config name) unless it contains a / or names an existing file: then it is a command.
+// Several arguments without -- are a command too.
+func (p *probeFlags) targetOptions(fs *flag.FlagSet, cl cmdLine) (probe.Options, error) {
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	dash := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-	if p.command == "" && !dash && len(rest) == 1 {
-		return p.resolveID(rest[0], explicit)
+	rest := cl.after
+	switch {
+	case cl.dash && len(cl.before) > 0:
+		return probe.Options{}, usagef("unexpected %q before --: give an agent id, or the agent command after --, not both", cl.before)
+	case !cl.dash:
+		rest = cl.before
+	}
+	if p.command == "" && !cl.dash && len(rest) == 1 {
+		if cmd, ok := asCommand(rest[0]); ok {
+			rest = []string{cmd}
+		} else {
+			return p.resolveID(rest[0], explicit, fs.Name())
+		}
 	}
 	argv, command, err := p.agentArgv(rest)
 	if err != nil {
@@ -153,6 +171,19 @@ func (p *probeFlags) targetOptions(fs *flag.FlagSet, args []string) (probe.Optio
 	opts, err := p.options(argv)
 	opts.Command = command
 	return opts, err
+}
+
+// asCommand says whether a lone argument is a command rather than an agent id: it contains a
+// path separator, or names an existing file (which is then run as ./name: an executable is
+// never looked up in the current directory).
+func asCommand(arg string) (string, bool) {
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) {
+		return arg, true
+	}
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		return "." + string(filepath.Separator) + arg, true
+	}
+	return "", false
 }
 
 func sortedMapKeys(m map[string]string) []string {

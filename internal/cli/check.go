@@ -37,7 +37,8 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
 	allowAuth := fs.Bool("allow-auth-required", false, "when the agent needs authentication and that is the only failure, exit by the verdict (0 when it passed) instead of 4; for CI without credentials")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
-	if err := parseFlags(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
+	cl, err := parseArgs(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
+	if err != nil {
 		return nil, err
 	}
 	if *list {
@@ -58,7 +59,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 			return nil, readError("--baseline", err)
 		}
 	}
-	target, err := pf.targetOptions(fs, args)
+	target, err := pf.targetOptions(fs, cl)
 	if err := probeable(err); err != nil {
 		return nil, withJSON(err, pf.json)
 	}

@@ -82,8 +82,13 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: pf.cat}
 	for _, id := range ids {
 		target, source, err := pf.resolve(id, explicit)
-		var nr *errNotRunnable
+		var (
+			nr      *errNotRunnable
+			unknown *registry.UnknownAgentError
+		)
 		switch {
+		case errors.As(err, &unknown):
+			return nil, usagef("%v", err)
 		case errors.As(err, &nr):
 			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Problem: nr.Error()})
 		case err != nil:

@@ -33,10 +33,11 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	fs := newFlagSet("probe")
 	var pf probeFlags
 	pf.register(fs, true)
-	if err := parseFlags(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
+	cl, err := parseArgs(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
+	if err != nil {
 		return nil, err
 	}
-	target, err := pf.targetOptions(fs, args)
+	target, err := pf.targetOptions(fs, cl)
 	if err := probeable(err); err != nil {
 		return nil, withJSON(err, pf.json)
 	}

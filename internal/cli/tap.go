@@ -41,10 +41,11 @@ func newTapOptions(args []string, stdio Stdio) (*TapOptions, error) {
 	pf.register(fs, true)
 	check := fs.Bool("check", false, "judge the session as it happens; findings go to stderr (or --findings), never to stdout")
 	findingsPath := fs.String("findings", "", "write findings as NDJSON to this file instead of stderr")
-	if err := parseFlags(fs, args, "acpprobe tap [--transcript FILE] [--check] [--findings FILE] -- <agent command> [args...]", stdio.Out); err != nil {
+	cl, err := parseArgs(fs, args, "acpprobe tap [--transcript FILE] [--check] [--findings FILE] -- <agent command> [args...]", stdio.Out)
+	if err != nil {
 		return nil, err
 	}
-	target, err := pf.targetOptions(fs, args)
+	target, err := pf.targetOptions(fs, cl)
 	if err != nil {
 		return nil, withJSON(err, pf.json)
 	}

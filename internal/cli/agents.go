@@ -164,6 +164,9 @@ func (p *probeFlags) targetOptions(fs *flag.FlagSet, cl cmdLine) (probe.Options,
 			return p.resolveID(rest[0], explicit, fs.Name())
 		}
 	}
+	if explicit["config"] || explicit["registry"] {
+		return probe.Options{}, usagef("--config and --registry say where agent ids resolve: they do nothing for an agent command (after -- or with --command)")
+	}
 	argv, command, err := p.agentArgv(rest)
 	if err != nil {
 		return probe.Options{}, err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -28,7 +29,7 @@ type CheckOptions struct {
 func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	fs := newFlagSet("check")
 	var pf probeFlags
-	pf.register(fs, true)
+	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
 	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))
@@ -42,6 +43,15 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		return nil, err
 	}
 	if *list {
+		var others []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "list" && f.Name != "json" {
+				others = append(others, "--"+f.Name)
+			}
+		})
+		if len(others) > 0 || len(fs.Args()) > 0 {
+			return nil, usagef("--list lists the checks and probes nothing: it takes only --json (got %s)", strings.Join(append(others, fs.Args()...), " "))
+		}
 		return &CheckOptions{ProbeOptions: ProbeOptions{IO: stdio, JSON: pf.json}, List: true}, nil
 	}
 	tier, err := conformance.ParseTier(*failOn)

@@ -173,7 +173,6 @@ func resultCode(r *probe.Result) int {
 func printError(w io.Writer, cmd string, err error, code int) {
 	var (
 		usage  *usageError
-		nr     *errNotRunnable
 		result *resultError
 		agent  *agentExit
 		asJSON *jsonFailure
@@ -189,8 +188,6 @@ func printError(w io.Writer, cmd string, err error, code int) {
 		if usage.msg != "" {
 			fmt.Fprintf(w, "%s: %s\n", prefix, strings.TrimSpace(usage.msg))
 		}
-	case errors.As(err, &nr) && inJSON:
-		envelope(w, probe.ErrSpawnFailed, record.StageSpawn, nr.Error(), code)
 	case errors.As(err, &result):
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL

@@ -43,8 +43,6 @@ func TestExitCode(t *testing.T) {
 		{"matrix interrupted", errInterrupted, ExitInterrupted, ""},
 		{"matrix with no agent probed", &errNoneProbed{total: 2}, ExitNotProbed, "acpprobe probe: no agent could be probed (2 of 2 failed)\n"},
 		{"not runnable", &errNotRunnable{errors.New(`agent "kimi" cannot run here`)}, ExitNotProbed, "acpprobe probe: agent \"kimi\" cannot run here\n"},
-		{"not runnable with --json", withJSON(&errNotRunnable{errors.New("no kimi")}, true), ExitNotProbed,
-			`{"error":{"code":"spawn_failed","exitCode":3,"message":"no kimi","stage":"spawn"}}` + "\n"},
 		{"clean result", &resultError{result("", false)}, ExitOK, ""},
 		{"verdict failed", &resultError{result("", true)}, ExitFindings, ""},
 		{"auth required", &resultError{result(probe.ErrAuthRequired, false)}, ExitAuth, "acpprobe: auth_required: why\n"},

@@ -32,7 +32,7 @@ type ProbeOptions struct {
 func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	fs := newFlagSet("probe")
 	var pf probeFlags
-	pf.register(fs, true)
+	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	cl, err := parseArgs(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (p *probeFlags) probeOptions(stdio Stdio, target probe.Options) *ProbeOptio
 func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	fs := newFlagSet("demo")
 	var pf probeFlags
-	pf.register(fs, false)
+	pf.register(fs, jsonFlag|budgetFlags|transcriptFlag)
 	persona := fs.String("persona", "claude", "reference-agent persona to probe (claude, codebuddy, codex, gemini, minimal)")
 	if err := parseFlags(fs, args, "acpprobe demo [flags]", stdio.Out); err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		}
 	}
 	target, err := pf.targetOptions(fs, cl)
-	if err := probeable(err); err != nil {
+	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
 	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}

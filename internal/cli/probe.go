@@ -38,17 +38,18 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 		return nil, err
 	}
 	target, err := pf.targetOptions(fs, cl)
-	if err := probeable(err); err != nil {
+	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
 	return pf.probeOptions(stdio, target), nil
 }
 
-// probeable is the error of targetOptions that stops a probe: an agent that cannot run here
-// does not (nil): it is probed, and its result says spawn_failed and why.
-func probeable(err error) error {
+// probeable is the error of targetOptions that stops a probe. With --json (asJSON), an agent
+// that cannot run here does not (nil): it is probed, so that stdout carries its result, which
+// says spawn_failed and why. Without, the one line that says why is the whole report.
+func probeable(err error, asJSON bool) error {
 	var nr *errNotRunnable
-	if errors.As(err, &nr) {
+	if asJSON && errors.As(err, &nr) {
 		return nil
 	}
 	return err

@@ -92,6 +92,12 @@ type Entry struct {
 	Origin string `json:"-"`
 	// Aliases are other names that resolve to this entry (built-in entries only).
 	Aliases []string `json:"-"`
+	// RegistryRef marks a config entry that names the registry's agent of the same id rather
+	// than a command (Zed's "type": "registry"). Registry.With puts ExtraEnv on that agent; an
+	// entry left with RegistryRef found no such agent and cannot run.
+	RegistryRef bool `json:"-"`
+	// ExtraEnv is environment a config entry adds on top of the launch's own (Launch.Env).
+	ExtraEnv map[string]string `json:"-"`
 }
 
 // Distribution lists the ways a registry entry can be launched; at least one is set.
@@ -170,6 +176,9 @@ func New(entries ...Entry) *Registry {
 
 func (r *Registry) add(entries []Entry) {
 	for _, e := range entries {
+		if e.RegistryRef {
+			e = r.overlay(e)
+		}
 		// An id shadows an alias of the same name, whatever the order.
 		delete(r.aliases, e.ID)
 		if old, ok := r.entries[e.ID]; ok {
@@ -186,6 +195,29 @@ func (r *Registry) add(entries []Entry) {
 			}
 		}
 	}
+}
+
+// overlay is the registry entry a RegistryRef entry names, with its ExtraEnv added; the
+// RegistryRef entry itself when r has no such entry.
+func (r *Registry) overlay(ref Entry) Entry {
+	id := ref.ID
+	if target, ok := r.aliases[id]; ok {
+		id = target
+	}
+	base, ok := r.entries[id]
+	if !ok || base.RegistryRef {
+		return ref
+	}
+	base.ID = ref.ID
+	base.ExtraEnv = cloneEnv(base.ExtraEnv)
+	for k, v := range ref.ExtraEnv {
+		if base.ExtraEnv == nil {
+			base.ExtraEnv = map[string]string{}
+		}
+		base.ExtraEnv[k] = v
+	}
+	base.Origin = ref.Origin + " over " + base.Origin
+	return base
 }
 
 // With returns a new registry holding r's entries plus the given ones, which replace entries

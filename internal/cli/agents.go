@@ -26,7 +26,7 @@ type agentsFlags struct {
 
 func (a *agentsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.registryFile, "registry", "", "a newer ACP registry (registry.json or an agent.json) used over the embedded snapshot")
-	fs.StringVar(&a.configFile, "config", "", `agents config file: {"agents": {"name": {"command", "args", "env", "cwd"}}} (the editors' agent_servers shape)`)
+	fs.StringVar(&a.configFile, "config", "", `agents config file: acpprobe's or acpx's {"agents": {NAME: {"command", "args" | "argv", "env", "cwd"}}}, or Zed's settings.json ("agent_servers"); JSONC`)
 }
 
 // referencePrefix names the reference personas as agents: acptest-claude, acptest-codex, …

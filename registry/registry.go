@@ -3,17 +3,20 @@
 // Its data is a snapshot of the official ACP agent registry
 // (github.com/agentclientprotocol/registry), embedded under data/ with its provenance in
 // data/PROVENANCE.md, plus a few built-in entries for well-known agents the snapshot lacks
-// (Source "builtin"). A newer registry can be read with [LoadFile] (the published
-// registry.json index or a single agent.json), and an editor-style agents config file with
-// [LoadConfig]; [Registry.With] layers them over the embedded data, later entries winning.
+// (Source "builtin"). [Refresh] fetches the registry's current index over HTTPS into the
+// user cache directory, checked against the index schema, and [LoadCache] reads it back: an
+// [Index] (the snapshot, or that copy) is what ids resolve through. A newer registry can
+// also be read with [LoadFile] (the published registry.json index or a single agent.json),
+// and an agents config file (acpprobe's, acpx's or Zed's settings) with [LoadConfig];
+// [Registry.With] layers them over the index, later entries winning.
 //
 // [Registry.Resolve] turns an id into a [Launch] (argv, extra environment, working directory,
 // a suggested startup budget) for the machine described by an [Env]; [Registry.List] tells,
-// for every entry, whether it can run here and why not. Nothing here downloads or installs
-// anything: binary distributions must already be on PATH, npx and uvx fetch their packages
-// themselves when the launch runs.
+// for every entry, whether it can run here and why not. Apart from Refresh's index, nothing
+// here downloads or installs anything: binary distributions must already be on PATH, npx and
+// uvx fetch their packages themselves when the launch runs.
 //
-// The package imports only the standard library.
+// The package imports the standard library, internal/safeio and the JSON Schema validator.
 package registry
 
 import (
@@ -37,7 +40,7 @@ const SnapshotDate = "2026-02-07"
 // repository but left out of the published index (its name is the registry's own, typo and all).
 const unlistedDir = "_not_yet_unsupported"
 
-//go:embed data/PROVENANCE.md data/*.schema.json data/*/agent.json data/_not_yet_unsupported/*/agent.json
+//go:embed data/PROVENANCE.md data/*.schema.json data/index-2026-08/agent.schema.json data/*/agent.json data/_not_yet_unsupported/*/agent.json
 var dataFS embed.FS
 
 // Kind is how an entry is launched.

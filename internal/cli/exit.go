@@ -50,7 +50,11 @@ func readError(what string, err error) error { return &fileError{"read " + what,
 func writeError(what string, err error) error { return &fileError{"write " + what, err} }
 
 // errNotRunnable is an agent that was found (in the registry, a config) but cannot run here.
-type errNotRunnable struct{ err error }
+// note, when set, is printed on a line of its own after the error (see staleNote).
+type errNotRunnable struct {
+	err  error
+	note string
+}
 
 func (e *errNotRunnable) Error() string { return e.err.Error() }
 
@@ -64,8 +68,12 @@ func (e *errNoneProbed) Error() string {
 
 // resultError is a probe (or the analysis of its record) whose report is printed but that did
 // not end well: the agent could not be probed, needed authentication, was interrupted, or the
-// verdict failed. Its exit code is the result's (resultCode).
-type resultError struct{ r *probe.Result }
+// verdict failed. Its exit code is the result's (resultCode). note, when set, is printed when
+// the agent could not be probed (exit 3).
+type resultError struct {
+	r    *probe.Result
+	note string
+}
 
 func (e *resultError) Error() string {
 	if e.r.Error == nil {
@@ -173,6 +181,7 @@ func resultCode(r *probe.Result) int {
 func printError(w io.Writer, cmd string, err error, code int) {
 	var (
 		usage  *usageError
+		nr     *errNotRunnable
 		result *resultError
 		agent  *agentExit
 		asJSON *jsonFailure
@@ -189,12 +198,22 @@ func printError(w io.Writer, cmd string, err error, code int) {
 			fmt.Fprintf(w, "%s: %s\n", prefix, strings.TrimSpace(usage.msg))
 		}
 	case errors.As(err, &result):
+		note := ""
+		if code == ExitNotProbed && result.note != "" {
+			note = prefix + ": note: " + result.note + "\n"
+		}
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL
 		case inJSON:
+			fmt.Fprint(w, note) // the JSON line stays the last
 			envelope(w, e.Code, e.Stage, e.Message, code)
 		default:
-			fmt.Fprintf(w, "acpprobe: %s: %s\n", e.Code, e.Message)
+			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, e.Message, note)
+		}
+	case errors.As(err, &nr):
+		fmt.Fprintf(w, "%s: %v\n", prefix, err)
+		if nr.note != "" {
+			fmt.Fprintf(w, "%s: note: %s\n", prefix, nr.note)
 		}
 	case errors.As(err, &agent):
 		if agent.err != nil {

@@ -27,6 +27,9 @@ type ProbeOptions struct {
 	Report acpprobe.AnalyzeOptions
 	// JSON prints the result as JSON (and a failure as a JSON line on stderr).
 	JSON bool
+	// Note is said on stderr when the agent could not be probed: for an agent of the
+	// registry's index, which index that is, how old, and how to fetch the current one.
+	Note string
 }
 
 func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
@@ -57,8 +60,12 @@ func probeable(err error, asJSON bool) error {
 
 // probeOptions are the options of a probe of target, as the flags say.
 func (p *probeFlags) probeOptions(stdio Stdio, target probe.Options) *ProbeOptions {
-	return &ProbeOptions{IO: stdio, Target: target, Recording: p.recording(),
+	opts := &ProbeOptions{IO: stdio, Target: target, Recording: p.recording(),
 		Report: acpprobe.AnalyzeOptions{Catalogue: p.cat}, JSON: p.json}
+	if target.AgentID != "" {
+		opts.Note = p.note(target.AgentID)
+	}
+	return opts
 }
 
 func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
@@ -108,7 +115,11 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if cerr != nil {
 		return writeError("the transcript", cerr)
 	}
-	return report(opts.IO.Out, r, opts.JSON)
+	err = report(opts.IO.Out, r, opts.JSON)
+	if re := (*resultError)(nil); errors.As(err, &re) {
+		re.note = opts.Note
+	}
+	return err
 }
 
 // unusable is the error of acpprobe.Run or Analyze, which fail only on options they cannot
@@ -130,5 +141,5 @@ func report(w io.Writer, r *probe.Result, asJSON bool) error {
 	if resultCode(r) == ExitOK {
 		return nil
 	}
-	return withJSON(&resultError{r}, asJSON)
+	return withJSON(&resultError{r: r}, asJSON)
 }

@@ -19,7 +19,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/internal/buildinfo"
 )
 
 // Stdio are the streams a command talks to.
@@ -171,7 +171,7 @@ func runVersion(_ context.Context, args []string, stdio Stdio) error {
 	if len(args) > 0 {
 		return usagef("takes no arguments")
 	}
-	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", probe.Version); err != nil {
+	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", buildinfo.Read()); err != nil {
 		return writeError("the version", err)
 	}
 	return nil

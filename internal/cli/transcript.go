@@ -162,28 +162,36 @@ type LintClientOptions struct {
 	Catalogue *extensions.Catalogue
 	// JSON prints the findings as JSON.
 	JSON bool
+	// FailOn is the tier at or above which a client finding fails (exit 1); ADVISORY when "".
+	FailOn probe.Tier
 }
 
 func newLintClientOptions(args []string, stdio Stdio) (*LintClientOptions, error) {
 	fs := newFlagSet("lint-client")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
-	if err := parseFlags(fs, args, "acpprobe lint-client [--json] TRANSCRIPT", stdio.Out); err != nil {
+	failOn := fs.String("fail-on", "advisory", "exit 1 when a client finding is at or above this tier: mandatory, capability, advisory, info")
+	if err := parseFlags(fs, args, "acpprobe lint-client [--json] [--fail-on TIER] [--catalogue DIR] TRANSCRIPT", stdio.Out); err != nil {
 		return nil, err
 	}
 	if fs.NArg() != 1 {
 		return nil, usagef("want one transcript file, got %d arguments", fs.NArg())
 	}
+	tier, err := conformance.ParseTier(*failOn)
+	if err != nil {
+		return nil, usagef("--fail-on: %v", err)
+	}
 	cat, err := loadCatalogue(*catalogueDir)
 	if err != nil {
 		return nil, err
 	}
-	return &LintClientOptions{IO: stdio, Transcript: fs.Arg(0), Catalogue: cat, JSON: *asJSON}, nil
+	return &LintClientOptions{IO: stdio, Transcript: fs.Arg(0), Catalogue: cat, JSON: *asJSON, FailOn: tier}, nil
 }
 
 // lintClientRun judges what the client (an editor, recorded by acpprobe tap) sent: private
 // vendor keys and methods (rules 6.1–6.4 of the CodeBuddy reference, for every catalogued
-// vendor) and non-ACP methods without the _ prefix. Findings above INFO fail (errFindings).
+// vendor) and non-ACP methods without the _ prefix. A finding at or above FailOn (ADVISORY
+// by default: anything above INFO) fails (errFindings).
 func lintClientRun(_ context.Context, opts *LintClientOptions) error {
 	_, frames, err := readTranscript(opts.Transcript)
 	if err != nil {
@@ -207,8 +215,12 @@ func lintClientRun(_ context.Context, opts *LintClientOptions) error {
 	if err != nil {
 		return writeError("the findings", err)
 	}
+	failOn := opts.FailOn
+	if failOn == "" {
+		failOn = probe.TierAdvisory
+	}
 	for _, f := range client {
-		if f.Tier != probe.TierInfo {
+		if f.Tier.Rank() <= failOn.Rank() {
 			return errFindings
 		}
 	}

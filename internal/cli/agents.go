@@ -34,7 +34,7 @@ type agentsFlags struct {
 }
 
 func (a *agentsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.registryFile, "registry", "", "a newer ACP registry (registry.json or an agent.json) used over the embedded snapshot")
+	fs.StringVar(&a.registryFile, "registry", "", "an ACP registry file (registry.json or an agent.json) whose agents win over the registry's index (the snapshot, or the copy agents --refresh fetched)")
 	fs.StringVar(&a.configFile, "config", "", `agents config file: acpprobe's or acpx's {"agents": {NAME: {"command", "args" | "argv", "env", "cwd"}}}, or Zed's settings.json ("agent_servers"); JSONC`)
 }
 

@@ -164,7 +164,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nExamples:\n  acpprobe demo\n  acpprobe probe -- npx -y @zed-industries/claude-agent-acp\n  acpprobe probe --json --command \"gemini --acp\"")
-	fmt.Fprintln(w, "\nRun 'acpprobe <command> -h' for the flags of a command.")
+	fmt.Fprintln(w, "\nFlags go anywhere before --; everything after -- is the agent's command.")
+	fmt.Fprintln(w, "Run 'acpprobe help <command>' (or 'acpprobe <command> -h') for the flags of a command.")
 }
 
 func runVersion(_ context.Context, args []string, stdio Stdio) error {

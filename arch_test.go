@@ -12,32 +12,34 @@ const module = "github.com/acpprobe/acpprobe"
 // packages it may import directly (DESIGN.md "Parts"). Anything outside the module is free
 // (stdlib and pinned libraries).
 var allowed = map[string][]string{
-	"cmd/acpprobe":       {"internal/cli"},
-	"internal/cli":       {"*"},
-	"internal/render":    {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift"},
-	".":                  {"probe", "conformance", "extensions", "jsonrpc", "record", "transcript"},
-	"matrix":             {".", "probe", "extensions", "transcript"},
-	"drift":              {"probe", "matrix", "internal/safeio"},
-	"conformance":        {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "internal/safeio"},
-	"probe":              {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"}, // the version in clientInfo
-	"registry":           {"internal/safeio"},
-	"extensions":         {"internal/safeio"},
-	"transcript":         {"jsonrpc", "record", "internal/safeio"},
-	"record":             {"acp", "jsonrpc", "transport"},
-	"acp":                {"jsonrpc"},
-	"acp/schema":         {},
-	"transport":          {"jsonrpc"},
-	"jsonrpc":            {},
-	"internal/safeio":    {},
-	"internal/buildinfo": {}, // the version the toolchain stamped: standard library only
-	"acptest":            {"acp", "jsonrpc", "transport"},
-	"tap":                {"jsonrpc", "record", "transport"},
-	"emulator":           {}, // a fake model on loopback: knows nothing of ACP or the probe
-	"sandbox":            {}, // standard library only: the transport and the CLI call it, never the reverse
-	"bench/driver":       {}, // benchmark programs: standard library only
-	"bench/rawclient":    {},
-	"bench/agentshim":    {},
-	"e2e":                {}, // tests only: see testAllowed
+	"cmd/acpprobe":    {"internal/cli"},
+	"internal/cli":    {"*"},
+	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift"},
+	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "transcript"},
+	"matrix":          {".", "probe", "extensions", "transcript"},
+	"drift":           {"probe", "matrix", "internal/safeio"},
+	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "internal/safeio"},
+	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"},
+	"registry":        {"internal/safeio"},
+	"extensions":      {"internal/safeio"},
+	"transcript":      {"jsonrpc", "record", "internal/safeio"},
+	"record":          {"acp", "jsonrpc", "transport"},
+	"acp":             {"jsonrpc"},
+	"acp/schema":      {},
+	"transport":       {"jsonrpc"},
+	"jsonrpc":         {},
+	"internal/safeio": {},
+	"acptest":         {"acp", "jsonrpc", "transport"},
+	"tap":             {"jsonrpc", "record", "transport"},
+	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
+	"sandbox":         {}, // standard library only: the transport and the CLI call it, never the reverse
+	"bench/driver":    {}, // benchmark programs: standard library only
+	"bench/rawclient": {},
+	"bench/agentshim": {},
+	"e2e":             {}, // tests only: see testAllowed
+
+	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
+	"internal/buildinfo": {},
 }
 
 // testAllowed lists what a package's tests may import besides what the package itself may:

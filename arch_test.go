@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "transport"},
 	"drift":           {"probe", "matrix", "internal/safeio"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "internal/safeio"},
-	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions"},
+	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"},
 	"registry":        {"internal/safeio"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
@@ -38,6 +38,9 @@ var allowed = map[string][]string{
 	"bench/rawclient": {},
 	"bench/agentshim": {},
 	"e2e":             {}, // tests only: see testAllowed
+
+	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
+	"internal/buildinfo": {},
 }
 
 // testAllowed lists what a package's tests may import besides what the package itself may:

@@ -23,6 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts")
 // with times blanked, with testdata/golden/<persona>.ndjson (-update rewrites them). A
 // transcript must also read back into the same frames and analyze into the same result.
 func TestGoldenTranscripts(t *testing.T) {
+	// The transcripts hold clientInfo.version: pin it, whichever build runs the test.
+	defer func(v string) { probe.Version = v }(probe.Version)
+	probe.Version = "0.1.0-dev"
 	for _, persona := range acptest.PersonaNames() {
 		t.Run(persona, func(t *testing.T) {
 			log := jsonrpc.NewLog()

@@ -21,12 +21,14 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/internal/buildinfo"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// Version is acpprobe's version, sent as clientInfo.version.
-var Version = "0.1.0-dev"
+// Version is acpprobe's version, sent as clientInfo.version: the one `acpprobe version`
+// reports, from what the toolchain stamped into the binary (internal/buildinfo).
+var Version = buildinfo.Version()
 
 // Default budgets.
 const (

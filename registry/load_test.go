@@ -212,8 +212,7 @@ func TestLoadConfig(t *testing.T) {
     "Local Agent": {"command": "./bin/agent", "cwd": "work", "default_mode": "ask"},
     "abs": {"command": "/opt/agent", "args": null, "env": null, "cwd": "/srv"},
     "via-npx": {"command": "npx", "args": ["-y", "@scope/agent@1.0.0"]}
-  },
-  "other_setting": true
+  }
 }`)
 	entries, err := LoadConfig(p)
 	if err != nil {
@@ -258,7 +257,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		want          []string
 	}{
 		{"syntax.json", "{\"agents\": {\n\"a\": {\"command\": \"x\"\n}", []string{"invalid JSON"}},
-		{"noagents.json", `{"agent_servers": {}}`, []string{`no "agents" object`}},
+		{"noagents.json", `{"servers": {}}`, []string{`no "agents" object`, `no "agent_servers" object`}},
 		{"agentsarray.json", `{"agents": []}`, []string{"looks like a registry index"}},
 		{"agentsstr.json", `{"agents": "x"}`, []string{`"agents" must be an object`}},
 		{"agentsnull.json", `{"agents": null}`, []string{`"agents" must be an object`}},

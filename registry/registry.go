@@ -3,17 +3,20 @@
 // Its data is a snapshot of the official ACP agent registry
 // (github.com/agentclientprotocol/registry), embedded under data/ with its provenance in
 // data/PROVENANCE.md, plus a few built-in entries for well-known agents the snapshot lacks
-// (Source "builtin"). A newer registry can be read with [LoadFile] (the published
-// registry.json index or a single agent.json), and an editor-style agents config file with
-// [LoadConfig]; [Registry.With] layers them over the embedded data, later entries winning.
+// (Source "builtin"). [Refresh] fetches the registry's current index over HTTPS into the
+// user cache directory, checked against the index schema, and [LoadCache] reads it back: an
+// [Index] (the snapshot, or that copy) is what ids resolve through. A newer registry can
+// also be read with [LoadFile] (the published registry.json index or a single agent.json),
+// and an agents config file (acpprobe's, acpx's or Zed's settings) with [LoadConfig];
+// [Registry.With] layers them over the index, later entries winning.
 //
 // [Registry.Resolve] turns an id into a [Launch] (argv, extra environment, working directory,
 // a suggested startup budget) for the machine described by an [Env]; [Registry.List] tells,
-// for every entry, whether it can run here and why not. Nothing here downloads or installs
-// anything: binary distributions must already be on PATH, npx and uvx fetch their packages
-// themselves when the launch runs.
+// for every entry, whether it can run here and why not. Apart from Refresh's index, nothing
+// here downloads or installs anything: binary distributions must already be on PATH, npx and
+// uvx fetch their packages themselves when the launch runs.
 //
-// The package imports only the standard library.
+// The package imports the standard library, internal/safeio and the JSON Schema validator.
 package registry
 
 import (
@@ -37,7 +40,7 @@ const SnapshotDate = "2026-02-07"
 // repository but left out of the published index (its name is the registry's own, typo and all).
 const unlistedDir = "_not_yet_unsupported"
 
-//go:embed data/PROVENANCE.md data/*.schema.json data/*/agent.json data/_not_yet_unsupported/*/agent.json
+//go:embed data/PROVENANCE.md data/*.schema.json data/index-2026-08/agent.schema.json data/*/agent.json data/_not_yet_unsupported/*/agent.json
 var dataFS embed.FS
 
 // Kind is how an entry is launched.
@@ -92,6 +95,12 @@ type Entry struct {
 	Origin string `json:"-"`
 	// Aliases are other names that resolve to this entry (built-in entries only).
 	Aliases []string `json:"-"`
+	// RegistryRef marks a config entry that names the registry's agent of the same id rather
+	// than a command (Zed's "type": "registry"). Registry.With puts ExtraEnv on that agent; an
+	// entry left with RegistryRef found no such agent and cannot run.
+	RegistryRef bool `json:"-"`
+	// ExtraEnv is environment a config entry adds on top of the launch's own (Launch.Env).
+	ExtraEnv map[string]string `json:"-"`
 }
 
 // Distribution lists the ways a registry entry can be launched; at least one is set.
@@ -170,6 +179,9 @@ func New(entries ...Entry) *Registry {
 
 func (r *Registry) add(entries []Entry) {
 	for _, e := range entries {
+		if e.RegistryRef {
+			e = r.overlay(e)
+		}
 		// An id shadows an alias of the same name, whatever the order.
 		delete(r.aliases, e.ID)
 		if old, ok := r.entries[e.ID]; ok {
@@ -186,6 +198,29 @@ func (r *Registry) add(entries []Entry) {
 			}
 		}
 	}
+}
+
+// overlay is the registry entry a RegistryRef entry names, with its ExtraEnv added; the
+// RegistryRef entry itself when r has no such entry.
+func (r *Registry) overlay(ref Entry) Entry {
+	id := ref.ID
+	if target, ok := r.aliases[id]; ok {
+		id = target
+	}
+	base, ok := r.entries[id]
+	if !ok || base.RegistryRef {
+		return ref
+	}
+	base.ID = ref.ID
+	base.ExtraEnv = cloneEnv(base.ExtraEnv)
+	for k, v := range ref.ExtraEnv {
+		if base.ExtraEnv == nil {
+			base.ExtraEnv = map[string]string{}
+		}
+		base.ExtraEnv[k] = v
+	}
+	base.Origin = ref.Origin + " over " + base.Origin
+	return base
 }
 
 // With returns a new registry holding r's entries plus the given ones, which replace entries

@@ -191,6 +191,7 @@ func (e Entry) Resolve(env Env) (Launch, error) {
 	)
 	for _, k := range e.Kinds() {
 		l, reason, install := e.try(k, env)
+		l.Env = withEnv(l.Env, e.ExtraEnv)
 		if reason == "" {
 			return l, nil
 		}
@@ -208,7 +209,10 @@ func (e Entry) Resolve(env Env) (Launch, error) {
 			first.Kind = ks[0]
 		}
 	}
-	if len(reasons) == 0 {
+	switch {
+	case e.RegistryRef:
+		reasons = append(reasons, fmt.Sprintf("its config entry (\"type\": \"registry\") names an agent of the ACP registry, but the registry has no agent %q", e.ID))
+	case len(reasons) == 0:
 		reasons = append(reasons, "the entry has no distribution")
 	}
 	return first, &NotRunnableError{ID: e.ID, Reason: strings.Join(reasons, "; "), Install: strings.Join(installs, "; or ")}
@@ -330,6 +334,21 @@ func isArchive(url string) bool {
 		}
 	}
 	return false
+}
+
+// withEnv is env with extra laid over it (a new map when extra has anything).
+func withEnv(env, extra map[string]string) map[string]string {
+	if len(extra) == 0 {
+		return env
+	}
+	out := cloneEnv(env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
 }
 
 func cloneEnv(m map[string]string) map[string]string {

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/internal/render"
@@ -15,25 +20,60 @@ import (
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// agentsFlags choose where agent ids resolve: the embedded registry snapshot, a newer registry
-// file, an agents config file, and the reference personas.
+// agentsFlags choose where agent ids resolve: the official registry's index (the copy
+// `acpprobe agents --refresh` keeps in the cache directory, else the embedded snapshot), the
+// built-in entries, the reference personas, a newer registry file and an agents config file.
 type agentsFlags struct {
 	registryFile string
 	configFile   string
+	// cacheDir is where the fetched index is kept ("" = registry.CacheDir()); tests set it.
+	cacheDir string
+
+	reg *registry.Registry // built once by registry()
+	idx registry.Index     // the index reg was built on
 }
 
 func (a *agentsFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.registryFile, "registry", "", "a newer ACP registry (registry.json or an agent.json) used over the embedded snapshot")
-	fs.StringVar(&a.configFile, "config", "", `agents config file: {"agents": {"name": {"command", "args", "env", "cwd"}}} (the editors' agent_servers shape)`)
+	fs.StringVar(&a.registryFile, "registry", "", "an ACP registry file (registry.json or an agent.json) whose agents win over the registry's index (the snapshot, or the copy agents --refresh fetched)")
+	fs.StringVar(&a.configFile, "config", "", `agents config file: acpprobe's or acpx's {"agents": {NAME: {"command", "args" | "argv", "env", "cwd"}}}, or Zed's settings.json ("agent_servers"); JSONC`)
 }
 
 // referencePrefix names the reference personas as agents: acptest-claude, acptest-codex, …
 const referencePrefix = "acptest-"
 
-// registry is the embedded snapshot and built-in entries, the reference personas, then
-// --registry, then --config (later sources win on the same id).
+// index is the official registry's data ids resolve through: the copy in the cache directory
+// when there is a usable one, else the embedded snapshot, whose Problem then says why the
+// copy was not used.
+func (a *agentsFlags) index() registry.Index {
+	dir := a.cacheDir
+	if dir == "" {
+		d, err := registry.CacheDir()
+		if err != nil {
+			return registry.Snapshot()
+		}
+		dir = d
+	}
+	x, err := registry.LoadCache(dir)
+	switch {
+	case err == nil:
+		return x
+	case errors.Is(err, fs.ErrNotExist):
+		return registry.Snapshot()
+	}
+	snap := registry.Snapshot()
+	snap.Problem = err
+	return snap
+}
+
+// registry is the registry's index (index) with the built-in entries, the reference
+// personas, then --registry, then --config (later sources win on the same id). It is built
+// once.
 func (a *agentsFlags) registry() (*registry.Registry, error) {
-	r := registry.Default()
+	if a.reg != nil {
+		return a.reg, nil
+	}
+	a.idx = a.index()
+	r := a.idx.Registry()
 	if self, err := os.Executable(); err == nil {
 		var refs []registry.Entry
 		for _, p := range acptest.PersonaNames() {
@@ -58,18 +98,54 @@ func (a *agentsFlags) registry() (*registry.Registry, error) {
 		}
 		r = r.With(entries...)
 	}
+	a.reg = r
 	return r, nil
 }
 
+// staleNote is the note for an agent of the registry's index that could not be probed: which
+// index it comes from, how old that is, and how to fetch the current one (the version an old
+// index pins may be gone, as npm no longer serves the snapshot's gemini-cli 0.27.3).
+func (a *agentsFlags) staleNote(id string, e registry.Entry) string {
+	if !a.idx.FromIndex(e) {
+		return ""
+	}
+	note := fmt.Sprintf("%s comes from %s (%s); 'acpprobe agents --refresh' fetches the current registry", id, a.idx.Name(), a.idx.AgeText(time.Now()))
+	if a.idx.Problem != nil {
+		note += fmt.Sprintf(" (the copy fetched before is unusable: %v)", a.idx.Problem)
+	}
+	return note
+}
+
 // resolveID turns an agent id into probe options: argv, environment, working directory, and a
-// longer startup budget for cold npx/uvx starts unless the budgets were given.
-func (p *probeFlags) resolveID(id string, explicit map[string]bool) (probe.Options, error) {
+// longer startup budget for cold npx/uvx starts unless the budgets were given. For an agent
+// that cannot run here the error is an *errNotRunnable, and the options are still complete:
+// their launcher fails with the reason (see unrunnable).
+// An unknown id is a usage error that says how to run a command of that name with cmd
+// ("acpprobe probe").
+func (p *probeFlags) resolveID(id string, explicit map[string]bool, cmd string) (probe.Options, error) {
 	opts, _, err := p.resolve(id, explicit)
+	var unknown *registry.UnknownAgentError
+	if errors.As(err, &unknown) {
+		return opts, usagef("%v; to run a command of that name, put it after --: %s -- %s", err, cmd, joinCommand([]string{id}))
+	}
 	return opts, err
 }
 
+// note is what to say about agent id when it could not be probed (see staleNote).
+func (p *probeFlags) note(id string) string {
+	reg, err := p.agents.registry()
+	if err != nil {
+		return ""
+	}
+	e, err := reg.Lookup(id)
+	if err != nil {
+		return ""
+	}
+	return p.agents.staleNote(id, e)
+}
+
 // resolve is resolveID that also says where the id came from (registry, builtin, config,
-// reference).
+// reference). An unknown id is a *registry.UnknownAgentError.
 func (p *probeFlags) resolve(id string, explicit map[string]bool) (probe.Options, string, error) {
 	opts, l, err := p.launch(id, explicit)
 	source := string(l.Source)
@@ -85,12 +161,15 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 		return probe.Options{}, registry.Launch{}, err
 	}
 	l, err := reg.Resolve(id, registry.HostEnv())
-	var unknown *registry.UnknownAgentError
+	var (
+		unknown     *registry.UnknownAgentError
+		notRunnable error
+	)
 	switch {
 	case errors.As(err, &unknown):
-		return probe.Options{}, l, &usageError{err.Error()}
+		return probe.Options{}, l, err
 	case err != nil:
-		return probe.Options{}, l, &errNotRunnable{err}
+		notRunnable = &errNotRunnable{err: err, note: p.note(id)}
 	}
 	opts, err := p.options(l.Argv)
 	if err != nil {
@@ -106,6 +185,9 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 		cmd.Dir, opts.Cwd = l.Dir, l.Dir
 	}
 	opts.Launcher = cmd
+	if notRunnable != nil {
+		opts.Launcher = unrunnable{argv: l.Argv, err: notRunnable}
+	}
 	opts.AgentID = l.ID
 	opts.Command = l.String()
 	if l.StartupTimeout > 0 && !explicit["startup-timeout"] {
@@ -114,18 +196,42 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 			opts.Timeout = l.StartupTimeout + probe.DefaultTimeout
 		}
 	}
-	return opts, l, nil
+	return opts, l, notRunnable
 }
 
-// targetOptions reads the agent to probe from the command line: --command, argv after --, or
-// a single agent id (registry, built-in, reference persona or --config name).
-func (p *probeFlags) targetOptions(fs *flag.FlagSet, args []string) (probe.Options, error) {
-	rest := fs.Args()
+// unrunnable stands for an agent that cannot run here: its launch fails with the reason, so a
+// probe of it reports spawn_failed like any launch that failed, result and all.
+type unrunnable struct {
+	argv []string // what would run
+	err  error
+}
+
+func (u unrunnable) Launch(context.Context, io.Writer) (transport.Agent, error) { return nil, u.err }
+func (u unrunnable) CommandLine() []string                                      { return u.argv }
+
+// targetOptions reads the agent to probe from the command line cl: --command, the argv after
+// --, or a single argument, which is an agent id (registry, built-in, reference persona or
+// --config name) unless it contains a / or names an existing file: then it is a command.
+// Several arguments without -- are a command too.
+func (p *probeFlags) targetOptions(fs *flag.FlagSet, cl cmdLine) (probe.Options, error) {
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
-	dash := len(args) > len(rest) && args[len(args)-len(rest)-1] == "--"
-	if p.command == "" && !dash && len(rest) == 1 {
-		return p.resolveID(rest[0], explicit)
+	rest := cl.after
+	switch {
+	case cl.dash && len(cl.before) > 0:
+		return probe.Options{}, usagef("unexpected %q before --: give an agent id, or the agent command after --, not both", cl.before)
+	case !cl.dash:
+		rest = cl.before
+	}
+	if p.command == "" && !cl.dash && len(rest) == 1 {
+		if cmd, ok := asCommand(rest[0]); ok {
+			rest = []string{cmd}
+		} else {
+			return p.resolveID(rest[0], explicit, fs.Name())
+		}
+	}
+	if explicit["config"] || explicit["registry"] {
+		return probe.Options{}, usagef("--config and --registry say where agent ids resolve: they do nothing for an agent command (after -- or with --command)")
 	}
 	argv, command, err := p.agentArgv(rest)
 	if err != nil {
@@ -134,6 +240,19 @@ func (p *probeFlags) targetOptions(fs *flag.FlagSet, args []string) (probe.Optio
 	opts, err := p.options(argv)
 	opts.Command = command
 	return opts, err
+}
+
+// asCommand says whether a lone argument is a command rather than an agent id: it contains a
+// path separator, or names an existing file (which is then run as ./name: an executable is
+// never looked up in the current directory).
+func asCommand(arg string) (string, bool) {
+	if strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) {
+		return arg, true
+	}
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		return "." + string(filepath.Separator) + arg, true
+	}
+	return "", false
 }
 
 func sortedMapKeys(m map[string]string) []string {
@@ -148,49 +267,85 @@ func sortedMapKeys(m map[string]string) []string {
 // AgentsOptions are the options of acpprobe agents: list the agents ids resolve to.
 type AgentsOptions struct {
 	IO Stdio
-	// Registry is where ids resolve: the snapshot, the personas, --registry and --config.
-	Registry *registry.Registry
+	// Sources say where ids resolve: the registry's index (the cache directory, else the
+	// snapshot), the personas, --registry and --config.
+	Sources agentsFlags
 	// All includes entries the registry keeps but does not publish.
 	All bool
 	// JSON prints the list as JSON.
 	JSON bool
+	// Refresh first fetches the official registry's current index into the cache directory
+	// (--refresh), where every command then finds it.
+	Refresh bool
+	// Fetch says where Refresh fetches from (the official index when zero; tests point it at
+	// a local TLS server). Its Dir is not used: the index goes where Sources read it.
+	Fetch registry.RefreshOptions
 }
 
 func newAgentsOptions(args []string, stdio Stdio) (*AgentsOptions, error) {
 	fs := newFlagSet("agents")
-	var af agentsFlags
-	af.register(fs)
-	asJSON := fs.Bool("json", false, "print the list as JSON")
-	all := fs.Bool("all", false, "include entries the registry keeps but does not publish")
-	if err := parseFlags(fs, args, "acpprobe agents [--json] [--registry FILE] [--config FILE]", stdio.Out); err != nil {
+	opts := &AgentsOptions{IO: stdio}
+	opts.Sources.register(fs)
+	fs.BoolVar(&opts.JSON, "json", false, "print the list as JSON")
+	fs.BoolVar(&opts.All, "all", false, "include entries the registry keeps but does not publish")
+	fs.BoolVar(&opts.Refresh, "refresh", false, "first fetch the official registry's current index ("+registry.IndexURL+") into the cache directory, where every command then finds it")
+	if err := parseFlags(fs, args, "acpprobe agents [--refresh] [--json] [--all] [--registry FILE] [--config FILE]", stdio.Out); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
-	reg, err := af.registry()
-	if err != nil {
-		return nil, err
-	}
-	return &AgentsOptions{IO: stdio, Registry: reg, All: *all, JSON: *asJSON}, nil
+	return opts, nil
 }
 
-// agentsRun lists the agents acpprobe can resolve, and whether each can run here.
-func agentsRun(_ context.Context, opts *AgentsOptions) error {
+// agentsRun lists the agents acpprobe can resolve, and whether each can run here; with
+// Refresh, after fetching the registry's current index. A fetch that fails still lists the
+// agents of the index in use, then fails (exit 5) saying which that is and how old.
+func agentsRun(ctx context.Context, opts *AgentsOptions) error {
+	var fetchErr error
+	if opts.Refresh {
+		f := opts.Fetch
+		f.Dir = opts.Sources.cacheDir
+		x, err := registry.Refresh(ctx, f)
+		if err != nil {
+			fetchErr = err
+		} else {
+			fmt.Fprintf(opts.IO.Err, "acpprobe agents: fetched the ACP registry (index %s, %d agents) into %s\n", x.Version, len(x.Entries), x.Path)
+		}
+	}
+	reg, err := opts.Sources.registry()
+	if err != nil {
+		return err
+	}
 	var list []registry.Status
-	for _, s := range opts.Registry.List(registry.HostEnv()) {
+	for _, s := range reg.List(registry.HostEnv()) {
 		if s.Listed || opts.All {
 			list = append(list, s)
 		}
 	}
-	var err error
+	idx, now := opts.Sources.idx, time.Now()
 	if opts.JSON {
 		err = render.JSON(opts.IO.Out, list)
 	} else {
-		err = render.Agents(opts.IO.Out, list)
+		err = render.Agents(opts.IO.Out, indexHeader(idx, now), list)
 	}
 	if err != nil {
 		return writeError("the list of agents", err)
 	}
+	if fetchErr != nil {
+		return &fileError{"fetch the current registry", fmt.Errorf("%w; still using %s (%s)", fetchErr, idx.Name(), idx.AgeText(now))}
+	}
 	return nil
+}
+
+// indexHeader says, above the list of agents, which registry index ids resolve through.
+func indexHeader(x registry.Index, now time.Time) string {
+	if !x.IsSnapshot() {
+		return fmt.Sprintf("ACP registry fetched on %s (index %s, %s)", x.FetchedAt.UTC().Format("2006-01-02 15:04 MST"), x.Version, x.AgeText(now))
+	}
+	h := fmt.Sprintf("ACP registry snapshot %s (%s, %s; 'acpprobe agents --refresh' fetches the current one)", registry.SnapshotDate, registry.SnapshotCommit[:12], x.AgeText(now))
+	if x.Problem != nil {
+		h += fmt.Sprintf("; the copy fetched before is unusable: %v", x.Problem)
+	}
+	return h
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/probe"
 )
 
 // CheckOptions are the options of acpprobe check: a probe with the active checks and a
@@ -18,23 +21,37 @@ type CheckOptions struct {
 	ProbeOptions
 	// List prints the checks (id, tier, title) instead of probing.
 	List bool
+	// AllowAuthRequired lets the verdict alone decide the exit code of an agent that needs
+	// authentication (--allow-auth-required): 0 when it passed, instead of 4.
+	AllowAuthRequired bool
 }
 
 func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	fs := newFlagSet("check")
 	var pf probeFlags
-	pf.register(fs, true)
+	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
 	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))
 	shapes := fs.Bool("prompt-shapes", false, "send session/prompt shapes no agent can start a turn on and infer the accepted content blocks")
 	allowPrompt := fs.Bool("allow-prompt", false, "send one valid text prompt and cancel it at once (MAY SPEND MODEL TOKENS)")
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
+	allowAuth := fs.Bool("allow-auth-required", false, "when the agent needs authentication and that is the only failure, exit by the verdict (0 when it passed) instead of 4; for CI without credentials")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
-	if err := parseFlags(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
+	cl, err := parseArgs(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
+	if err != nil {
 		return nil, err
 	}
 	if *list {
+		var others []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "list" && f.Name != "json" {
+				others = append(others, "--"+f.Name)
+			}
+		})
+		if len(others) > 0 || len(fs.Args()) > 0 {
+			return nil, usagef("--list lists the checks and probes nothing: it takes only --json (got %s)", strings.Join(append(others, fs.Args()...), " "))
+		}
 		return &CheckOptions{ProbeOptions: ProbeOptions{IO: stdio, JSON: pf.json}, List: true}, nil
 	}
 	tier, err := conformance.ParseTier(*failOn)
@@ -52,11 +69,11 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 			return nil, readError("--baseline", err)
 		}
 	}
-	target, err := pf.targetOptions(fs, args)
-	if err != nil {
+	target, err := pf.targetOptions(fs, cl)
+	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
-	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target)}
+	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
 	opts.Check = &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}
 	opts.Report.Schema = *schemaName
 	opts.Report.Verdict = verdict
@@ -67,7 +84,22 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if opts.List {
 		return listChecks(opts.IO.Out, opts.JSON)
 	}
-	return probeRun(ctx, &opts.ProbeOptions)
+	return exitByVerdict(probeRun(ctx, &opts.ProbeOptions), opts.AllowAuthRequired)
+}
+
+// exitByVerdict is err, the error of a judged report, with an agent that needs authentication
+// judged by the verdict alone when on (--allow-auth-required): nil when the only failure was
+// auth_required and the verdict passed. A failed verdict already exits 1 (resultCode), and
+// every other failure keeps its code.
+func exitByVerdict(err error, on bool) error {
+	var re *resultError
+	if !on || !errors.As(err, &re) {
+		return err
+	}
+	if r := re.r; r.Error != nil && r.Error.Code == probe.ErrAuthRequired && r.Verdict != nil && !r.Verdict.Failed {
+		return nil
+	}
+	return err
 }
 
 func listChecks(w io.Writer, asJSON bool) error {

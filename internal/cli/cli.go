@@ -17,8 +17,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/internal/buildinfo"
 )
 
 // Stdio are the streams a command talks to.
@@ -76,26 +77,82 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	return code
 }
 
-// dispatch runs the command named by args[0] and returns its name and error.
+// dispatch runs the command named on the command line and returns its name and error. Flags
+// may come before the command's name (acpprobe --json probe ID): they are the command's.
+// "help COMMAND" prints the flags of COMMAND.
 func dispatch(ctx context.Context, args []string, stdio Stdio) (string, error) {
-	if len(args) == 0 {
+	i, err := commandIndex(args)
+	if err != nil {
+		return "", err
+	}
+	if i < 0 {
+		for _, a := range args {
+			switch a {
+			case "-h", "-help", "--help":
+				usage(stdio.Out)
+				return "", nil
+			case "-version", "--version":
+				return "version", runVersion(ctx, nil, stdio)
+			}
+		}
 		usage(stdio.Err)
 		return "", &usageError{}
 	}
-	name := args[0]
-	switch name {
-	case "help", "-h", "-help", "--help":
+	name := args[i]
+	rest := append(args[:i:i], args[i+1:]...)
+	if name == "help" {
+		if len(rest) == 1 {
+			if c, ok := lookupCommand(rest[0]); ok {
+				return c.name, c.run(ctx, []string{"-h"}, stdio)
+			}
+		}
+		if len(rest) > 0 {
+			return "", usagef("help takes one command name (try: acpprobe help)")
+		}
 		usage(stdio.Out)
 		return "", nil
-	case "--version", "-version":
-		name = "version"
 	}
-	for _, c := range commands() {
-		if c.name == name {
-			return name, c.run(ctx, args[1:], stdio)
+	c, _ := lookupCommand(name)
+	return name, c.run(ctx, rest, stdio)
+}
+
+// commandIndex finds the command's name in args: the first argument before "--" that names
+// a command (or help), skipping flags and what may be their values. -1 when there is none;
+// an argument that cannot be a flag's value and is no command is an unknown command.
+func commandIndex(args []string) (int, error) {
+	var unknown string
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if _, ok := lookupCommand(a); ok || a == "help" {
+			return i, nil
+		}
+		valueOfFlag := i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=")
+		if unknown == "" {
+			unknown = a
+		}
+		if !valueOfFlag {
+			break
 		}
 	}
-	return "", usagef("unknown command %q (try: acpprobe help)", name)
+	if unknown != "" {
+		return -1, usagef("unknown command %q (try: acpprobe help)", unknown)
+	}
+	return -1, nil
+}
+
+// lookupCommand finds a command by name.
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func usage(w io.Writer) {
@@ -107,14 +164,15 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nExamples:\n  acpprobe demo\n  acpprobe probe -- npx -y @zed-industries/claude-agent-acp\n  acpprobe probe --json --command \"gemini --acp\"")
-	fmt.Fprintln(w, "\nRun 'acpprobe <command> -h' for the flags of a command.")
+	fmt.Fprintln(w, "\nFlags go anywhere before --; everything after -- is the agent's command.")
+	fmt.Fprintln(w, "Run 'acpprobe help <command>' (or 'acpprobe <command> -h') for the flags of a command.")
 }
 
 func runVersion(_ context.Context, args []string, stdio Stdio) error {
 	if len(args) > 0 {
 		return usagef("takes no arguments")
 	}
-	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", probe.Version); err != nil {
+	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", buildinfo.Read()); err != nil {
 		return writeError("the version", err)
 	}
 	return nil
@@ -128,19 +186,69 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args. For -h it prints the flags on out and returns errHelp; other
-// problems come back as usage errors.
+// parseFlags parses args (see parseArgs) and leaves the positional arguments, before and
+// after "--", in fs.Args().
 func parseFlags(fs *flag.FlagSet, args []string, synopsis string, out io.Writer) error {
-	err := fs.Parse(args)
+	_, err := parseArgs(fs, args, synopsis, out)
+	return err
+}
+
+// cmdLine is a command line split by parseArgs: its positional arguments before "--", and
+// those after it.
+type cmdLine struct {
+	before []string
+	after  []string
+	dash   bool // the command line has a "--"
+}
+
+// parseArgs parses a command line the way gh and kubectl do: flags may come before, between
+// and after the positional arguments, up to a "--"; everything after "--" is positional. A
+// flag that is not a bool takes the next argument as its value, whatever it looks like, as
+// package flag does. For -h it prints the flags on out and returns errHelp; other problems
+// come back as usage errors. fs.Args() holds the positional arguments, before and after "--".
+func parseArgs(fs *flag.FlagSet, args []string, synopsis string, out io.Writer) (cmdLine, error) {
+	var (
+		cl    cmdLine
+		flags []string
+	)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			cl.after, cl.dash = args[i+1:], true
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			cl.before = append(cl.before, a)
+			continue
+		}
+		flags = append(flags, a)
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		f := fs.Lookup(name)
+		switch {
+		case f == nil && name != "h" && name != "help" && len(cl.before) > 0:
+			return cl, usagef("flag provided but not defined: -%s (usage: %s)", name, synopsis)
+		case f == nil || hasValue || isBoolFlag(f):
+		case i+1 < len(args):
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	err := fs.Parse(append(append(flags, "--"), append(cl.before[:len(cl.before):len(cl.before)], cl.after...)...))
 	switch {
 	case err == nil:
-		return nil
+		return cl, nil
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintf(out, "Usage: %s\n\nFlags:\n", synopsis)
 		fs.SetOutput(out)
 		fs.PrintDefaults()
-		return errHelp
+		return cl, errHelp
 	default:
-		return &usageError{err.Error()}
+		return cl, &usageError{err.Error()}
 	}
+}
+
+// isBoolFlag says whether f takes no value (-json, not -json VALUE).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

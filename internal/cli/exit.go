@@ -18,7 +18,7 @@ const (
 	ExitOK          = 0
 	ExitFindings    = 1 // findings at or above --fail-on, client findings, or drift in diff
 	ExitUsage       = 2 // the command line is wrong
-	ExitNotProbed   = 3 // spawn failure, timeout, crash, protocol mismatch
+	ExitNotProbed   = 3 // spawn failure, timeout, crash, protocol mismatch; a matrix in which no agent could be probed
 	ExitAuth        = 4
 	ExitIO          = 5 // a file could not be read or parsed (a recording cut short included), or the output could not be written
 	ExitInterrupted = 130
@@ -50,14 +50,30 @@ func readError(what string, err error) error { return &fileError{"read " + what,
 func writeError(what string, err error) error { return &fileError{"write " + what, err} }
 
 // errNotRunnable is an agent that was found (in the registry, a config) but cannot run here.
-type errNotRunnable struct{ err error }
+// note, when set, is printed on a line of its own after the error (see staleNote).
+type errNotRunnable struct {
+	err  error
+	note string
+}
 
 func (e *errNotRunnable) Error() string { return e.err.Error() }
 
+// errNoneProbed is a matrix in which no agent could be probed (exit 3); the matrix itself
+// was printed.
+type errNoneProbed struct{ total int }
+
+func (e *errNoneProbed) Error() string {
+	return fmt.Sprintf("no agent could be probed (%d of %d failed)", e.total, e.total)
+}
+
 // resultError is a probe (or the analysis of its record) whose report is printed but that did
 // not end well: the agent could not be probed, needed authentication, was interrupted, or the
-// verdict failed. Its exit code is the result's (resultCode).
-type resultError struct{ r *probe.Result }
+// verdict failed. Its exit code is the result's (resultCode). note, when set, is printed when
+// the agent could not be probed (exit 3).
+type resultError struct {
+	r    *probe.Result
+	note string
+}
 
 func (e *resultError) Error() string {
 	if e.r.Error == nil {
@@ -114,12 +130,15 @@ func exitCode(err error) int {
 		file   *fileError
 		result *resultError
 		agent  *agentExit
+		none   *errNoneProbed
 	)
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return ExitOK
 	case errors.As(err, &usage):
 		return ExitUsage
+	case errors.As(err, &none):
+		return ExitNotProbed
 	case errors.As(err, &file):
 		return ExitIO
 	case errors.Is(err, errFindings):
@@ -178,15 +197,23 @@ func printError(w io.Writer, cmd string, err error, code int) {
 		if usage.msg != "" {
 			fmt.Fprintf(w, "%s: %s\n", prefix, strings.TrimSpace(usage.msg))
 		}
-	case errors.As(err, &nr) && inJSON:
-		envelope(w, probe.ErrSpawnFailed, record.StageSpawn, nr.Error(), code)
 	case errors.As(err, &result):
+		note := ""
+		if code == ExitNotProbed && result.note != "" {
+			note = prefix + ": note: " + result.note + "\n"
+		}
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL
 		case inJSON:
+			fmt.Fprint(w, note) // the JSON line stays the last
 			envelope(w, e.Code, e.Stage, e.Message, code)
 		default:
-			fmt.Fprintf(w, "acpprobe: %s: %s\n", e.Code, e.Message)
+			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, e.Message, note)
+		}
+	case errors.As(err, &nr):
+		fmt.Fprintf(w, "%s: %v\n", prefix, err)
+		if nr.note != "" {
+			fmt.Fprintf(w, "%s: note: %s\n", prefix, nr.note)
 		}
 	case errors.As(err, &agent):
 		if agent.err != nil {

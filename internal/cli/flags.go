@@ -37,28 +37,52 @@ type probeFlags struct {
 	catalogueDir   string
 	cat            *extensions.Catalogue // the catalogue with --catalogue DIR merged in
 	agents         agentsFlags
+	groups         flagGroups // the groups registered
 }
 
-func (p *probeFlags) register(fs *flag.FlagSet, withCommand bool) {
-	fs.BoolVar(&p.json, "json", false, "print the result as JSON on stdout")
-	if withCommand {
+// flagGroups choose the probe flags a command offers: each command offers only flags that do
+// something for it (TestEveryFlagDoesSomething).
+type flagGroups int
+
+const (
+	jsonFlag       flagGroups = 1 << iota // --json
+	commandFlag                           // --command: the agent command as one string
+	agentsFlag                            // --registry, --config: where agent ids resolve
+	budgetFlags                           // --timeout … --no-methods: how the probe drives the agent
+	transcriptFlag                        // --transcript: the record of one session
+)
+
+// register defines the probe flags of groups on fs. Every command that launches an agent has
+// --cwd, --env, --grace, --max-line-size, --no-redact and --catalogue.
+func (p *probeFlags) register(fs *flag.FlagSet, groups flagGroups) {
+	p.groups = groups
+	if groups&jsonFlag != 0 {
+		fs.BoolVar(&p.json, "json", false, "print the result as JSON on stdout")
+	}
+	if groups&commandFlag != 0 {
 		fs.StringVar(&p.command, "command", "", "the agent command as one string, split like a shell does (quotes honoured)")
 	}
 	fs.StringVar(&p.cwd, "cwd", "", "working directory of the agent and cwd of session/new (default: the current directory)")
 	fs.Var(&p.env, "env", "KEY=VALUE added to the agent's environment (repeatable)")
-	p.timeout.d = probe.DefaultTimeout
-	fs.Var(&p.timeout, "timeout", "total budget of the probe (e.g. 30s; a bare number is seconds)")
-	p.startupTimeout.d = probe.DefaultStartupTimeout
-	fs.Var(&p.startupTimeout, "startup-timeout", "budget for the agent's first answer (initialize)")
-	p.requestTimeout.d = probe.DefaultRequestTimeout
-	fs.Var(&p.requestTimeout, "request-timeout", "budget of each optional-method probe")
+	if groups&budgetFlags != 0 {
+		p.timeout.d = probe.DefaultTimeout
+		fs.Var(&p.timeout, "timeout", "total budget of the probe (e.g. 30s; a bare number is seconds)")
+		p.startupTimeout.d = probe.DefaultStartupTimeout
+		fs.Var(&p.startupTimeout, "startup-timeout", "budget for the agent's first answer (initialize)")
+		p.requestTimeout.d = probe.DefaultRequestTimeout
+		fs.Var(&p.requestTimeout, "request-timeout", "budget of each optional-method probe")
+		fs.IntVar(&p.protocol, "protocol-version", acp.ProtocolVersion, "protocolVersion sent in initialize")
+		fs.StringVar(&p.authPolicy, "auth-policy", string(probe.AuthPolicySkip), "skip: record authMethods and go on; fail: stop before session/new when authMethods are advertised")
+		fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
+	}
 	p.grace.d = transport.DefaultGrace
 	fs.Var(&p.grace, "grace", "how long each teardown step waits before the next (stdin close, SIGTERM, SIGKILL)")
-	fs.IntVar(&p.protocol, "protocol-version", acp.ProtocolVersion, "protocolVersion sent in initialize")
-	fs.StringVar(&p.authPolicy, "auth-policy", string(probe.AuthPolicySkip), "skip: record authMethods and go on; fail: stop before session/new when authMethods are advertised")
-	fs.BoolVar(&p.noMethods, "no-methods", false, "do not detect optional method support")
-	p.agents.register(fs)
-	fs.StringVar(&p.transcript, "transcript", "", "record the session, losslessly, as an NDJSON transcript in this file (see acpprobe analyze, replay)")
+	if groups&agentsFlag != 0 {
+		p.agents.register(fs)
+	}
+	if groups&transcriptFlag != 0 {
+		fs.StringVar(&p.transcript, "transcript", "", "record the session, losslessly, as an NDJSON transcript in this file (see acpprobe analyze, replay)")
+	}
 	fs.BoolVar(&p.noRedact, "no-redact", false, "keep secrets (--env values, *_API_KEY/*_TOKEN values, bearer tokens, sk- keys, credential _meta) in the transcript and result")
 	fs.StringVar(&p.catalogueDir, "catalogue", "", "directory of extra vendor catalogue files (JSON, one per namespace) merged over the built-in catalogue")
 	fs.IntVar(&p.maxLineSize, "max-line-size", jsonrpc.DefaultMaxLineSize, "longest agent line kept whole, in bytes; longer lines are recorded as oversize and skipped")
@@ -82,19 +106,21 @@ func (p *probeFlags) options(argv []string) (probe.Options, error) {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return opts, usagef("--cwd %q is not an existing directory", p.cwd)
 	}
-	if p.cat, err = loadCatalogue(p.catalogueDir); err != nil {
+	if _, err := p.catalogue(); err != nil {
 		return opts, err
 	}
 	if p.maxLineSize < 1 {
 		return opts, usagef("--max-line-size %d: want a positive number of bytes", p.maxLineSize)
 	}
-	if p.protocol < 1 || p.protocol > 65535 {
-		return opts, usagef("--protocol-version %d: want an integer from 1 to 65535", p.protocol)
-	}
-	switch probe.AuthPolicy(p.authPolicy) {
-	case probe.AuthPolicySkip, probe.AuthPolicyFail:
-	default:
-		return opts, usagef("--auth-policy %q: want skip or fail", p.authPolicy)
+	if p.groups&budgetFlags != 0 {
+		if p.protocol < 1 || p.protocol > 65535 {
+			return opts, usagef("--protocol-version %d: want an integer from 1 to 65535", p.protocol)
+		}
+		switch probe.AuthPolicy(p.authPolicy) {
+		case probe.AuthPolicySkip, probe.AuthPolicyFail:
+		default:
+			return opts, usagef("--auth-policy %q: want skip or fail", p.authPolicy)
+		}
 	}
 	opts = probe.Options{
 		Launcher:        transport.Command{Argv: argv, Dir: abs, Env: p.env},
@@ -109,6 +135,19 @@ func (p *probeFlags) options(argv []string) (probe.Options, error) {
 		MaxLineSize:     p.maxLineSize,
 	}
 	return opts, nil
+}
+
+// catalogue is the vendor catalogue the flags say, loaded once: the built-in one with the
+// files of --catalogue merged in.
+func (p *probeFlags) catalogue() (*extensions.Catalogue, error) {
+	if p.cat == nil {
+		cat, err := loadCatalogue(p.catalogueDir)
+		if err != nil {
+			return nil, err
+		}
+		p.cat = cat
+	}
+	return p.cat, nil
 }
 
 // agentArgv reads the agent command from --command or the positional arguments.

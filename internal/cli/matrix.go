@@ -46,14 +46,19 @@ var matrixFormats = map[string]func(io.Writer, *matrix.Matrix) error{
 func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	fs := newFlagSet("matrix")
 	var pf probeFlags
-	pf.register(fs, false)
+	pf.register(fs, jsonFlag|agentsFlag|budgetFlags)
 	parallel := fs.Int("parallel", matrix.DefaultParallel, "agents probed at once")
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
 	if err := parseFlags(fs, args, "acpprobe matrix [IDS...] [--config FILE] [--parallel N] [--format text|md|json|html] [--out DIR]", stdio.Out); err != nil {
 		return nil, err
 	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	if pf.json {
+		if explicit["format"] && *format != "json" {
+			return nil, usagef("--json and --format %s contradict each other (--json is --format json)", *format)
+		}
 		*format = "json"
 	}
 	if _, ok := matrixFormats[*format]; !ok {
@@ -75,15 +80,22 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	if len(ids) == 0 {
 		return nil, usagef("name the agents (ids from 'acpprobe agents'), or give --config FILE to probe all its agents")
 	}
-	explicit := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	cat, err := pf.catalogue()
+	if err != nil {
+		return nil, err
+	}
 	rc := pf.recording()
 	opts := &MatrixOptions{IO: stdio, Parallel: *parallel, Format: *format, OutDir: *outDir,
-		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: pf.cat}
+		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat}
 	for _, id := range ids {
 		target, source, err := pf.resolve(id, explicit)
-		var nr *errNotRunnable
+		var (
+			nr      *errNotRunnable
+			unknown *registry.UnknownAgentError
+		)
 		switch {
+		case errors.As(err, &unknown):
+			return nil, usagef("%v", err)
 		case errors.As(err, &nr):
 			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Problem: nr.Error()})
 		case err != nil:
@@ -140,7 +152,23 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
-	return nil
+	return noneProbed(m)
+}
+
+// noneProbed is the error of a matrix in which no agent could be probed: each row says the
+// agent could not run here, or its probe failed as probe would exit 3 for (spawn failure,
+// timeout, crash, protocol mismatch). An agent that needs authentication was probed: it
+// answered initialize. nil when one agent was probed, or the matrix is empty.
+func noneProbed(m *matrix.Matrix) error {
+	for _, row := range m.Rows {
+		if row.Result != nil && resultCode(row.Result) != ExitNotProbed {
+			return nil
+		}
+	}
+	if len(m.Rows) == 0 {
+		return nil
+	}
+	return &errNoneProbed{total: len(m.Rows)}
 }
 
 // writeJSONFile writes v as indented JSON to path.

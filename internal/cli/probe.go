@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,32 +27,51 @@ type ProbeOptions struct {
 	Report acpprobe.AnalyzeOptions
 	// JSON prints the result as JSON (and a failure as a JSON line on stderr).
 	JSON bool
+	// Note is said on stderr when the agent could not be probed: for an agent of the
+	// registry's index, which index that is, how old, and how to fetch the current one.
+	Note string
 }
 
 func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	fs := newFlagSet("probe")
 	var pf probeFlags
-	pf.register(fs, true)
-	if err := parseFlags(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out); err != nil {
+	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
+	cl, err := parseArgs(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
+	if err != nil {
 		return nil, err
 	}
-	target, err := pf.targetOptions(fs, args)
-	if err != nil {
+	target, err := pf.targetOptions(fs, cl)
+	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
 	return pf.probeOptions(stdio, target), nil
 }
 
+// probeable is the error of targetOptions that stops a probe. With --json (asJSON), an agent
+// that cannot run here does not (nil): it is probed, so that stdout carries its result, which
+// says spawn_failed and why. Without, the one line that says why is the whole report.
+func probeable(err error, asJSON bool) error {
+	var nr *errNotRunnable
+	if asJSON && errors.As(err, &nr) {
+		return nil
+	}
+	return err
+}
+
 // probeOptions are the options of a probe of target, as the flags say.
 func (p *probeFlags) probeOptions(stdio Stdio, target probe.Options) *ProbeOptions {
-	return &ProbeOptions{IO: stdio, Target: target, Recording: p.recording(),
+	opts := &ProbeOptions{IO: stdio, Target: target, Recording: p.recording(),
 		Report: acpprobe.AnalyzeOptions{Catalogue: p.cat}, JSON: p.json}
+	if target.AgentID != "" {
+		opts.Note = p.note(target.AgentID)
+	}
+	return opts
 }
 
 func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	fs := newFlagSet("demo")
 	var pf probeFlags
-	pf.register(fs, false)
+	pf.register(fs, jsonFlag|budgetFlags|transcriptFlag)
 	persona := fs.String("persona", "claude", "reference-agent persona to probe (claude, codebuddy, codex, gemini, minimal)")
 	if err := parseFlags(fs, args, "acpprobe demo [flags]", stdio.Out); err != nil {
 		return nil, err
@@ -95,7 +115,11 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if cerr != nil {
 		return writeError("the transcript", cerr)
 	}
-	return report(opts.IO.Out, r, opts.JSON)
+	err = report(opts.IO.Out, r, opts.JSON)
+	if re := (*resultError)(nil); errors.As(err, &re) {
+		re.note = opts.Note
+	}
+	return err
 }
 
 // unusable is the error of acpprobe.Run or Analyze, which fail only on options they cannot
@@ -117,5 +141,5 @@ func report(w io.Writer, r *probe.Result, asJSON bool) error {
 	if resultCode(r) == ExitOK {
 		return nil
 	}
-	return withJSON(&resultError{r}, asJSON)
+	return withJSON(&resultError{r: r}, asJSON)
 }

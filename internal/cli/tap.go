@@ -38,15 +38,19 @@ type TapOptions struct {
 func newTapOptions(args []string, stdio Stdio) (*TapOptions, error) {
 	fs := newFlagSet("tap")
 	var pf probeFlags
-	pf.register(fs, true)
+	pf.register(fs, commandFlag|agentsFlag|transcriptFlag)
 	check := fs.Bool("check", false, "judge the session as it happens; findings go to stderr (or --findings), never to stdout")
 	findingsPath := fs.String("findings", "", "write findings as NDJSON to this file instead of stderr")
-	if err := parseFlags(fs, args, "acpprobe tap [--transcript FILE] [--check] [--findings FILE] -- <agent command> [args...]", stdio.Out); err != nil {
+	cl, err := parseArgs(fs, args, "acpprobe tap [--transcript FILE] [--check [--findings FILE]] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
+	if err != nil {
 		return nil, err
 	}
-	target, err := pf.targetOptions(fs, args)
+	if *findingsPath != "" && !*check {
+		return nil, usagef("--findings receives the findings of --check: give both, or neither")
+	}
+	target, err := pf.targetOptions(fs, cl)
 	if err != nil {
-		return nil, withJSON(err, pf.json)
+		return nil, err
 	}
 	return &TapOptions{IO: stdio, Target: target, Recording: pf.recording(), Catalogue: pf.cat,
 		Check: *check, Findings: *findingsPath}, nil

@@ -28,6 +28,9 @@ type AnalyzeOptions struct {
 	Report acpprobe.AnalyzeOptions
 	// JSON prints the result as JSON.
 	JSON bool
+	// AllowAuthRequired lets the verdict alone decide the exit code of a session that needed
+	// authentication, as check --allow-auth-required does.
+	AllowAuthRequired bool
 }
 
 func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
@@ -36,6 +39,7 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
 	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check transcripts: mandatory)")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
+	allowAuth := fs.Bool("allow-auth-required", false, "judge a session that needed authentication by the verdict alone, as check --allow-auth-required does")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
 	if err := parseFlags(fs, args, "acpprobe analyze [flags] TRANSCRIPT", stdio.Out); err != nil {
 		return nil, err
@@ -47,9 +51,9 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := &AnalyzeOptions{IO: stdio, Transcript: fs.Arg(0), JSON: *asJSON,
+	opts := &AnalyzeOptions{IO: stdio, Transcript: fs.Arg(0), JSON: *asJSON, AllowAuthRequired: *allowAuth,
 		Report: acpprobe.AnalyzeOptions{Catalogue: cat, Schema: *schemaName}}
-	if *schemaName == "" && *failOn == "" && *baselinePath == "" {
+	if *schemaName == "" && *failOn == "" && *baselinePath == "" && !*allowAuth {
 		return opts, nil
 	}
 	// Any of the check flags asks for a verdict.
@@ -88,7 +92,7 @@ func analyzeRun(_ context.Context, opts *AnalyzeOptions) error {
 	if err != nil {
 		return unusable(err)
 	}
-	return report(opts.IO.Out, r, opts.JSON)
+	return exitByVerdict(report(opts.IO.Out, r, opts.JSON), opts.AllowAuthRequired)
 }
 
 // ReplayOptions are the options of acpprobe replay: act as the agent recorded in a transcript.
@@ -158,28 +162,36 @@ type LintClientOptions struct {
 	Catalogue *extensions.Catalogue
 	// JSON prints the findings as JSON.
 	JSON bool
+	// FailOn is the tier at or above which a client finding fails (exit 1); ADVISORY when "".
+	FailOn probe.Tier
 }
 
 func newLintClientOptions(args []string, stdio Stdio) (*LintClientOptions, error) {
 	fs := newFlagSet("lint-client")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
-	if err := parseFlags(fs, args, "acpprobe lint-client [--json] TRANSCRIPT", stdio.Out); err != nil {
+	failOn := fs.String("fail-on", "advisory", "exit 1 when a client finding is at or above this tier: mandatory, capability, advisory, info")
+	if err := parseFlags(fs, args, "acpprobe lint-client [--json] [--fail-on TIER] [--catalogue DIR] TRANSCRIPT", stdio.Out); err != nil {
 		return nil, err
 	}
 	if fs.NArg() != 1 {
 		return nil, usagef("want one transcript file, got %d arguments", fs.NArg())
 	}
+	tier, err := conformance.ParseTier(*failOn)
+	if err != nil {
+		return nil, usagef("--fail-on: %v", err)
+	}
 	cat, err := loadCatalogue(*catalogueDir)
 	if err != nil {
 		return nil, err
 	}
-	return &LintClientOptions{IO: stdio, Transcript: fs.Arg(0), Catalogue: cat, JSON: *asJSON}, nil
+	return &LintClientOptions{IO: stdio, Transcript: fs.Arg(0), Catalogue: cat, JSON: *asJSON, FailOn: tier}, nil
 }
 
 // lintClientRun judges what the client (an editor, recorded by acpprobe tap) sent: private
 // vendor keys and methods (rules 6.1–6.4 of the CodeBuddy reference, for every catalogued
-// vendor) and non-ACP methods without the _ prefix. Findings above INFO fail (errFindings).
+// vendor) and non-ACP methods without the _ prefix. A finding at or above FailOn (ADVISORY
+// by default: anything above INFO) fails (errFindings).
 func lintClientRun(_ context.Context, opts *LintClientOptions) error {
 	_, frames, err := readTranscript(opts.Transcript)
 	if err != nil {
@@ -203,8 +215,12 @@ func lintClientRun(_ context.Context, opts *LintClientOptions) error {
 	if err != nil {
 		return writeError("the findings", err)
 	}
+	failOn := opts.FailOn
+	if failOn == "" {
+		failOn = probe.TierAdvisory
+	}
 	for _, f := range client {
-		if f.Tier != probe.TierInfo {
+		if f.Tier.Rank() <= failOn.Rank() {
 			return errFindings
 		}
 	}

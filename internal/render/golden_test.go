@@ -172,7 +172,9 @@ var testAgents = []registry.Status{
 }
 
 func TestAgentsGolden(t *testing.T) {
-	golden(t, "agents", write(t, func(w io.Writer) error { return render.Agents(w, testAgents) }))
+	golden(t, "agents", write(t, func(w io.Writer) error {
+		return render.Agents(w, "ACP registry snapshot "+registry.SnapshotDate+" ("+registry.SnapshotCommit[:12]+")", testAgents)
+	}))
 }
 
 var testChanges = []drift.Change{
@@ -257,7 +259,9 @@ func TestWriteErrors(t *testing.T) {
 		"MatrixHTML":     func(w io.Writer) error { return render.MatrixHTML(w, m) },
 		"Catalogue":      func(w io.Writer) error { return render.Catalogue(w, docs) },
 		"CheckList":      func(w io.Writer) error { return render.CheckList(w, testChecks) },
-		"Agents":         func(w io.Writer) error { return render.Agents(w, testAgents) },
+		"Agents": func(w io.Writer) error {
+			return render.Agents(w, "ACP registry snapshot "+registry.SnapshotDate+" ("+registry.SnapshotCommit[:12]+")", testAgents)
+		},
 		"Diff":           func(w io.Writer) error { return render.Diff(w, testChanges) },
 		"Diff none":      func(w io.Writer) error { return render.Diff(w, nil) },
 		"ClientFindings": func(w io.Writer) error { return render.ClientFindings(w, testFindings) },

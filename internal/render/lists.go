@@ -39,11 +39,12 @@ func CheckList(w io.Writer, checks []conformance.Check) error {
 	return tw.Flush()
 }
 
-// Agents writes the agents of `acpprobe agents`: the registry snapshot they come from, then
-// one row each with how it launches, where it comes from and whether it can run here.
-func Agents(w io.Writer, list []registry.Status) error {
+// Agents writes the agents of `acpprobe agents`: index, the registry index they come from
+// (which, and how old), then one row each with how it launches, where it comes from and
+// whether it can run here.
+func Agents(w io.Writer, index string, list []registry.Status) error {
 	out := &sticky{w: w}
-	fmt.Fprintf(out, "ACP registry snapshot %s (%s); %d agents\n\n", registry.SnapshotDate, registry.SnapshotCommit[:12], len(list))
+	fmt.Fprintf(out, "%s; %d agents\n\n", index, len(list))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tVERSION\tLAUNCH\tSOURCE\tRUNS HERE")
 	for _, s := range list {

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// parsers are the command-line halves of the commands, for TestEveryFlagDoesSomething. agent
+// hands its flags to the reference agent (acptest tests them) and version has none.
+var parsers = map[string]func(args []string, io Stdio) (any, error){
+	"probe":       func(a []string, io Stdio) (any, error) { return newProbeOptions(a, io) },
+	"check":       func(a []string, io Stdio) (any, error) { return newCheckOptions(a, io) },
+	"demo":        func(a []string, io Stdio) (any, error) { return newDemoOptions(a, io) },
+	"tap":         func(a []string, io Stdio) (any, error) { return newTapOptions(a, io) },
+	"matrix":      func(a []string, io Stdio) (any, error) { return newMatrixOptions(a, io) },
+	"agents":      func(a []string, io Stdio) (any, error) { return newAgentsOptions(a, io) },
+	"analyze":     func(a []string, io Stdio) (any, error) { return newAnalyzeOptions(a, io) },
+	"replay":      func(a []string, io Stdio) (any, error) { return newReplayOptions(a, io) },
+	"lint-client": func(a []string, io Stdio) (any, error) { return newLintClientOptions(a, io) },
+	"diff":        func(a []string, io Stdio) (any, error) { return newDiffOptions(a, io) },
+	"extensions":  func(a []string, io Stdio) (any, error) { return newExtensionsOptions(a, io) },
+}
+
+// TestEveryFlagDoesSomething walks the flags every command lists in its help and checks that
+// each one changes the command's options: a flag that changes nothing does nothing for that
+// command and must not be offered. (That the run function reads each option is what the
+// command's own tests show.) A flag without a sample value here fails the test, so a new flag
+// cannot slip past it.
+func TestEveryFlagDoesSomething(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	config := write("agents.json", `{"agents": {"acptest-claude": {"command": "sh", "args": ["-c", "exit 1"]}}}`)
+	reg := write("agent.json", `{"id": "acptest-claude", "name": "Other", "version": "1.0.0", "description": "d",
+		"distribution": {"npx": {"package": "@example/other@1.0.0"}}}`)
+	write("cat/example.org.json", `{"schema": "acpprobe.extensions/v1", "namespace": "example.org", "name": "Example",
+		"namespaced": true, "forms": ["flat"], "source": "a test", "metaKeys": [{"name": "k", "direction": "agent-to-client",
+		"class": "private", "where": ["x"], "description": "d", "credential": true}]}`)
+	baseline := write("known.txt", "framing.stdout-non-json a reason\n")
+
+	// sample sets each flag to a value that is not its default; a bool flag is just named.
+	sample := map[string]string{
+		"command": "some-other-agent --acp", "cwd": dir, "env": "K=V", "timeout": "7s", "startup-timeout": "7s",
+		"request-timeout": "7s", "grace": "7s", "protocol-version": "2", "auth-policy": "fail", "registry": reg,
+		"config": config, "transcript": filepath.Join(dir, "t.ndjson"), "catalogue": filepath.Join(dir, "cat"),
+		"max-line-size": "1000", "persona": "gemini", "schema": "v2", "fail-on": "info", "baseline": baseline,
+		"findings": filepath.Join(dir, "f.ndjson"), "parallel": "2", "format": "md", "out": dir, "ignore": "x",
+		"vendor": "gemini",
+	}
+	// base is the command line a flag is added to: per command, and per command/flag where the
+	// flag needs another one to mean anything.
+	base := map[string][]string{
+		"probe": {"acptest-claude"}, "check": {"acptest-claude"}, "tap": {"acptest-claude"}, "matrix": {"acptest-claude"},
+		"analyze": {"t.ndjson"}, "replay": {"t.ndjson"}, "lint-client": {"t.ndjson"}, "diff": {"a.json", "b.json"},
+		"probe/command": {}, "check/command": {}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
+	}
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+	for _, c := range commands() {
+		parse, ok := parsers[c.name]
+		if !ok {
+			if c.name != "agent" && c.name != "version" {
+				t.Errorf("command %s has no parser in the flag walk", c.name)
+			}
+			continue
+		}
+		var help bytes.Buffer
+		if _, err := parse([]string{"-h"}, Stdio{Out: &help}); !errors.Is(err, errHelp) {
+			t.Fatalf("%s -h: %v", c.name, err)
+		}
+		for _, m := range flagLine.FindAllStringSubmatch(help.String(), -1) {
+			name := m[1]
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				args, ok := base[c.name+"/"+name]
+				if !ok {
+					args = base[c.name]
+				}
+				stdio := Stdio{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+				set := []string{"--" + name}
+				if v, ok := sample[name]; ok {
+					set = append(set, v)
+				} else if !isBool(t, help.String(), name) {
+					t.Fatalf("no sample value for --%s", name)
+				}
+				with, err := parse(append(slices.Clone(args), set...), stdio)
+				if err != nil {
+					t.Fatalf("%s %q: %v", c.name, append(args, set...), err)
+				}
+				// Without the flag the command line may be incomplete (--command, check
+				// --list): an error there is a difference too.
+				without, err := parse(slices.Clone(args), stdio)
+				if err != nil && len(args) == 0 {
+					return
+				}
+				if err != nil {
+					t.Fatalf("%s %q: %v", c.name, args, err)
+				}
+				if reflect.DeepEqual(without, with) {
+					t.Errorf("%s %s changes nothing: the flag does nothing for this command", c.name, strings.Join(set, " "))
+				}
+			})
+		}
+	}
+}
+
+// isBool says whether flag name is listed as a bool in help (no value placeholder after it).
+func isBool(t *testing.T, help, name string) bool {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(name) + `(\s\S+)?\n`).FindStringSubmatch(help)
+	if m == nil {
+		t.Fatalf("--%s is not in the help", name)
+	}
+	return m[1] == ""
+}

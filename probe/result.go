@@ -50,6 +50,8 @@ type Result struct {
 	Extensions *extensions.Inventory `json:"extensions,omitempty"`
 	// PromptShapes is filled by the prompt-shape probe (acpprobe check --prompt-shapes).
 	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
+	// Turns are the prompt turns of acpprobe turn (and check --turns), one per scenario.
+	Turns []Turn `json:"turns,omitempty"`
 	// Verdict is filled by acpprobe check: how the findings compare with --fail-on and the
 	// baseline.
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -372,3 +374,130 @@ type BaselineEntry struct {
 //
 //go:embed result.schema.json
 var ResultJSONSchema []byte
+
+// Turn is what one prompt-turn scenario showed: the agent talking to the model emulator, at
+// zero tokens (acpprobe turn).
+type Turn struct {
+	// Scenario is completion, prompt-shapes, model-truth, permission or cancel.
+	Scenario string `json:"scenario"`
+	// Outcome is passed, failed (a finding says why) or not-run (Reason says why: no backend
+	// profile, no session…). A scenario that could not run is never a failure of the agent.
+	Outcome TurnOutcome `json:"outcome"`
+	Reason  string      `json:"reason,omitempty"`
+	// Runs are the scenario's prompts, in order.
+	Runs []TurnRun `json:"runs"`
+	// Shapes (prompt-shapes): per content block type, acceptance against delivery.
+	Shapes []ShapeDelivery `json:"shapes,omitempty"`
+	// Models (model-truth): per selected value, what the model was asked for.
+	Models []ModelTruth `json:"models,omitempty"`
+	// Permission (permission): what the agent did with a write the model asked for.
+	Permission *PermissionTruth `json:"permission,omitempty"`
+	// Cancel (cancel): how the turn ended after session/cancel, and the turn after it.
+	Cancel *CancelTruth `json:"cancel,omitempty"`
+}
+
+// TurnOutcome is how a scenario came out.
+type TurnOutcome string
+
+// Turn outcomes.
+const (
+	TurnPassed TurnOutcome = "passed"
+	TurnFailed TurnOutcome = "failed"
+	TurnNotRun TurnOutcome = "not-run"
+)
+
+// TurnRun is one prompt of a scenario: what came back on the wire and what reached the model.
+type TurnRun struct {
+	// Seq is the session/prompt request's line; Ms the time to its answer.
+	Seq int64   `json:"seq"`
+	Ms  float64 `json:"ms"`
+	// StopReason is the answer's; Code and Message an error answer's.
+	StopReason string `json:"stopReason,omitempty"`
+	Code       *int   `json:"code,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// TextIn are the update kinds that carried the assistant's text (agent_message_chunk, or
+	// something else); Text is the start of that text.
+	TextIn []string `json:"textIn"`
+	Text   string   `json:"text,omitempty"`
+	// ThoughtChunks counts agent_thought_chunk updates; Usage says a usage_update came.
+	ThoughtChunks int  `json:"thoughtChunks"`
+	Usage         bool `json:"usage"`
+	// FirstChunkMs is the time from the prompt to the first text or thought chunk.
+	FirstChunkMs *float64 `json:"firstChunkMs"`
+	// ToolCalls are the tool calls the turn reported, by id, with their last kind and status.
+	ToolCalls []ToolCallTruth `json:"toolCalls,omitempty"`
+	// UpdatesAfter counts updates of the turn (text, thought, tool calls) sent after its
+	// answer: a turn ends with its answer.
+	UpdatesAfter int `json:"updatesAfter"`
+	// ModelRequests counts the model requests made during the turn; Models the models they
+	// asked for; Reasoning their reasoning settings.
+	ModelRequests int      `json:"modelRequests"`
+	Models        []string `json:"models,omitempty"`
+	Reasoning     []string `json:"reasoning,omitempty"`
+}
+
+// ToolCallTruth is a tool call a turn reported.
+type ToolCallTruth struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// ShapeDelivery is one content block type sent on the live session.
+type ShapeDelivery struct {
+	Type string `json:"type"`
+	// Advertised says whether promptCapabilities allows it (text and resource_link always).
+	Advertised bool `json:"advertised"`
+	// Accepted: the prompt was not refused as invalid; Code is a refusal's code.
+	Accepted bool `json:"accepted"`
+	Code     *int `json:"code,omitempty"`
+	// Reached: the model request of the turn carried a block of that kind.
+	Reached bool `json:"reached"`
+	// ReachedAs are the kinds the model request's last user message had.
+	ReachedAs []string `json:"reachedAs,omitempty"`
+}
+
+// ModelTruth is one selected model (or thought level) and what the model was asked for.
+type ModelTruth struct {
+	// Option is the config option's id, or "session/set_model" for the legacy method.
+	Option string `json:"option"`
+	Value  string `json:"value"`
+	// Set: the selection was accepted.
+	Set bool `json:"set"`
+	// Requested are the models (for a thought level: the reasoning settings) the turn's model
+	// requests asked for.
+	Requested []string `json:"requested"`
+}
+
+// PermissionTruth is what the agent did when the model asked to write a file.
+type PermissionTruth struct {
+	// ToolCall: the agent reported a tool call for the write.
+	ToolCall bool `json:"toolCall"`
+	// Asked: it sent session/request_permission before writing; Answer is acpprobe's answer
+	// (the reject option's id, or cancelled).
+	Asked  bool   `json:"asked"`
+	Answer string `json:"answer,omitempty"`
+	// FileWritten: the file existed afterwards.
+	FileWritten bool `json:"fileWritten"`
+	// ToolStatus is the tool call's last status; StopReason the turn's.
+	ToolStatus string `json:"toolStatus,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+	// Offered says whether the model found a file-writing tool among those the agent offered.
+	Offered bool `json:"offered"`
+}
+
+// CancelTruth is how a turn ended after session/cancel, and whether the agent then still
+// worked.
+type CancelTruth struct {
+	// Sent is whether session/cancel was sent while the turn was streaming.
+	Sent bool `json:"sent"`
+	// StopReason is the cancelled turn's; WithinMs the time from the cancel to the answer.
+	StopReason string   `json:"stopReason,omitempty"`
+	WithinMs   *float64 `json:"withinMs"`
+	// UpdatesAfter counts the turn's updates after its answer.
+	UpdatesAfter int `json:"updatesAfter"`
+	// NextStopReason, NextText and NextModelRequests describe the turn after the cancel.
+	NextStopReason    string `json:"nextStopReason,omitempty"`
+	NextText          bool   `json:"nextText"`
+	NextModelRequests int    `json:"nextModelRequests"`
+}

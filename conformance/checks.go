@@ -35,6 +35,7 @@ const (
 const (
 	specTransports    = "https://agentclientprotocol.com/protocol/transports"
 	specInit          = "https://agentclientprotocol.com/protocol/initialization"
+	specAuth          = "https://agentclientprotocol.com/protocol/authentication"
 	specSchema        = "https://agentclientprotocol.com/protocol/schema"
 	specExtensibility = "https://agentclientprotocol.com/protocol/extensibility"
 	specConfig        = "https://agentclientprotocol.com/protocol/session-config-options"

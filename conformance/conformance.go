@@ -9,7 +9,7 @@
 // scopes it applies to (a session acpprobe drove, or one between an editor and an agent seen
 // by acpprobe tap: Evaluate runs only the passes of the record's scope), and it judges inputs
 // that Evaluate computes once before any pass runs: the record's index, the result derived
-// from it, the schema sets, whether method detection can be trusted, the vendor extension
+// from it, the schema sets, the client's capabilities, whether method detection can be trusted, the vendor extension
 // inventory and the prompt shapes. Passes return findings; they write nothing into the result
 // they judge and share no state.
 //
@@ -57,6 +57,8 @@ type inputs struct {
 	// r is the result derived from the record (the facts the passes judge).
 	r       *probe.Result
 	schemas *schemas
+	// client is what the client advertised in its initialize request.
+	client clientCaps
 	// detection says whether the agent answers an unknown method like the probed ones.
 	detection detection
 	inventory *extensions.Inventory
@@ -101,6 +103,7 @@ func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 	}
 	return &inputs{
 		x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		client:    clientCapsOf(x),
 		detection: detectMethods(x, r),
 		shapes:    deriveShapes(x, r),
 		deep:      deriveDeep(opts.Deep, cat),

@@ -135,8 +135,16 @@ func TestTapScope(t *testing.T) {
 		for _, f := range driven.Findings {
 			if c, _ := Lookup(f.ID); c.InTap() {
 				want = append(want, f)
-			} else {
-				dropped++
+				continue
+			}
+			dropped++
+			// A finding folded into this one (mergeOverlaps) stands alone in a tap.
+			var ev struct{ Related []related }
+			_ = json.Unmarshal(f.Evidence, &ev)
+			for _, rel := range ev.Related {
+				if c, _ := Lookup(rel.ID); c.InTap() {
+					want = append(want, probe.Finding{ID: rel.ID, Tier: rel.Tier, Seq: f.Seq, Pointer: rel.Pointer})
+				}
 			}
 		}
 		// The words may differ by scope (protocol.stderr-volume says which session it was).
@@ -183,5 +191,23 @@ func TestStderrVolumeSaysWhichSession(t *testing.T) {
 		if len(out.Findings) != 1 || out.Findings[0].Message != c.want {
 			t.Errorf("tap %v: %+v, want the message %q", c.x.IsTap(), out.Findings, c.want)
 		}
+	}
+}
+
+// TestOneLineOneFinding: a line that breaks two rules for one reason (codex answers a
+// notification with an error without an id) gives the more specific finding, with the other
+// one's message as related evidence.
+func TestOneLineOneFinding(t *testing.T) {
+	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-notification-answered.txtar")
+	out, err := Evaluate(x, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Findings) != 1 || out.Findings[0].ID != "protocol.notification-answered" {
+		t.Fatalf("findings %+v, want protocol.notification-answered alone", out.Findings)
+	}
+	want := `{"related":[{"id":"envelope.invalid-message","tier":"MANDATORY","pointer":"","message":"a response (result or error) without an id"}]}`
+	if got := string(out.Findings[0].Evidence); got != want {
+		t.Errorf("evidence %s, want %s", got, want)
 	}
 }

@@ -73,7 +73,7 @@ func detectMethods(x *record.Index, r *probe.Result) detection {
 func unknownRequestSeq(frames []jsonrpc.Frame) int64 {
 	var seq int64
 	for _, f := range frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == UnknownRequestMethod && f.Msg.Kind() == jsonrpc.Request {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == probe.DetectionControlMethod && f.Msg.Kind() == jsonrpc.Request {
 			seq = f.Seq
 		}
 	}
@@ -105,15 +105,15 @@ func judgeExtensionStep(in *inputs, out *findings) {
 			out.add(protocolUnknownNotification, notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", UnknownNotificationMethod), nil)
 			return
 		}
-		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", UnknownRequestMethod), nil)
+		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", probe.DetectionControlMethod), nil)
 		return
 	}
 	rpcErr := answer.Msg.Err()
 	switch {
 	case rpcErr == nil:
-		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", UnknownRequestMethod), nil)
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", probe.DetectionControlMethod), nil)
 	case rpcErr.Code != jsonrpc.CodeMethodNotFound:
-		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", UnknownRequestMethod, rpcErr.Code, rpcErr.Message), nil)
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", probe.DetectionControlMethod, rpcErr.Code, rpcErr.Message), nil)
 		if d := in.detection; d.unreliable() {
 			out.add(capabilityDetectionUnreliable, 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", d.code, d.same), d.same)
 		}

@@ -94,13 +94,6 @@ func (inf *inference) addLoose(field string) {
 	}
 }
 
-// isShapeError reports whether an error answer talks about the shape of the prompt.
-func (inf *inference) isShapeError(raw json.RawMessage) bool {
-	s := string(raw)
-	return strings.Contains(s, "invalid_union") || strings.Contains(s, "Invalid input") || strings.Contains(s, "missing field") ||
-		strings.Contains(s, "unknown variant") || strings.Contains(s, "invalid type") || strings.Contains(s, "expected")
-}
-
 // read learns from one error answer.
 func (inf *inference) read(e *jsonrpc.Error) {
 	var data any

@@ -11,9 +11,11 @@ import (
 )
 
 // Methods and payloads of the active checks. They are constants so that the passes recognise
-// them in any recording.
+// them in any recording. The extension step's unknown request is probe.DetectionControlMethod,
+// the method method detection asks as its control: the same meaning, one spelling (each is
+// judged within its own part of the record: detection before the first step, the extension
+// step within its step range).
 const (
-	UnknownRequestMethod      = "_acpprobe/unknown-method"
 	UnknownNotificationMethod = "_acpprobe/unknown-notification"
 	// invalidPrompt is a prompt that is not an array: invalid params for any agent.
 	invalidPrompt = "acpprobe: a prompt must be an array, this is a string"
@@ -48,7 +50,7 @@ func (extensionStep) Run(ctx context.Context, s *probe.Session) {
 	_ = s.Notify(UnknownNotificationMethod, map[string]any{})
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
-	_, _ = s.Call(cctx, UnknownRequestMethod, map[string]any{})
+	_, _ = s.Call(cctx, probe.DetectionControlMethod, map[string]any{})
 }
 
 // invalidParamsStep sends session/prompt with a string prompt on a session that does not

@@ -41,6 +41,7 @@ const (
 	specConfig        = "https://agentclientprotocol.com/protocol/session-config-options"
 	specContent       = "https://agentclientprotocol.com/protocol/content"
 	specPrompt        = "https://agentclientprotocol.com/protocol/prompt-turn"
+	specSessionFork   = "https://agentclientprotocol.com/rfds/session-fork"
 	specJSONRPC       = "https://www.jsonrpc.org/specification"
 )
 

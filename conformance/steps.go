@@ -30,7 +30,7 @@ type StepOptions struct {
 
 // Steps returns the active checks to pass to probe.Options.Steps, in the order they run.
 func Steps(o StepOptions) []probe.Step {
-	steps := []probe.Step{extensionStep{}, invalidParamsStep{}}
+	steps := []probe.Step{extensionStep{}, invalidParamsStep{}, forkStep{}}
 	if o.PromptShapes {
 		steps = append(steps, shapesStep{})
 	}
@@ -63,6 +63,25 @@ func (invalidParamsStep) Run(ctx context.Context, s *probe.Session) {
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
 	_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": probe.NonexistentSessionID, "prompt": invalidPrompt})
+}
+
+// forkStep forks a session that does not exist, with a valid cwd, when method detection found
+// session/fork supported: the agent must refuse. One that answers with a session created it
+// from nothing (sudocode does), a side effect that method detection, which asks with invalid
+// params, never causes; check reports it.
+type forkStep struct{}
+
+func (forkStep) Name() string { return "fork-nonexistent-session" }
+
+func (forkStep) Run(ctx context.Context, s *probe.Session) {
+	// What method detection decided is a fact of the record so far.
+	if probe.Derive(record.New(s.Log().Frames()), nil).Methods[acp.MethodSessionFork].Support != probe.Supported {
+		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: forkStep{}.Name(), Reason: "session/fork is not supported"})
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
+	defer cancel()
+	_, _ = s.Call(cctx, acp.MethodSessionFork, probe.MethodParams(acp.MethodSessionFork, s.Cwd))
 }
 
 // shape is one prompt the prompt-shape probe sends.

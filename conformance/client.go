@@ -27,7 +27,7 @@ var clientRules = map[string]*Check{
 	extensions.RuleDirection:         clientDirection,
 }
 
-// clientPass reads the extension inventory and the client's messages with the schema sets (to
+// clientPass reads the inventory of what the client sent and the client's messages with the schema sets (to
 // know ACP's methods); in any session.
 var clientPass = pass{
 	name:   "client lint",
@@ -37,7 +37,7 @@ var clientPass = pass{
 }
 
 func runClient(in *inputs, out *findings) {
-	for _, is := range in.inventory.ClientIssues() {
+	for _, is := range in.extensions.client.ClientIssues() {
 		if c := clientRules[is.Rule]; c != nil {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}

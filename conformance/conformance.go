@@ -60,10 +60,10 @@ type inputs struct {
 	// client is what the client advertised in its initialize request.
 	client clientCaps
 	// detection says whether the agent answers an unknown method like the probed ones.
-	detection detection
-	inventory *extensions.Inventory
-	catalogue *extensions.Catalogue
-	shapes    shapeFacts
+	detection  detection
+	extensions extensionFacts
+	catalogue  *extensions.Catalogue
+	shapes     shapeFacts
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
 }
@@ -86,7 +86,7 @@ func Evaluate(x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
 		p.run(in, &out)
 		all = append(all, out.list...)
 	}
-	return Outcome{Findings: sortFindings(mergeOverlaps(all)), Extensions: in.inventory, PromptShapes: in.shapes.shapes}, nil
+	return Outcome{Findings: sortFindings(mergeOverlaps(all)), Extensions: in.extensions.inventory, PromptShapes: in.shapes.shapes}, nil
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that
@@ -103,11 +103,11 @@ func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 	}
 	return &inputs{
 		x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
-		client:    clientCapsOf(x),
-		detection: detectMethods(x, r),
-		shapes:    deriveShapes(x, r),
-		deep:      deriveDeep(opts.Deep, cat),
-		inventory: cat.Take(extensionMessages(x), sets.known()),
+		client:     clientCapsOf(x),
+		detection:  detectMethods(x, r),
+		shapes:     deriveShapes(x, r),
+		deep:       deriveDeep(opts.Deep, cat),
+		extensions: takeExtensions(x, cat, sets.known()),
 	}, nil
 }
 

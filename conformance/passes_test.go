@@ -110,15 +110,7 @@ func TestTapScope(t *testing.T) {
 	dropped := 0
 	for _, file := range files {
 		x, r, opts, _ := loadScenario(t, file)
-		frames := slices.Clone(x.Frames())
-		for i, f := range frames {
-			if s, ok := record.Spawn.Decode(f); ok {
-				s.Tap = true
-				frames[i].Raw, _ = json.Marshal(s)
-				break
-			}
-		}
-		tx := record.New(frames)
+		tx := record.New(asTap(t, x.Frames()))
 		if !tx.IsTap() {
 			t.Fatalf("%s: the record is not marked as a tap", file)
 		}
@@ -171,11 +163,7 @@ func TestTapScope(t *testing.T) {
 // short one or a whole editor session seen by the tap.
 func TestStderrVolumeSaysWhichSession(t *testing.T) {
 	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-stderr-volume.txtar")
-	frames := slices.Clone(x.Frames())
-	s, _ := record.Spawn.Decode(frames[0])
-	s.Tap = true
-	frames[0].Raw, _ = json.Marshal(s)
-	tx := record.New(frames)
+	tx := record.New(asTap(t, x.Frames()))
 	for _, c := range []struct {
 		x    *record.Index
 		r    *probe.Result

@@ -2,7 +2,9 @@ package extensions
 
 import (
 	"encoding/json"
+	"iter"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,10 @@ type Message struct {
 	Kind string
 	// Body is the whole message as sent.
 	Body json.RawMessage
+	// Echoed, when set, holds what the other side sent: names of this message that it holds
+	// are not taken (an answer that merely echoes the asker's own traffic, such as a prompt
+	// quoted back in a validation error).
+	Echoed *Inventory
 }
 
 // Known lists the protocol's own values of the union discriminators the inventory watches, so
@@ -93,10 +99,11 @@ type Inventory struct {
 
 // Take walks every message and collects each `_meta` key (flat and nested forms), every
 // `_`-prefixed method, and every unknown sessionUpdate, content type and auth method type,
-// classified against the catalogue.
-func (c *Catalogue) Take(msgs []Message, known Known) *Inventory {
+// classified against the catalogue. The caller may stop the sequence early (a deadline): the
+// inventory then holds what was taken.
+func (c *Catalogue) Take(msgs iter.Seq[Message], known Known) *Inventory {
 	t := &taker{c: c, known: known, keys: map[string]*SeenKey{}, methods: map[string]*SeenMethod{}, variants: map[string]*SeenVariant{}}
-	for _, m := range msgs {
+	for m := range msgs {
 		t.message(m)
 	}
 	return t.inventory()
@@ -122,6 +129,9 @@ func (t *taker) message(m Message) {
 }
 
 func (t *taker) method(m Message) {
+	if m.Echoed.hasMethod(m.Method) {
+		return
+	}
 	sm := t.methods[m.Method]
 	if sm == nil {
 		sm = &SeenMethod{Name: m.Method, ObservedKind: Kind(m.Kind)}
@@ -189,6 +199,9 @@ func (t *taker) variant(m Message, field string, value any, known []string, ptr 
 		}
 	}
 	id := field + "=" + s
+	if m.Echoed.hasVariant(id) {
+		return
+	}
 	sv := t.variants[id]
 	if sv == nil {
 		sv = &SeenVariant{Field: field, Value: s}
@@ -233,6 +246,9 @@ func (t *taker) namespace(k string) bool {
 var domainLike = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+$`)
 
 func (t *taker) key(m Message, key string, form Form, ptr string) {
+	if m.Echoed.hasKey(key) {
+		return
+	}
 	sk := t.keys[key]
 	if sk == nil {
 		sk = &SeenKey{Key: key, Form: form}
@@ -260,6 +276,32 @@ func (t *taker) inventory() *Inventory {
 		inv.UnknownVariants = append(inv.UnknownVariants, *t.variants[k])
 	}
 	return inv
+}
+
+// hasKey, hasMethod and hasVariant report whether an inventory (nil: an empty one) holds a
+// name; its lists are sorted by name (variants by field=value).
+func (inv *Inventory) hasKey(key string) bool {
+	if inv == nil {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(inv.MetaKeys, key, func(k SeenKey, key string) int { return strings.Compare(k.Key, key) })
+	return found
+}
+
+func (inv *Inventory) hasMethod(name string) bool {
+	if inv == nil {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(inv.Methods, name, func(m SeenMethod, name string) int { return strings.Compare(m.Name, name) })
+	return found
+}
+
+func (inv *Inventory) hasVariant(id string) bool {
+	if inv == nil {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(inv.UnknownVariants, id, func(v SeenVariant, id string) int { return strings.Compare(v.Field+"="+v.Value, id) })
+	return found
 }
 
 func sortedKeys[V any](m map[string]V) []string {

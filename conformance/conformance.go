@@ -86,7 +86,7 @@ func Evaluate(x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
 		p.run(in, &out)
 		all = append(all, out.list...)
 	}
-	return Outcome{Findings: sortFindings(mergeOverlaps(all)), Extensions: in.extensions.inventory, PromptShapes: in.shapes.shapes}, nil
+	return Outcome{Findings: sortFindings(x, mergeOverlaps(all)), Extensions: in.extensions.inventory, PromptShapes: in.shapes.shapes}, nil
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that

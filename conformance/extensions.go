@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
@@ -88,9 +90,12 @@ func clientIsAcpprobe(x *record.Index) bool {
 
 // extensionMessages are the session's messages for the inventory (of one direction, or both
 // when dir is ""), with each response's method; answers are marked as echoing what echoed
-// holds (when not nil).
+// holds (when not nil). They come in the order of position: each answer where its request was,
+// so that the places kept for a name, and their order, do not depend on the order concurrent
+// answers arrived in.
 func extensionMessages(x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
 	return func(yield func(extensions.Message) bool) {
+		var msgs []extensions.Message
 		for _, f := range x.Frames() {
 			if f.Msg == nil || (f.Dir != jsonrpc.DirAgent && f.Dir != jsonrpc.DirClient) || (dir != "" && f.Dir != dir) {
 				continue
@@ -113,6 +118,10 @@ func extensionMessages(x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inve
 			default:
 				continue
 			}
+			msgs = append(msgs, m)
+		}
+		slices.SortStableFunc(msgs, func(a, b extensions.Message) int { return cmp.Compare(position(x, a.Seq), position(x, b.Seq)) })
+		for _, m := range msgs {
 			if !yield(m) {
 				return
 			}

@@ -97,12 +97,15 @@ func (fs *findings) lastIndex(id string) int {
 	return -1
 }
 
-// sortFindings orders findings most severe first, then by line, keeping the pass order among
-// equals.
-func sortFindings(out []probe.Finding) []probe.Finding {
+// sortFindings orders findings most severe first, then by the exchange they belong to
+// (position), then by line, keeping the pass order among equals.
+func sortFindings(x *record.Index, out []probe.Finding) []probe.Finding {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Tier.Rank() != out[j].Tier.Rank() {
 			return out[i].Tier.Rank() < out[j].Tier.Rank()
+		}
+		if pi, pj := position(x, out[i].Seq), position(x, out[j].Seq); pi != pj {
+			return pi < pj
 		}
 		return out[i].Seq < out[j].Seq
 	})
@@ -110,6 +113,17 @@ func sortFindings(out []probe.Finding) []probe.Finding {
 		out = []probe.Finding{}
 	}
 	return out
+}
+
+// position is where a line sorts in a report: an answer at the line of the request it
+// answers, any other line (a duplicate answer too) at its own. Answers to requests sent
+// together come back in an order timing decides; sorted by their requests, findings and
+// extension sightings come out the same whatever that order.
+func position(x *record.Index, seq int64) int64 {
+	if reply := x.ReplyOf(seq); reply.Exchange != nil && reply.First {
+		return reply.Exchange.Request.Seq
+	}
+	return seq
 }
 
 // firstBytes shows the start of a line, quoted so that invalid bytes are visible.

@@ -140,7 +140,7 @@ func TestTapScope(t *testing.T) {
 			}
 		}
 		// The words may differ by scope (protocol.stderr-volume says which session it was).
-		if got, want := placesOf(tap.Findings), placesOf(sortFindings(want)); got != want {
+		if got, want := placesOf(tap.Findings), placesOf(sortFindings(x, want)); got != want {
 			t.Errorf("%s as a tap:\n got %s\nwant %s", file, got, want)
 		}
 	}

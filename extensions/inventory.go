@@ -147,11 +147,14 @@ func (t *taker) method(m Message) {
 	sm.Where = addSighting(sm.Where, Sighting{Seq: m.Seq, Pointer: "/method", Method: m.Method, Direction: m.Direction})
 }
 
-// walk visits every value: _meta objects are inventoried, discriminators checked.
+// walk visits every value, the members of an object in the order of their names (so that the
+// places kept, and their order, do not depend on map order): _meta objects are inventoried,
+// discriminators checked.
 func (t *taker) walk(m Message, v any, ptr string) {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, child := range x {
+		for _, k := range sortedKeys(x) {
+			child := x[k]
 			p := ptr + "/" + escape(k)
 			if k == "_meta" {
 				if meta, ok := child.(map[string]any); ok {
@@ -218,10 +221,11 @@ func (t *taker) variant(m Message, field string, value any, known []string, ptr 
 
 // meta inventories the keys of one _meta object.
 func (t *taker) meta(m Message, meta map[string]any, ptr string) {
-	for k, v := range meta {
+	for _, k := range sortedKeys(meta) {
+		v := meta[k]
 		p := ptr + "/" + escape(k)
 		if inner, isObj := v.(map[string]any); isObj && !strings.Contains(k, "/") && t.namespace(k) {
-			for ik := range inner {
+			for _, ik := range sortedKeys(inner) {
 				t.key(m, k+"/"+ik, FormNested, p+"/"+escape(ik))
 			}
 			continue
@@ -313,13 +317,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// addDirection adds d to the directions a name was seen in, kept sorted (not in the order of
+// arrival, which timing decides).
 func addDirection(ds []Direction, d Direction) []Direction {
-	for _, x := range ds {
-		if x == d {
-			return ds
-		}
+	i, found := slices.BinarySearch(ds, d)
+	if found {
+		return ds
 	}
-	return append(ds, d)
+	return slices.Insert(ds, i, d)
 }
 
 // addSighting keeps the first maxSightings places of each direction, so that a rule about one

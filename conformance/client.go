@@ -33,17 +33,18 @@ var clientPass = pass{
 	name:   "client lint",
 	scope:  anyScope,
 	checks: []*Check{clientPrivateKey, clientPrivateMethod, clientDirection, clientUnknownMethod},
+	cost:   perFrame,
 	run:    runClient,
 }
 
 func runClient(in *inputs, out *findings) {
-	for _, is := range in.extensions.client.ClientIssues() {
+	for _, is := range in.extensions().client.ClientIssues() {
 		if c := clientRules[is.Rule]; c != nil {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}
 	}
 	// Methods the client called that are neither ACP nor `_`-prefixed.
-	for _, f := range in.frames {
+	for f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || !f.Msg.HasMethod || f.Msg.Method == "" {
 			continue
 		}

@@ -19,7 +19,9 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/extensions"
@@ -47,11 +49,18 @@ type Outcome struct {
 	Findings     []probe.Finding
 	Extensions   *extensions.Inventory
 	PromptShapes *probe.PromptShapes
+	// Unjudged names the passes that did not judge the whole record because the context ended
+	// (nil when every pass finished): their findings, and the extension inventory when it is
+	// among them, hold only what was judged before.
+	Unjudged []string
 }
 
-// inputs are everything a pass may read, computed once by Evaluate before any pass runs.
+// inputs are everything a pass may read, computed once by Evaluate (the extension inventory by
+// the first pass that reads it).
 // Passes only read them.
 type inputs struct {
+	// ctx bounds the evaluation: scans stop when it ends.
+	ctx    context.Context
 	x      *record.Index
 	frames []jsonrpc.Frame
 	// r is the result derived from the record (the facts the passes judge).
@@ -60,10 +69,11 @@ type inputs struct {
 	// client is what the client advertised in its initialize request.
 	client clientCaps
 	// detection says whether the agent answers an unknown method like the probed ones.
-	detection  detection
-	extensions extensionFacts
-	catalogue  *extensions.Catalogue
-	shapes     shapeFacts
+	detection detection
+	catalogue *extensions.Catalogue
+	// ext is the extension inventory, taken by the first call of extensions.
+	ext    *extensionFacts
+	shapes shapeFacts
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
 }
@@ -71,28 +81,50 @@ type inputs struct {
 // Evaluate judges a recorded session: its index and the result derived from it (which it does
 // not modify). It runs the passes that apply to the record's scope. An error means the schema
 // set could not be loaded.
-func Evaluate(x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
-	in, err := prepare(x, r, opts)
+//
+// ctx bounds the time: the inputs and the passes whose cost grows with the record look at it as
+// they go, and when it ends Evaluate returns at once with what was judged; Outcome.Unjudged
+// names the passes that did not finish. The passes whose cost does not grow with the record
+// (handshake, capability truth, state, steps) always run.
+func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
+	in, err := prepare(ctx, x, r, opts)
 	if err != nil {
 		return Outcome{}, err
 	}
 	sc := scopeOf(x)
-	var all []probe.Finding
-	for _, p := range passes {
+	lists := make([][]probe.Finding, len(passes))
+	cut := make([]bool, len(passes))
+	for _, i := range runOrder {
+		p := passes[i]
 		if p.scope&sc == 0 {
+			continue
+		}
+		if p.cost != fixed && ctx.Err() != nil {
+			cut[i] = true
 			continue
 		}
 		var out findings
 		p.run(in, &out)
-		all = append(all, out.list...)
+		lists[i], cut[i] = out.list, out.cut
 	}
-	return Outcome{Findings: sortFindings(x, mergeOverlaps(all)), Extensions: in.extensions.inventory, PromptShapes: in.shapes.shapes}, nil
+	var unjudged []string
+	for i, p := range passes {
+		if cut[i] {
+			unjudged = append(unjudged, p.name)
+		}
+	}
+	var inv *extensions.Inventory
+	if in.ext != nil {
+		inv = in.ext.inventory
+	}
+	return Outcome{Findings: sortFindings(x, mergeOverlaps(slices.Concat(lists...))), Extensions: inv, PromptShapes: in.shapes.shapes, Unjudged: unjudged}, nil
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that
 // the derived result does not state (method detection, the prompt shapes, the --deep
-// connection, the extension inventory).
-func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
+// connection). The extension inventory, the one input whose cost grows with the record, is
+// taken once, by the first pass that reads it (inputs.extensions).
+func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 	sets, err := loadSchemas(opts.Schema, r)
 	if err != nil {
 		return nil, err
@@ -102,13 +134,22 @@ func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 		cat = extensions.Default()
 	}
 	return &inputs{
-		x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
-		client:     clientCapsOf(x),
-		detection:  detectMethods(x, r),
-		shapes:     deriveShapes(x, r),
-		deep:       deriveDeep(opts.Deep, cat),
-		extensions: takeExtensions(x, cat, sets.known()),
+		ctx: ctx, x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		client:    clientCapsOf(x),
+		detection: detectMethods(x, r),
+		shapes:    deriveShapes(x, r),
+		deep:      deriveDeep(opts.Deep, cat),
 	}, nil
+}
+
+// extensions is the vendor extension inventory, taken on the first call: it stops when the
+// evaluation's context ends (the passes reading it are cut then too).
+func (in *inputs) extensions() extensionFacts {
+	if in.ext == nil {
+		f := takeExtensions(in.ctx, in.x, in.catalogue, in.schemas.known())
+		in.ext = &f
+	}
+	return *in.ext
 }
 
 // Warm loads the v1 schema sets (stable, unstable, newer: unstable fields such as

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -72,13 +73,13 @@ func identified(t *testing.T, x *record.Index, out Outcome) string {
 // name appears in many places of one message (more than the sightings kept).
 func TestSameRecordSameBytes(t *testing.T) {
 	x, r, opts, _ := loadScenario(t, "testdata/scenarios/determinism.txtar")
-	first, err := Evaluate(x, r, opts)
+	first, err := Evaluate(context.Background(), x, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := marshal(t, first)
 	for range 30 {
-		out, err := Evaluate(x, r, opts)
+		out, err := Evaluate(context.Background(), x, r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func TestSameRecordSameBytes(t *testing.T) {
 // same, line for line, in the same order.
 func TestAnswerOrderDoesNotMatter(t *testing.T) {
 	x, r, opts, _ := loadScenario(t, "testdata/scenarios/determinism.txtar")
-	out, err := Evaluate(x, r, opts)
+	out, err := Evaluate(context.Background(), x, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestAnswerOrderDoesNotMatter(t *testing.T) {
 			log.Append(f)
 		}
 		px := record.New(log.Frames())
-		pout, err := Evaluate(px, probe.Derive(px, nil), opts)
+		pout, err := Evaluate(context.Background(), px, probe.Derive(px, nil), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"iter"
 	"slices"
@@ -43,12 +44,13 @@ var extensionsPass = pass{
 	scope: anyScope,
 	checks: []*Check{extensionsZeroMeta, extensionsPrivateKey, extensionsDirection, extensionsUnknownKey,
 		extensionsUnknownMethod, extensionsRetiredKey},
-	run: runExtensions,
+	cost: perFrame,
+	run:  runExtensions,
 }
 
 func runExtensions(in *inputs, out *findings) {
-	inv := in.extensions.inventory
-	for _, is := range inv.AgentIssues(in.extensions.client.SentPrivate(extensions.DirectionClientToAgent)) {
+	inv := in.extensions().inventory
+	for _, is := range inv.AgentIssues(in.extensions().client.SentPrivate(extensions.DirectionClientToAgent)) {
 		if c := agentRules[is.Rule]; c != nil {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}
@@ -69,13 +71,14 @@ type extensionFacts struct {
 }
 
 // takeExtensions inventories the record's messages (see extensionFacts).
-func takeExtensions(x *record.Index, cat *extensions.Catalogue, known extensions.Known) extensionFacts {
+// They hold what was taken before ctx ended.
+func takeExtensions(ctx context.Context, x *record.Index, cat *extensions.Catalogue, known extensions.Known) extensionFacts {
 	if !clientIsAcpprobe(x) {
-		inv := cat.Take(extensionMessages(x, "", nil), known)
+		inv := cat.Take(extensionMessages(ctx, x, "", nil), known)
 		return extensionFacts{inventory: inv, client: inv}
 	}
-	own := cat.Take(extensionMessages(x, jsonrpc.DirClient, nil), known)
-	return extensionFacts{inventory: cat.Take(extensionMessages(x, jsonrpc.DirAgent, own), known), client: own}
+	own := cat.Take(extensionMessages(ctx, x, jsonrpc.DirClient, nil), known)
+	return extensionFacts{inventory: cat.Take(extensionMessages(ctx, x, jsonrpc.DirAgent, own), known), client: own}
 }
 
 // clientIsAcpprobe reports whether acpprobe was the client: in a session it drove, or in a
@@ -92,11 +95,14 @@ func clientIsAcpprobe(x *record.Index) bool {
 // when dir is ""), with each response's method; answers are marked as echoing what echoed
 // holds (when not nil). They come in the order of position: each answer where its request was,
 // so that the places kept for a name, and their order, do not depend on the order concurrent
-// answers arrived in.
-func extensionMessages(x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
+// answers arrived in. They end early when ctx ends.
+func extensionMessages(ctx context.Context, x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
 	return func(yield func(extensions.Message) bool) {
 		var msgs []extensions.Message
-		for _, f := range x.Frames() {
+		for i, f := range x.Frames() {
+			if i%checkEvery == 0 && ctx.Err() != nil {
+				return
+			}
 			if f.Msg == nil || (f.Dir != jsonrpc.DirAgent && f.Dir != jsonrpc.DirClient) || (dir != "" && f.Dir != dir) {
 				continue
 			}
@@ -121,8 +127,8 @@ func extensionMessages(x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inve
 			msgs = append(msgs, m)
 		}
 		slices.SortStableFunc(msgs, func(a, b extensions.Message) int { return cmp.Compare(position(x, a.Seq), position(x, b.Seq)) })
-		for _, m := range msgs {
-			if !yield(m) {
+		for i, m := range msgs {
+			if (i%checkEvery == 0 && ctx.Err() != nil) || !yield(m) {
 				return
 			}
 		}
@@ -132,7 +138,7 @@ func extensionMessages(x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inve
 // zeroMeta checks the zero-_meta contract: session/new and session/prompt must work for a
 // client that sends no vendor _meta. An error that demands metadata breaks it.
 func zeroMeta(in *inputs, out *findings) {
-	for _, f := range in.frames {
+	for f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request {
 			continue
 		}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 ! done
 `
 	x := record.New(buildFrames(t, frames))
-	out, err := Evaluate(x, deriveOf(x), Options{})
+	out, err := Evaluate(context.Background(), x, deriveOf(x), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 	}
 
 	tap := record.New(asTap(t, x.Frames()))
-	out, err = Evaluate(tap, deriveOf(tap), Options{})
+	out, err = Evaluate(context.Background(), tap, deriveOf(tap), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 		}
 	}
 	tap = record.New(probed)
-	out, err = Evaluate(tap, deriveOf(tap), Options{})
+	out, err = Evaluate(context.Background(), tap, deriveOf(tap), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

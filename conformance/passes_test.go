@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -52,7 +53,7 @@ func TestPassesReportOnlyTheirChecks(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	for _, file := range files {
 		x, r, opts, _ := loadScenario(t, file)
-		in, err := prepare(x, r, opts)
+		in, err := prepare(context.Background(), x, r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +75,7 @@ func TestPassesDoNotWriteTheResult(t *testing.T) {
 	for _, file := range files {
 		x, r, opts, _ := loadScenario(t, file)
 		before := marshal(t, r)
-		if _, err := Evaluate(x, r, opts); err != nil {
+		if _, err := Evaluate(context.Background(), x, r, opts); err != nil {
 			t.Fatal(err)
 		}
 		if after := marshal(t, r); after != before {
@@ -115,11 +116,11 @@ func TestTapScope(t *testing.T) {
 			t.Fatalf("%s: the record is not marked as a tap", file)
 		}
 		// A scenario recorded by a tap stays one: all its findings must be of InTap checks.
-		driven, err := Evaluate(x, r, opts)
+		driven, err := Evaluate(context.Background(), x, r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tap, err := Evaluate(tx, probe.Derive(tx, nil), opts)
+		tap, err := Evaluate(context.Background(), tx, probe.Derive(tx, nil), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +173,7 @@ func TestStderrVolumeSaysWhichSession(t *testing.T) {
 		{x, r, "100000 bytes of stderr during a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"},
 		{tx, probe.Derive(tx, nil), "100000 bytes of stderr during the session between the editor and the agent"},
 	} {
-		out, err := Evaluate(c.x, c.r, opts)
+		out, err := Evaluate(context.Background(), c.x, c.r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +188,7 @@ func TestStderrVolumeSaysWhichSession(t *testing.T) {
 // one's message as related evidence.
 func TestOneLineOneFinding(t *testing.T) {
 	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-notification-answered.txtar")
-	out, err := Evaluate(x, r, opts)
+	out, err := Evaluate(context.Background(), x, r, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

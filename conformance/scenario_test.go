@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -40,7 +41,7 @@ func TestScenarios(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			x, r, opts, sections := loadScenario(t, file)
-			out, err := Evaluate(x, r, opts)
+			out, err := Evaluate(context.Background(), x, r, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,7 +30,8 @@ var schemaPass = pass{
 	scope: anyScope,
 	checks: []*Check{schemaInvalid, schemaInvalidTolerated, schemaNonSpecKey, schemaLegacyField, schemaUnstable,
 		protocolClientCapability, protocolUnknownMethod},
-	run: func(in *inputs, out *findings) { (&messages{in: in, out: out}).run() },
+	cost: perFrameSlow,
+	run:  func(in *inputs, out *findings) { (&messages{in: in, out: out}).run() },
 }
 
 // messages is one run of the schema pass.
@@ -45,7 +46,7 @@ var legacyFields = map[string]string{
 }
 
 func (j *messages) run() {
-	for _, f := range j.in.frames {
+	for f := range j.in.scan(j.out) {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}

@@ -8,10 +8,12 @@
 // reports as package variables (a finding under an id no pass declares cannot be written), the
 // scopes it applies to (a session acpprobe drove, or one between an editor and an agent seen
 // by acpprobe tap: Evaluate runs only the passes of the record's scope), and it judges inputs
-// that Evaluate computes once before any pass runs: the record's index, the result derived
-// from it, the schema sets, the client's capabilities, whether method detection can be trusted, the vendor extension
-// inventory and the prompt shapes. Passes return findings; they write nothing into the result
-// they judge and share no state.
+// that Evaluate computes once: the record's index, the result derived from it, the schema
+// sets, the client's capabilities, whether method detection can be trusted, the vendor
+// extension inventory and the prompt shapes. Passes return findings; they write nothing into
+// the result they judge and share no state. A context bounds an evaluation: the passes whose
+// cost grows with the record stop when it ends, and the outcome names them
+// (Outcome.Unjudged).
 //
 // Checks are passive (Evaluate reads frames and the probe result, so a transcript can be
 // judged offline) except for a few active exchanges (Steps) that the probe engine runs during

@@ -17,9 +17,9 @@ var (
 )
 
 // capabilityPass reads the derived capabilities and method support (how each was decided),
-// whether method detection can be trusted (detection), and the detection requests. It judges the probe's own method-detection exchanges,
-// so it applies only to sessions acpprobe drove: in a tapped session the methods were called
-// by the editor, for its own reasons.
+// whether method detection can be trusted (detection), and the detection requests. It judges
+// the probe's own method-detection exchanges, so it applies only to sessions acpprobe drove:
+// in a tapped session the methods were called by the editor, for its own reasons.
 var capabilityPass = pass{
 	name:   "capability truth",
 	scope:  driven,

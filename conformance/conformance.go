@@ -58,8 +58,7 @@ type Outcome struct {
 }
 
 // inputs are everything a pass may read, computed once by Evaluate (the extension inventory by
-// the first pass that reads it).
-// Passes only read them.
+// the first pass that reads it). Passes only read them.
 type inputs struct {
 	// ctx bounds the evaluation: scans stop when it ends.
 	ctx    context.Context

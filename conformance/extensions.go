@@ -37,8 +37,9 @@ var agentRules = map[string]*Check{
 }
 
 // extensionsPass reads the extension inventory (taken once from the record with the
-// catalogue; what the client sent says whether it is a private channel) and, for the zero-_meta contract, the client's session/new and session/prompt
-// requests with their answers; in any session.
+// catalogue; what the client sent says whether it is a private channel) and, for the
+// zero-_meta contract, the client's session/new and session/prompt requests with their
+// answers; in any session.
 var extensionsPass = pass{
 	name:  "vendor extensions",
 	scope: anyScope,
@@ -70,8 +71,8 @@ type extensionFacts struct {
 	client *extensions.Inventory
 }
 
-// takeExtensions inventories the record's messages (see extensionFacts).
-// They hold what was taken before ctx ended.
+// takeExtensions inventories the record's messages (see extensionFacts); when ctx ends first,
+// the inventories hold the messages taken until then.
 func takeExtensions(ctx context.Context, x *record.Index, cat *extensions.Catalogue, known extensions.Known) extensionFacts {
 	if !clientIsAcpprobe(x) {
 		inv := cat.Take(extensionMessages(ctx, x, "", nil), known)

@@ -11,7 +11,10 @@ package acpprobe
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/extensions"
@@ -48,7 +51,11 @@ type Verdict struct {
 // verdict. The record may hold the second connection of `check --deep` after the first; the
 // tap's records are judged as sessions between an editor and an agent. The error is non-nil
 // only when the options are unusable (an unknown schema set).
-func Analyze(frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
+//
+// ctx bounds the judging (see conformance.Evaluate): when it ends, Analyze returns at once
+// with what was judged, and Result.Coverage names the passes that did not judge the whole
+// record.
+func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
 		for i, f := range frames {
@@ -59,13 +66,24 @@ func Analyze(frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
 	main, deep := record.Split(frames)
 	x := record.New(main)
 	r := probe.Derive(x, o.Catalogue)
-	out, err := conformance.Evaluate(x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
+	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
 	if err != nil {
 		return nil, err
 	}
 	r.Findings = out.Findings
 	r.Extensions = out.Extensions
 	r.PromptShapes = out.PromptShapes
+	if len(out.Unjudged) > 0 {
+		if r.Coverage == nil {
+			r.Coverage = &probe.Coverage{}
+		}
+		r.Coverage.Unjudged = out.Unjudged
+		note := fmt.Sprintf("the analysis ran out of time: these passes did not judge the whole record (their findings hold what they judged before): %s", strings.Join(out.Unjudged, ", "))
+		if r.Coverage.Note != "" {
+			note = r.Coverage.Note + "; " + note
+		}
+		r.Coverage.Note = note
+	}
 	if o.Verdict != nil {
 		conformance.Judge(r, o.Verdict.FailOn, o.Verdict.Baseline, o.Verdict.BaselinePath)
 	}
@@ -101,8 +119,10 @@ const DeepVersion = 999
 // Run probes one agent and returns the whole report, as `acpprobe probe --json` (or, with
 // Check, `acpprobe check --json`) prints it. The error is non-nil only when the options are
 // unusable; everything that goes wrong with the agent is in Result.Error. Cancelling ctx
-// interrupts the probe and still tears the agent down.
+// interrupts the probe and still tears the agent down; the analysis then judges nothing more.
+// The analysis gets what is left of the total budget (Probe.Timeout), at least a second.
 func Run(ctx context.Context, o Options) (*probe.Result, error) {
+	start := time.Now()
 	po := o.Probe
 	if po.Log == nil {
 		po.Log = jsonrpc.NewLog()
@@ -132,5 +152,16 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		deep.Steps = nil
 		_, _ = probe.Drive(ctx, deep) // the same log: the record keeps both connections
 	}
-	return Analyze(log.Frames(), o.Analyze)
+	actx, cancel := context.WithTimeout(ctx, analysisBudget(po.Timeout, time.Since(start)))
+	defer cancel()
+	return Analyze(actx, log.Frames(), o.Analyze)
+}
+
+// analysisBudget is the time the analysis of a live probe gets: what is left of the total
+// budget (timeout, probe.DefaultTimeout when 0) after spent, and at least a second.
+func analysisBudget(timeout, spent time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = probe.DefaultTimeout
+	}
+	return max(timeout-spent, time.Second)
 }

@@ -62,7 +62,7 @@ func TestGoldenTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, buf.Bytes())
 			}
-			analyzed, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{})
+			analyzed, err := acpprobe.Analyze(context.Background(), frames, acpprobe.AnalyzeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

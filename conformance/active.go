@@ -10,27 +10,29 @@ import (
 )
 
 // The checks of the active steps that every acpprobe check runs: an unknown extension
-// notification and request, and invalid params.
+// notification and request, invalid params, and a fork of a session that does not exist.
 var (
 	protocolUnknownMethodRequest  = &Check{ID: "protocol.unknown-method-request", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed request not answered with -32601", SpecRef: specExtensibility, Active: true}
 	protocolRequestUnanswered     = &Check{ID: "protocol.request-unanswered", Tier: probe.TierMandatory, Side: SideAgent, Title: "Request left without an answer", SpecRef: specJSONRPC, Active: true}
 	protocolNotificationAnswered  = &Check{ID: "protocol.notification-answered", Tier: probe.TierMandatory, Side: SideAgent, Title: "Agent answered a notification", SpecRef: specJSONRPC, Active: true}
 	protocolUnknownNotification   = &Check{ID: "protocol.unknown-notification", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed notification ended the agent", SpecRef: specExtensibility, Active: true}
 	protocolInvalidParams         = &Check{ID: "protocol.invalid-params", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Invalid params not answered with -32602", SpecRef: specJSONRPC, Active: true}
+	protocolForkNonexistent       = &Check{ID: "protocol.fork-nonexistent-session", Tier: probe.TierAdvisory, Side: SideAgent, Title: "A fork of a session that does not exist created a session", SpecRef: specSessionFork, Active: true}
 	capabilityDetectionUnreliable = &Check{ID: "capability.detection-unreliable", Tier: probe.TierInfo, Side: SideAgent, Title: "The agent answers unknown methods like known ones; method detection is unreliable", SpecRef: specExtensibility, Active: true}
 )
 
-// activePass reads the frames of the extension-methods and invalid-params steps (the index's
-// step ranges and pairing) and the method-detection verdict (detection). Only a session
+// activePass reads the frames of the extension-methods, invalid-params and fork steps (the
+// index's step ranges and pairing) and the method-detection verdict (detection). Only a session
 // acpprobe drove has steps.
 var activePass = pass{
 	name:  "active steps",
 	scope: driven,
 	checks: []*Check{protocolUnknownMethodRequest, protocolRequestUnanswered, protocolNotificationAnswered,
-		protocolUnknownNotification, protocolInvalidParams, capabilityDetectionUnreliable},
+		protocolUnknownNotification, protocolInvalidParams, protocolForkNonexistent, capabilityDetectionUnreliable},
 	run: func(in *inputs, out *findings) {
 		judgeExtensionStep(in, out)
 		judgeInvalidParamsStep(in, out)
+		judgeForkStep(in, out)
 	},
 }
 
@@ -73,7 +75,7 @@ func detectMethods(x *record.Index, r *probe.Result) detection {
 func unknownRequestSeq(frames []jsonrpc.Frame) int64 {
 	var seq int64
 	for _, f := range frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == UnknownRequestMethod && f.Msg.Kind() == jsonrpc.Request {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == probe.DetectionControlMethod && f.Msg.Kind() == jsonrpc.Request {
 			seq = f.Seq
 		}
 	}
@@ -105,15 +107,15 @@ func judgeExtensionStep(in *inputs, out *findings) {
 			out.add(protocolUnknownNotification, notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", UnknownNotificationMethod), nil)
 			return
 		}
-		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", UnknownRequestMethod), nil)
+		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", probe.DetectionControlMethod), nil)
 		return
 	}
 	rpcErr := answer.Msg.Err()
 	switch {
 	case rpcErr == nil:
-		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", UnknownRequestMethod), nil)
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", probe.DetectionControlMethod), nil)
 	case rpcErr.Code != jsonrpc.CodeMethodNotFound:
-		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", UnknownRequestMethod, rpcErr.Code, rpcErr.Message), nil)
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", probe.DetectionControlMethod, rpcErr.Code, rpcErr.Message), nil)
 		if d := in.detection; d.unreliable() {
 			out.add(capabilityDetectionUnreliable, 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", d.code, d.same), d.same)
 		}
@@ -141,6 +143,31 @@ func judgeInvalidParamsStep(in *inputs, out *findings) {
 			// before the params, which is its choice.
 		default:
 			out.add(protocolInvalidParams, answer.Seq, "/error/code", fmt.Sprintf("session/prompt with a string prompt (invalid params) was answered %d %q; invalid params are -32602", rpcErr.Code, rpcErr.Message), nil)
+		}
+		return
+	}
+}
+
+// judgeForkStep: a fork of a session that does not exist must be refused; a result carrying a
+// sessionId means the agent created a session from nothing.
+func judgeForkStep(in *inputs, out *findings) {
+	for _, f := range in.x.StepRange(forkStep{}.Name()) {
+		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request || f.Msg.Method != acp.MethodSessionFork {
+			continue
+		}
+		answer, ok := in.x.AnswerTo(f.Seq)
+		if !ok {
+			if !in.x.GoneBefore(f.Seq) {
+				out.add(protocolRequestUnanswered, f.Seq, "", "session/fork of a session that does not exist got no answer", nil)
+			}
+			return
+		}
+		if answer.Msg.Err() == nil {
+			if id := acp.ParseObject(answer.Msg.Result).String("sessionId"); id != "" {
+				out.add(protocolForkNonexistent, answer.Seq, "/result/sessionId", fmt.Sprintf(
+					"session/fork of %s, a session that does not exist, was answered with the new session %q: the agent created a session from nothing instead of refusing (-32002)",
+					probe.NonexistentSessionID, id), nil)
+			}
 		}
 		return
 	}

@@ -13,16 +13,17 @@ var (
 	capabilityAdvertisedUnsupported = &Check{ID: "capability.advertised-unsupported", Tier: probe.TierCapability, Side: SideAgent, Title: "Advertised capability whose method is not implemented", SpecRef: specInit}
 	capabilityUnadvertisedMethod    = &Check{ID: "capability.unadvertised-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Method implemented without being advertised", SpecRef: specInit}
 	capabilityLegacyMethod          = &Check{ID: "capability.legacy-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Legacy method session/set_model still implemented", SpecRef: specConfig}
+	protocolInvalidParamsAccepted   = &Check{ID: "protocol.invalid-params-accepted", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Method answered params no handler can accept with a result", SpecRef: specJSONRPC}
 )
 
-// capabilityPass reads the derived capabilities and method support, and whether method
-// detection can be trusted (detection). It judges the probe's own method-detection exchanges,
-// so it applies only to sessions acpprobe drove: in a tapped session the methods were called
-// by the editor, for its own reasons.
+// capabilityPass reads the derived capabilities and method support (how each was decided),
+// whether method detection can be trusted (detection), and the detection requests. It judges
+// the probe's own method-detection exchanges, so it applies only to sessions acpprobe drove:
+// in a tapped session the methods were called by the editor, for its own reasons.
 var capabilityPass = pass{
 	name:   "capability truth",
 	scope:  driven,
-	checks: []*Check{capabilityAdvertisedUnsupported, capabilityUnadvertisedMethod, capabilityLegacyMethod},
+	checks: []*Check{capabilityAdvertisedUnsupported, capabilityUnadvertisedMethod, capabilityLegacyMethod, protocolInvalidParamsAccepted},
 	run:    runCapability,
 }
 
@@ -63,9 +64,28 @@ func runCapability(in *inputs, out *findings) {
 				fmt.Sprintf("%s answers (%s) although %s is not advertised; clients will not use it", p.method, supportText(m), p.what), nil)
 		}
 	}
+	invalidParamsAccepted(in, out)
 	if m, ok := r.Methods[acp.MethodSetModel]; ok && m.Support == probe.Supported && !unsure {
 		out.add(capabilityLegacyMethod, methodSeq(in, acp.MethodSetModel), "",
 			fmt.Sprintf("session/set_model answers (%s); it was removed from ACP on 2026-06-01 in favour of the model config option", supportText(m)), nil)
+	}
+}
+
+// invalidParamsAccepted: method detection asks with params no handler can accept
+// (probe.DetectionParams); a method decided that way by a result accepted them.
+func invalidParamsAccepted(in *inputs, out *findings) {
+	for _, method := range acp.ProbedMethods {
+		m := in.r.Methods[method]
+		if m.DetectedBy != probe.DetectedByInvalidParams || m.Support != probe.Supported || m.Code != nil {
+			continue
+		}
+		ex := in.x.First(method) // the detection request: detection runs before any step
+		if ex == nil || ex.Answer == nil {
+			continue
+		}
+		out.add(protocolInvalidParamsAccepted, ex.Answer.Seq, "/result", fmt.Sprintf(
+			"%s with the invalid params %s (asked by method detection) was answered with a result instead of -32602: the agent accepted params no handler can accept",
+			method, ex.Request.Msg.Params), nil)
 	}
 }
 

@@ -35,11 +35,13 @@ const (
 const (
 	specTransports    = "https://agentclientprotocol.com/protocol/transports"
 	specInit          = "https://agentclientprotocol.com/protocol/initialization"
+	specAuth          = "https://agentclientprotocol.com/protocol/authentication"
 	specSchema        = "https://agentclientprotocol.com/protocol/schema"
 	specExtensibility = "https://agentclientprotocol.com/protocol/extensibility"
 	specConfig        = "https://agentclientprotocol.com/protocol/session-config-options"
 	specContent       = "https://agentclientprotocol.com/protocol/content"
 	specPrompt        = "https://agentclientprotocol.com/protocol/prompt-turn"
+	specSessionFork   = "https://agentclientprotocol.com/rfds/session-fork"
 	specJSONRPC       = "https://www.jsonrpc.org/specification"
 )
 

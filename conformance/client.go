@@ -27,23 +27,24 @@ var clientRules = map[string]*Check{
 	extensions.RuleDirection:         clientDirection,
 }
 
-// clientPass reads the extension inventory and the client's messages with the schema sets (to
+// clientPass reads the inventory of what the client sent and the client's messages with the schema sets (to
 // know ACP's methods); in any session.
 var clientPass = pass{
 	name:   "client lint",
 	scope:  anyScope,
 	checks: []*Check{clientPrivateKey, clientPrivateMethod, clientDirection, clientUnknownMethod},
+	cost:   perFrame,
 	run:    runClient,
 }
 
 func runClient(in *inputs, out *findings) {
-	for _, is := range in.inventory.ClientIssues() {
+	for _, is := range in.extensions().client.ClientIssues() {
 		if c := clientRules[is.Rule]; c != nil {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}
 	}
 	// Methods the client called that are neither ACP nor `_`-prefixed.
-	for _, f := range in.frames {
+	for f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || !f.Msg.HasMethod || f.Msg.Method == "" {
 			continue
 		}

@@ -8,10 +8,12 @@
 // reports as package variables (a finding under an id no pass declares cannot be written), the
 // scopes it applies to (a session acpprobe drove, or one between an editor and an agent seen
 // by acpprobe tap: Evaluate runs only the passes of the record's scope), and it judges inputs
-// that Evaluate computes once before any pass runs: the record's index, the result derived
-// from it, the schema sets, whether method detection can be trusted, the vendor extension
-// inventory and the prompt shapes. Passes return findings; they write nothing into the result
-// they judge and share no state.
+// that Evaluate computes once: the record's index, the result derived from it, the schema
+// sets, the client's capabilities, whether method detection can be trusted, the vendor
+// extension inventory and the prompt shapes. Passes return findings; they write nothing into
+// the result they judge and share no state. A context bounds an evaluation: the passes whose
+// cost grows with the record stop when it ends, and the outcome names them
+// (Outcome.Unjudged).
 //
 // Checks are passive (Evaluate reads frames and the probe result, so a transcript can be
 // judged offline) except for a few active exchanges (Steps) that the probe engine runs during
@@ -19,7 +21,9 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/extensions"
@@ -47,21 +51,30 @@ type Outcome struct {
 	Findings     []probe.Finding
 	Extensions   *extensions.Inventory
 	PromptShapes *probe.PromptShapes
+	// Unjudged names the passes that did not judge the whole record because the context ended
+	// (nil when every pass finished): their findings, and the extension inventory when it is
+	// among them, hold only what was judged before.
+	Unjudged []string
 }
 
-// inputs are everything a pass may read, computed once by Evaluate before any pass runs.
-// Passes only read them.
+// inputs are everything a pass may read, computed once by Evaluate (the extension inventory by
+// the first pass that reads it). Passes only read them.
 type inputs struct {
+	// ctx bounds the evaluation: scans stop when it ends.
+	ctx    context.Context
 	x      *record.Index
 	frames []jsonrpc.Frame
 	// r is the result derived from the record (the facts the passes judge).
 	r       *probe.Result
 	schemas *schemas
+	// client is what the client advertised in its initialize request.
+	client clientCaps
 	// detection says whether the agent answers an unknown method like the probed ones.
 	detection detection
-	inventory *extensions.Inventory
 	catalogue *extensions.Catalogue
-	shapes    shapeFacts
+	// ext is the extension inventory, taken by the first call of extensions.
+	ext    *extensionFacts
+	shapes shapeFacts
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
 }
@@ -69,28 +82,50 @@ type inputs struct {
 // Evaluate judges a recorded session: its index and the result derived from it (which it does
 // not modify). It runs the passes that apply to the record's scope. An error means the schema
 // set could not be loaded.
-func Evaluate(x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
-	in, err := prepare(x, r, opts)
+//
+// ctx bounds the time: the inputs and the passes whose cost grows with the record look at it as
+// they go, and when it ends Evaluate returns at once with what was judged; Outcome.Unjudged
+// names the passes that did not finish. The passes whose cost does not grow with the record
+// (handshake, capability truth, state, steps) always run.
+func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
+	in, err := prepare(ctx, x, r, opts)
 	if err != nil {
 		return Outcome{}, err
 	}
 	sc := scopeOf(x)
-	var all []probe.Finding
-	for _, p := range passes {
+	lists := make([][]probe.Finding, len(passes))
+	cut := make([]bool, len(passes))
+	for _, i := range runOrder {
+		p := passes[i]
 		if p.scope&sc == 0 {
+			continue
+		}
+		if p.cost != fixed && ctx.Err() != nil {
+			cut[i] = true
 			continue
 		}
 		var out findings
 		p.run(in, &out)
-		all = append(all, out.list...)
+		lists[i], cut[i] = out.list, out.cut
 	}
-	return Outcome{Findings: sortFindings(all), Extensions: in.inventory, PromptShapes: in.shapes.shapes}, nil
+	var unjudged []string
+	for i, p := range passes {
+		if cut[i] {
+			unjudged = append(unjudged, p.name)
+		}
+	}
+	var inv *extensions.Inventory
+	if in.ext != nil {
+		inv = in.ext.inventory
+	}
+	return Outcome{Findings: sortFindings(x, mergeOverlaps(slices.Concat(lists...))), Extensions: inv, PromptShapes: in.shapes.shapes, Unjudged: unjudged}, nil
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that
 // the derived result does not state (method detection, the prompt shapes, the --deep
-// connection, the extension inventory).
-func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
+// connection). The extension inventory, the one input whose cost grows with the record, is
+// taken once, by the first pass that reads it (inputs.extensions).
+func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 	sets, err := loadSchemas(opts.Schema, r)
 	if err != nil {
 		return nil, err
@@ -100,12 +135,22 @@ func prepare(x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 		cat = extensions.Default()
 	}
 	return &inputs{
-		x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		ctx: ctx, x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		client:    clientCapsOf(x),
 		detection: detectMethods(x, r),
 		shapes:    deriveShapes(x, r),
 		deep:      deriveDeep(opts.Deep, cat),
-		inventory: cat.Take(extensionMessages(x), sets.known()),
 	}, nil
+}
+
+// extensions is the vendor extension inventory, taken on the first call: it stops when the
+// evaluation's context ends (the passes reading it are cut then too).
+func (in *inputs) extensions() extensionFacts {
+	if in.ext == nil {
+		f := takeExtensions(in.ctx, in.x, in.catalogue, in.schemas.known())
+		in.ext = &f
+	}
+	return *in.ext
 }
 
 // Warm loads the v1 schema sets (stable, unstable, newer: unstable fields such as

@@ -28,11 +28,12 @@ var envelopePass = pass{
 	scope: anyScope,
 	checks: []*Check{envelopeVersion, envelopeInvalid, envelopeUnknownID, envelopeDuplicate, envelopeResultAndError,
 		envelopeNotificationWithID, envelopeIDRewritten},
-	run: runEnvelope,
+	cost: perFrame,
+	run:  runEnvelope,
 }
 
 func runEnvelope(in *inputs, out *findings) {
-	for _, f := range in.frames {
+	for f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}

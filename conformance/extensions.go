@@ -1,7 +1,11 @@
 package conformance
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
@@ -33,19 +37,21 @@ var agentRules = map[string]*Check{
 }
 
 // extensionsPass reads the extension inventory (taken once from the record with the
-// catalogue) and, for the zero-_meta contract, the client's session/new and session/prompt
-// requests with their answers; in any session.
+// catalogue; what the client sent says whether it is a private channel) and, for the
+// zero-_meta contract, the client's session/new and session/prompt requests with their
+// answers; in any session.
 var extensionsPass = pass{
 	name:  "vendor extensions",
 	scope: anyScope,
 	checks: []*Check{extensionsZeroMeta, extensionsPrivateKey, extensionsDirection, extensionsUnknownKey,
 		extensionsUnknownMethod, extensionsRetiredKey},
-	run: runExtensions,
+	cost: perFrame,
+	run:  runExtensions,
 }
 
 func runExtensions(in *inputs, out *findings) {
-	inv := in.inventory
-	for _, is := range inv.AgentIssues(inv.SentPrivate(extensions.DirectionClientToAgent)) {
+	inv := in.extensions().inventory
+	for _, is := range inv.AgentIssues(in.extensions().client.SentPrivate(extensions.DirectionClientToAgent)) {
 		if c := agentRules[is.Rule]; c != nil {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}
@@ -53,40 +59,87 @@ func runExtensions(in *inputs, out *findings) {
 	zeroMeta(in, out)
 }
 
-// extensionMessages are the session's messages for the inventory (both directions), with each
-// response's method.
-func extensionMessages(x *record.Index) []extensions.Message {
-	var out []extensions.Message
-	for _, f := range x.Frames() {
-		if f.Msg == nil || (f.Dir != jsonrpc.DirAgent && f.Dir != jsonrpc.DirClient) {
-			continue
-		}
-		m := extensions.Message{Seq: f.Seq, Method: f.Msg.Method, Body: f.Raw, Direction: extensions.DirectionAgentToClient}
-		if f.Dir == jsonrpc.DirClient {
-			m.Direction = extensions.DirectionClientToAgent
-		}
-		switch f.Msg.Kind() {
-		case jsonrpc.Request:
-			m.Kind = "request"
-		case jsonrpc.Notification:
-			m.Kind = "notification"
-		case jsonrpc.Response:
-			m.Kind = "response"
-			if ex := x.ReplyOf(f.Seq).Exchange; ex != nil {
-				m.Method = ex.Method()
-			}
-		default:
-			continue
-		}
-		out = append(out, m)
+// extensionFacts are the vendor extensions of a record, taken once with the catalogue.
+type extensionFacts struct {
+	// inventory is what the report lists (Outcome.Extensions): what the agent sent and, in a
+	// tap, what the editor sent. acpprobe's own traffic (its _acpprobe/… methods, its prompt
+	// shapes' content types) is never a vendor extension: when acpprobe is the client, the
+	// inventory leaves out what the client sent and answers that merely echo it.
+	inventory *extensions.Inventory
+	// client is what the client sent (the client lint judges it): the editor's in a tap,
+	// acpprobe's own in a session it drove.
+	client *extensions.Inventory
+}
+
+// takeExtensions inventories the record's messages (see extensionFacts); when ctx ends first,
+// the inventories hold the messages taken until then.
+func takeExtensions(ctx context.Context, x *record.Index, cat *extensions.Catalogue, known extensions.Known) extensionFacts {
+	if !clientIsAcpprobe(x) {
+		inv := cat.Take(extensionMessages(ctx, x, "", nil), known)
+		return extensionFacts{inventory: inv, client: inv}
 	}
-	return out
+	own := cat.Take(extensionMessages(ctx, x, jsonrpc.DirClient, nil), known)
+	return extensionFacts{inventory: cat.Take(extensionMessages(ctx, x, jsonrpc.DirAgent, own), known), client: own}
+}
+
+// clientIsAcpprobe reports whether acpprobe was the client: in a session it drove, or in a
+// tap whose client introduced itself as acpprobe (acpprobe probing through a tap).
+func clientIsAcpprobe(x *record.Index) bool {
+	if !x.IsTap() {
+		return true
+	}
+	ex := x.First(acp.MethodInitialize)
+	return ex != nil && acp.ParseObject(ex.Request.Msg.Params).Object("clientInfo").String("name") == "acpprobe"
+}
+
+// extensionMessages are the session's messages for the inventory (of one direction, or both
+// when dir is ""), with each response's method; answers are marked as echoing what echoed
+// holds (when not nil). They come in the order of position: each answer where its request was,
+// so that the places kept for a name, and their order, do not depend on the order concurrent
+// answers arrived in. They end early when ctx ends.
+func extensionMessages(ctx context.Context, x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
+	return func(yield func(extensions.Message) bool) {
+		var msgs []extensions.Message
+		for i, f := range x.Frames() {
+			if i%checkEvery == 0 && ctx.Err() != nil {
+				return
+			}
+			if f.Msg == nil || (f.Dir != jsonrpc.DirAgent && f.Dir != jsonrpc.DirClient) || (dir != "" && f.Dir != dir) {
+				continue
+			}
+			m := extensions.Message{Seq: f.Seq, Method: f.Msg.Method, Body: f.Raw, Direction: extensions.DirectionAgentToClient}
+			if f.Dir == jsonrpc.DirClient {
+				m.Direction = extensions.DirectionClientToAgent
+			}
+			switch f.Msg.Kind() {
+			case jsonrpc.Request:
+				m.Kind = "request"
+			case jsonrpc.Notification:
+				m.Kind = "notification"
+			case jsonrpc.Response:
+				m.Kind = "response"
+				if ex := x.ReplyOf(f.Seq).Exchange; ex != nil {
+					m.Method = ex.Method()
+				}
+				m.Echoed = echoed
+			default:
+				continue
+			}
+			msgs = append(msgs, m)
+		}
+		slices.SortStableFunc(msgs, func(a, b extensions.Message) int { return cmp.Compare(position(x, a.Seq), position(x, b.Seq)) })
+		for i, m := range msgs {
+			if (i%checkEvery == 0 && ctx.Err() != nil) || !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // zeroMeta checks the zero-_meta contract: session/new and session/prompt must work for a
 // client that sends no vendor _meta. An error that demands metadata breaks it.
 func zeroMeta(in *inputs, out *findings) {
-	for _, f := range in.frames {
+	for f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request {
 			continue
 		}

@@ -26,11 +26,12 @@ var framingPass = pass{
 	name:   "framing",
 	scope:  anyScope,
 	checks: []*Check{framingNonJSON, framingBOM, framingInvalidUTF8, framingOversize, framingUnterminated, framingEmptyLine, framingBatch},
+	cost:   perFrame,
 	run:    runFraming,
 }
 
 func runFraming(in *inputs, out *findings) {
-	for _, f := range in.frames {
+	for f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirAgent {
 			continue
 		}

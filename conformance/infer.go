@@ -60,8 +60,13 @@ var (
 	serdeMissing   = regexp.MustCompile("missing field `([^`]+)`")
 )
 
+// styleRank orders the error styles by what they tell about the accepted shapes: the style of
+// a set of answers is the most telling one any of them shows, whatever the order they are read
+// in.
+var styleRank = map[string]int{"": 0, "text": 1, "serde": 2, "zod-issues": 3, "zod-tree": 4, "zod-union": 5}
+
 func (inf *inference) setStyle(s string) {
-	if inf.style == "" || inf.style == "text" {
+	if styleRank[s] > styleRank[inf.style] {
 		inf.style = s
 	}
 }
@@ -92,13 +97,6 @@ func (inf *inference) addLoose(field string) {
 	if !inf.loose.add(field) {
 		inf.truncated = true
 	}
-}
-
-// isShapeError reports whether an error answer talks about the shape of the prompt.
-func (inf *inference) isShapeError(raw json.RawMessage) bool {
-	s := string(raw)
-	return strings.Contains(s, "invalid_union") || strings.Contains(s, "Invalid input") || strings.Contains(s, "missing field") ||
-		strings.Contains(s, "unknown variant") || strings.Contains(s, "invalid type") || strings.Contains(s, "expected")
 }
 
 // read learns from one error answer.
@@ -141,9 +139,7 @@ func (inf *inference) readIssues(issues []any) {
 			}
 			continue
 		}
-		if inf.style == "" {
-			inf.setStyle("zod-issues")
-		}
+		inf.setStyle("zod-issues")
 		if field := missingField(issue); field != "" {
 			inf.addLoose(field)
 		}
@@ -282,8 +278,8 @@ func (inf *inference) readText(s string) {
 		inf.setStyle("serde")
 		inf.addLoose(m[1])
 	}
-	if inf.style == "" && s != "" {
-		inf.style = "text"
+	if s != "" {
+		inf.setStyle("text")
 	}
 }
 

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -123,7 +124,7 @@ func TestShapeInferenceIsLinear(t *testing.T) {
 				x := shapesRecord(t, raw)
 				r := probe.Derive(x, nil)
 				return func() {
-					if _, err := Evaluate(x, r, Options{}); err != nil {
+					if _, err := Evaluate(context.Background(), x, r, Options{}); err != nil {
 						t.Fatal(err)
 					}
 				}

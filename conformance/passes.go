@@ -3,10 +3,12 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -41,10 +43,37 @@ type pass struct {
 	name   string
 	scope  scope
 	checks []*Check
-	run    func(in *inputs, out *findings)
+	// cost says how the pass's cost grows with the record. A pass that reads facts of a fixed
+	// size (fixed) always runs. One that reads every frame (perFrame, or perFrameSlow when each
+	// frame costs much more, as schema validation does) reads them through inputs.scan, which
+	// stops when the evaluation's context ends, and does not start after it. Evaluate runs the
+	// passes in the order of their cost, so that a deadline leaves the fewest unjudged.
+	cost cost
+	run  func(in *inputs, out *findings)
 }
 
-// passes run in this order; findings keep it among equals of the final sort (tier, then seq).
+// cost is how a pass's cost grows with the record.
+type cost uint8
+
+const (
+	fixed cost = iota
+	perFrame
+	perFrameSlow
+)
+
+// runOrder is the order Evaluate runs the passes in: by cost, the declaration order among
+// equals. (Findings keep the declaration order among equals whatever the run order.)
+var runOrder = func() []int {
+	order := make([]int, len(passes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return passes[order[a]].cost < passes[order[b]].cost })
+	return order
+}()
+
+// passes are declared in this order; findings keep it among equals of the final sort (tier,
+// then exchange, then seq). They run in runOrder.
 var passes = []*pass{
 	&framingPass,
 	&envelopePass,
@@ -67,6 +96,27 @@ const maxPerCheck = 10
 type findings struct {
 	list   []probe.Finding
 	counts map[string]int
+	// cut is set when the deadline stopped the pass before it judged the whole record.
+	cut bool
+}
+
+// checkEvery is how many frames a scan yields between two looks at the deadline.
+const checkEvery = 16
+
+// scan yields the record's frames to a pass, in order. It stops when the evaluation's context
+// ends, and marks the pass cut.
+func (in *inputs) scan(out *findings) iter.Seq[jsonrpc.Frame] {
+	return func(yield func(jsonrpc.Frame) bool) {
+		for i, f := range in.frames {
+			if i%checkEvery == 0 && in.ctx.Err() != nil {
+				out.cut = true
+				return
+			}
+			if !yield(f) {
+				return
+			}
+		}
+	}
 }
 
 // add reports a finding of check c at line seq.
@@ -97,12 +147,15 @@ func (fs *findings) lastIndex(id string) int {
 	return -1
 }
 
-// sortFindings orders findings most severe first, then by line, keeping the pass order among
-// equals.
-func sortFindings(out []probe.Finding) []probe.Finding {
+// sortFindings orders findings most severe first, then by the exchange they belong to
+// (position), then by line, keeping the pass order among equals.
+func sortFindings(x *record.Index, out []probe.Finding) []probe.Finding {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Tier.Rank() != out[j].Tier.Rank() {
 			return out[i].Tier.Rank() < out[j].Tier.Rank()
+		}
+		if pi, pj := position(x, out[i].Seq), position(x, out[j].Seq); pi != pj {
+			return pi < pj
 		}
 		return out[i].Seq < out[j].Seq
 	})
@@ -110,6 +163,17 @@ func sortFindings(out []probe.Finding) []probe.Finding {
 		out = []probe.Finding{}
 	}
 	return out
+}
+
+// position is where a line sorts in a report: an answer at the line of the request it
+// answers, any other line (a duplicate answer too) at its own. Answers to requests sent
+// together come back in an order timing decides; sorted by their requests, findings and
+// extension sightings come out the same whatever that order.
+func position(x *record.Index, seq int64) int64 {
+	if reply := x.ReplyOf(seq); reply.Exchange != nil && reply.First {
+		return reply.Exchange.Request.Seq
+	}
+	return seq
 }
 
 // firstBytes shows the start of a line, quoted so that invalid bytes are visible.

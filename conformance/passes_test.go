@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acpprobe/acpprobe/probe"
@@ -50,7 +53,7 @@ func TestPassesReportOnlyTheirChecks(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	for _, file := range files {
 		x, r, opts, _ := loadScenario(t, file)
-		in, err := prepare(x, r, opts)
+		in, err := prepare(context.Background(), x, r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,13 +75,22 @@ func TestPassesDoNotWriteTheResult(t *testing.T) {
 	for _, file := range files {
 		x, r, opts, _ := loadScenario(t, file)
 		before := marshal(t, r)
-		if _, err := Evaluate(x, r, opts); err != nil {
+		if _, err := Evaluate(context.Background(), x, r, opts); err != nil {
 			t.Fatal(err)
 		}
 		if after := marshal(t, r); after != before {
 			t.Errorf("%s: Evaluate changed the result:\n%s\n%s", file, before, after)
 		}
 	}
+}
+
+// placesOf lists each finding's check, tier, line and pointer.
+func placesOf(fs []probe.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s %s %d %s\n", f.ID, f.Tier, f.Seq, f.Pointer)
+	}
+	return b.String()
 }
 
 func marshal(t *testing.T, v any) string {
@@ -92,29 +104,23 @@ func marshal(t *testing.T, v any) string {
 
 // TestTapScope evaluates every scenario twice, as a session acpprobe drove and as the same
 // frames recorded by acpprobe tap: the tap gives exactly the findings of the checks that judge
-// tapped sessions (Check.InTap), and none of the others.
+// tapped sessions (Check.InTap), and none of the others. (A scenario recorded by a tap is
+// evaluated twice as a tap.)
 func TestTapScope(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	dropped := 0
 	for _, file := range files {
 		x, r, opts, _ := loadScenario(t, file)
-		frames := slices.Clone(x.Frames())
-		for i, f := range frames {
-			if s, ok := record.Spawn.Decode(f); ok {
-				s.Tap = true
-				frames[i].Raw, _ = json.Marshal(s)
-				break
-			}
+		tx := record.New(asTap(t, x.Frames()))
+		if !tx.IsTap() {
+			t.Fatalf("%s: the record is not marked as a tap", file)
 		}
-		tx := record.New(frames)
-		if !tx.IsTap() || (x.IsTap() && file != "testdata/scenarios/scope-tap.txtar") {
-			t.Fatalf("%s: the record is not marked as a tap, or already was", file)
-		}
-		driven, err := Evaluate(x, r, opts)
+		// A scenario recorded by a tap stays one: all its findings must be of InTap checks.
+		driven, err := Evaluate(context.Background(), x, r, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tap, err := Evaluate(tx, probe.Derive(tx, nil), opts)
+		tap, err := Evaluate(context.Background(), tx, probe.Derive(tx, nil), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,11 +128,20 @@ func TestTapScope(t *testing.T) {
 		for _, f := range driven.Findings {
 			if c, _ := Lookup(f.ID); c.InTap() {
 				want = append(want, f)
-			} else {
-				dropped++
+				continue
+			}
+			dropped++
+			// A finding folded into this one (mergeOverlaps) stands alone in a tap.
+			var ev struct{ Related []related }
+			_ = json.Unmarshal(f.Evidence, &ev)
+			for _, rel := range ev.Related {
+				if c, _ := Lookup(rel.ID); c.InTap() {
+					want = append(want, probe.Finding{ID: rel.ID, Tier: rel.Tier, Seq: f.Seq, Pointer: rel.Pointer})
+				}
 			}
 		}
-		if got, want := marshal(t, tap.Findings), marshal(t, sortFindings(want)); got != want {
+		// The words may differ by scope (protocol.stderr-volume says which session it was).
+		if got, want := placesOf(tap.Findings), placesOf(sortFindings(x, want)); got != want {
 			t.Errorf("%s as a tap:\n got %s\nwant %s", file, got, want)
 		}
 	}
@@ -142,5 +157,46 @@ func TestTapScope(t *testing.T) {
 		if c, ok := Lookup(id); !ok || c.InTap() != inTap {
 			t.Errorf("%s: InTap() = %v, want %v", id, c.InTap(), inTap)
 		}
+	}
+}
+
+// TestStderrVolumeSaysWhichSession: the stderr finding names the session it counted, a probe's
+// short one or a whole editor session seen by the tap.
+func TestStderrVolumeSaysWhichSession(t *testing.T) {
+	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-stderr-volume.txtar")
+	tx := record.New(asTap(t, x.Frames()))
+	for _, c := range []struct {
+		x    *record.Index
+		r    *probe.Result
+		want string
+	}{
+		{x, r, "100000 bytes of stderr during a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"},
+		{tx, probe.Derive(tx, nil), "100000 bytes of stderr during the session between the editor and the agent"},
+	} {
+		out, err := Evaluate(context.Background(), c.x, c.r, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Findings) != 1 || out.Findings[0].Message != c.want {
+			t.Errorf("tap %v: %+v, want the message %q", c.x.IsTap(), out.Findings, c.want)
+		}
+	}
+}
+
+// TestOneLineOneFinding: a line that breaks two rules for one reason (codex answers a
+// notification with an error without an id) gives the more specific finding, with the other
+// one's message as related evidence.
+func TestOneLineOneFinding(t *testing.T) {
+	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-notification-answered.txtar")
+	out, err := Evaluate(context.Background(), x, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Findings) != 1 || out.Findings[0].ID != "protocol.notification-answered" {
+		t.Fatalf("findings %+v, want protocol.notification-answered alone", out.Findings)
+	}
+	want := `{"related":[{"id":"envelope.invalid-message","tier":"MANDATORY","pointer":"","message":"a response (result or error) without an id"}]}`
+	if got := string(out.Findings[0].Evidence); got != want {
+		t.Errorf("evidence %s, want %s", got, want)
 	}
 }

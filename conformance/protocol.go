@@ -9,20 +9,22 @@ import (
 	"github.com/acpprobe/acpprobe/record"
 )
 
-// The protocol checks any session shows: agentInfo, exit after stdin closes, stderr.
+// The protocol checks any session shows: agentInfo, terminal auth, exit after stdin closes,
+// stderr.
 var (
-	protocolAgentInfo = &Check{ID: "protocol.agent-info", Tier: probe.TierAdvisory, Side: SideAgent, Title: "initialize result has no agentInfo", SpecRef: specInit}
-	protocolStdinExit = &Check{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Agent did not exit after stdin closed", SpecRef: specTransports}
-	protocolLeftover  = &Check{ID: "protocol.leftover-processes", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Processes of the agent's group outlived it", SpecRef: specTransports}
-	protocolStderr    = &Check{ID: "protocol.stderr-volume", Tier: probe.TierInfo, Side: SideAgent, Title: "Agent wrote a lot on stderr during the handshake", SpecRef: specTransports}
+	protocolAgentInfo    = &Check{ID: "protocol.agent-info", Tier: probe.TierAdvisory, Side: SideAgent, Title: "initialize result has no agentInfo", SpecRef: specInit}
+	protocolTerminalAuth = &Check{ID: "protocol.terminal-auth", Tier: probe.TierMandatory, Side: SideAgent, Title: "Terminal auth method advertised to a client that did not enable it", SpecRef: specAuth}
+	protocolStdinExit    = &Check{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Agent did not exit after stdin closed", SpecRef: specTransports}
+	protocolLeftover     = &Check{ID: "protocol.leftover-processes", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Processes of the agent's group outlived it", SpecRef: specTransports}
+	protocolStderr       = &Check{ID: "protocol.stderr-volume", Tier: probe.TierInfo, Side: SideAgent, Title: "Agent wrote a lot on stderr", SpecRef: specTransports}
 )
 
-// protocolPass reads the derived result (agentInfo, exit, stderr size) and the index (the
-// lines to point at), in any session.
+// protocolPass reads the derived result (agentInfo, authMethods, exit, stderr size), the
+// client's capabilities and the index (the lines to point at), in any session.
 var protocolPass = pass{
 	name:   "protocol",
 	scope:  anyScope,
-	checks: []*Check{protocolAgentInfo, protocolStdinExit, protocolLeftover, protocolStderr},
+	checks: []*Check{protocolAgentInfo, protocolTerminalAuth, protocolStdinExit, protocolLeftover, protocolStderr},
 	run:    runProtocol,
 }
 
@@ -31,6 +33,7 @@ func runProtocol(in *inputs, out *findings) {
 	if initSeq := answerSeq(in, acp.MethodInitialize); initSeq != 0 && r.AgentInfo == nil && string(r.Raw.Initialize) != "null" {
 		out.add(protocolAgentInfo, initSeq, "/result/agentInfo", "initialize should carry agentInfo {name, version} (it will be required in a future version)", nil)
 	}
+	terminalAuth(in, out)
 	if x := r.Exit; x != nil {
 		if wait, waited := stdinWait(in); waited && (x.By == "sigterm" || x.By == "sigkill") {
 			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(x.By)), nil)
@@ -56,7 +59,28 @@ func runProtocol(in *inputs, out *findings) {
 		}
 	}
 	if r.StderrBytes > 64<<10 {
-		out.add(protocolStderr, 0, "", fmt.Sprintf("%d bytes of stderr during a handshake-only session", r.StderrBytes), nil)
+		during := "a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"
+		if in.x.IsTap() {
+			during = "the session between the editor and the agent"
+		}
+		out.add(protocolStderr, 0, "", fmt.Sprintf("%d bytes of stderr during %s", r.StderrBytes, during), nil)
+	}
+}
+
+// terminalAuth: an agent MUST advertise an authMethods entry of type "terminal" only when the
+// client enabled clientCapabilities.auth.terminal (acpprobe never does; an editor may).
+func terminalAuth(in *inputs, out *findings) {
+	if in.client.authTerminal {
+		return
+	}
+	seq := answerSeq(in, acp.MethodInitialize)
+	for i, m := range in.r.AuthMethods {
+		method := acp.ParseObject(m)
+		if method.String("type") != "terminal" {
+			continue
+		}
+		out.add(protocolTerminalAuth, seq, fmt.Sprintf("/result/authMethods/%d/type", i),
+			fmt.Sprintf("authMethods item %d (%q) has type \"terminal\", but the client did not enable clientCapabilities.auth.terminal; agents must advertise it only to clients that did", i, method.String("id")), nil)
 	}
 }
 

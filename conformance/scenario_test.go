@@ -1,10 +1,12 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,7 +41,7 @@ func TestScenarios(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			x, r, opts, sections := loadScenario(t, file)
-			out, err := Evaluate(x, r, opts)
+			out, err := Evaluate(context.Background(), x, r, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,3 +184,21 @@ func TestEveryCheckHasAFailingScenario(t *testing.T) {
 		t.Error("clean.txtar (the passing case of every check) is missing")
 	}
 }
+
+// asTap returns a copy of a record's frames whose spawn event says the record is a tap's.
+func asTap(t *testing.T, frames []jsonrpc.Frame) []jsonrpc.Frame {
+	t.Helper()
+	frames = slices.Clone(frames)
+	for i, f := range frames {
+		if s, ok := record.Spawn.Decode(f); ok {
+			s.Tap = true
+			frames[i].Raw, _ = json.Marshal(s)
+			return frames
+		}
+	}
+	t.Fatal("the record has no spawn event")
+	return nil
+}
+
+// deriveOf is the result derived from a record.
+func deriveOf(x *record.Index) *probe.Result { return probe.Derive(x, nil) }

@@ -30,7 +30,8 @@ var schemaPass = pass{
 	scope: anyScope,
 	checks: []*Check{schemaInvalid, schemaInvalidTolerated, schemaNonSpecKey, schemaLegacyField, schemaUnstable,
 		protocolClientCapability, protocolUnknownMethod},
-	run: func(in *inputs, out *findings) { (&messages{in: in, out: out}).run() },
+	cost: perFrameSlow,
+	run:  func(in *inputs, out *findings) { (&messages{in: in, out: out}).run() },
 }
 
 // messages is one run of the schema pass.
@@ -45,7 +46,7 @@ var legacyFields = map[string]string{
 }
 
 func (j *messages) run() {
-	for _, f := range j.in.frames {
+	for f := range j.in.scan(j.out) {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}
@@ -88,8 +89,8 @@ func (j *messages) agentMethod(f jsonrpc.Frame, part schema.Part) {
 		return
 	}
 	if part == schema.Params {
-		if gate := clientGate(m.Method); gate != "" {
-			j.out.add(protocolClientCapability, f.Seq, "/method", fmt.Sprintf("%s needs clientCapabilities.%s, which the client did not advertise", m.Method, gate), nil)
+		if gate, advertised := j.in.client.gate(m.Method, acp.ParseObject(m.Params)); !advertised {
+			j.out.add(protocolClientCapability, f.Seq, "/method", fmt.Sprintf("%s needs clientCapabilities.%s, which the client did not advertise in its initialize", m.Method, gate), nil)
 		}
 	}
 	params := m.Params
@@ -97,22 +98,6 @@ func (j *messages) agentMethod(f jsonrpc.Frame, part schema.Part) {
 		params = json.RawMessage("null")
 	}
 	j.validate(f, def, set, params, "/params")
-}
-
-// clientGate names the client capability a client method needs (all of them are off in the
-// probe's initialize).
-func clientGate(method string) string {
-	switch {
-	case method == acp.MethodReadTextFile:
-		return "fs.readTextFile"
-	case method == acp.MethodWriteTextFile:
-		return "fs.writeTextFile"
-	case strings.HasPrefix(method, "terminal/"):
-		return "terminal"
-	case method == acp.MethodElicitationCreate:
-		return "elicitation"
-	}
-	return ""
 }
 
 // validate reports schema violations and non-spec keys of one value of a message. What only

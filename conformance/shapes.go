@@ -86,6 +86,7 @@ func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
 		InferredBranches: []probe.ShapeBranch{},
 	}
 	var control *probe.ShapeProbe
+	var errs []*jsonrpc.Error // each probe's error answer (nil when none)
 	inf := newInference()
 	for _, f := range frames {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionPrompt {
@@ -97,8 +98,9 @@ func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
 			continue
 		}
 		p := probe.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: probe.ShapeNoAnswer, Answer: json.RawMessage("null")}
+		var rpcErr *jsonrpc.Error
 		if answer, ok := x.AnswerTo(f.Seq); ok {
-			if rpcErr := answer.Msg.Err(); rpcErr != nil {
+			if rpcErr = answer.Msg.Err(); rpcErr != nil {
 				code := rpcErr.Code
 				p.Code = &code
 				p.Answer = rpcErr.Raw
@@ -117,13 +119,14 @@ func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
 			control = &c
 		}
 		ps.Probes = append(ps.Probes, p)
+		errs = append(errs, rpcErr)
 	}
 	// An answer just like the control's means the shape got past validation to the session
 	// lookup — if the agent validates first, which it does when it rejected any other shape
-	// with a shape error. Otherwise the probe cannot tell.
+	// with a validation error. Otherwise the probe cannot tell.
 	validatesFirst := false
-	for _, p := range ps.Probes {
-		if p.Outcome == probe.ShapeRejected && (control == nil || !sameError(p.Answer, control.Answer)) && inf.isShapeError(p.Answer) {
+	for i, p := range ps.Probes {
+		if p.Outcome == probe.ShapeRejected && (control == nil || !sameError(p.Answer, control.Answer)) && acp.IsValidationError(errs[i]) {
 			validatesFirst = true
 		}
 	}

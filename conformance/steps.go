@@ -11,9 +11,11 @@ import (
 )
 
 // Methods and payloads of the active checks. They are constants so that the passes recognise
-// them in any recording.
+// them in any recording. The extension step's unknown request is probe.DetectionControlMethod,
+// the method method detection asks as its control: the same meaning, one spelling (each is
+// judged within its own part of the record: detection before the first step, the extension
+// step within its step range).
 const (
-	UnknownRequestMethod      = "_acpprobe/unknown-method"
 	UnknownNotificationMethod = "_acpprobe/unknown-notification"
 	// invalidPrompt is a prompt that is not an array: invalid params for any agent.
 	invalidPrompt = "acpprobe: a prompt must be an array, this is a string"
@@ -24,11 +26,17 @@ const (
 type StepOptions struct {
 	PromptShapes bool // send the prompt shapes of --prompt-shapes
 	AllowPrompt  bool // send one valid prompt and cancel it (may spend tokens)
+	// Sandboxed adds the steps that may change the agent's state on disk: the agent runs in a
+	// throwaway home (sandbox), so what it creates is thrown away with it.
+	Sandboxed bool
 }
 
 // Steps returns the active checks to pass to probe.Options.Steps, in the order they run.
 func Steps(o StepOptions) []probe.Step {
 	steps := []probe.Step{extensionStep{}, invalidParamsStep{}}
+	if o.Sandboxed {
+		steps = append(steps, forkStep{})
+	}
 	if o.PromptShapes {
 		steps = append(steps, shapesStep{})
 	}
@@ -48,7 +56,7 @@ func (extensionStep) Run(ctx context.Context, s *probe.Session) {
 	_ = s.Notify(UnknownNotificationMethod, map[string]any{})
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
-	_, _ = s.Call(cctx, UnknownRequestMethod, map[string]any{})
+	_, _ = s.Call(cctx, probe.DetectionControlMethod, map[string]any{})
 }
 
 // invalidParamsStep sends session/prompt with a string prompt on a session that does not
@@ -61,6 +69,27 @@ func (invalidParamsStep) Run(ctx context.Context, s *probe.Session) {
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
 	_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": probe.NonexistentSessionID, "prompt": invalidPrompt})
+}
+
+// forkStep forks a session that does not exist, with a valid cwd, when method detection found
+// session/fork supported: the agent must refuse. One that answers with a session created it
+// from nothing (sudocode does), a side effect that method detection, which asks with invalid
+// params, never causes; check reports it. It runs only sandboxed (StepOptions.Sandboxed): the
+// session it may create is the side effect it looks for, and on claude-agent-acp a fork of a
+// made-up session leaves the agent unwilling to exit on EOF.
+type forkStep struct{}
+
+func (forkStep) Name() string { return "fork-nonexistent-session" }
+
+func (forkStep) Run(ctx context.Context, s *probe.Session) {
+	// What method detection decided is a fact of the record so far.
+	if probe.Derive(record.New(s.Log().Frames()), nil).Methods[acp.MethodSessionFork].Support != probe.Supported {
+		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: forkStep{}.Name(), Reason: "session/fork is not supported"})
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
+	defer cancel()
+	_, _ = s.Call(cctx, acp.MethodSessionFork, probe.MethodParams(acp.MethodSessionFork, s.Cwd))
 }
 
 // shape is one prompt the prompt-shape probe sends.

@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -19,7 +20,7 @@ func FuzzTake(f *testing.F) {
 		}
 		var probe struct{ Method string }
 		_ = json.Unmarshal(body, &probe)
-		inv := c.Take([]Message{{Seq: 1, Direction: dir, Kind: kind, Method: probe.Method, Body: body}}, Known{
+		inv := c.Take(slices.Values([]Message{{Seq: 1, Direction: dir, Kind: kind, Method: probe.Method, Body: body}}), Known{
 			SessionUpdates: []string{"agent_message_chunk"}, ContentTypes: []string{"text"}, AuthTypes: []string{"agent", "terminal"}})
 		names := map[string]bool{}
 		for _, k := range inv.MetaKeys {

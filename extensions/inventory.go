@@ -2,7 +2,9 @@ package extensions
 
 import (
 	"encoding/json"
+	"iter"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,10 @@ type Message struct {
 	Kind string
 	// Body is the whole message as sent.
 	Body json.RawMessage
+	// Echoed, when set, holds what the other side sent: names of this message that it holds
+	// are not taken (an answer that merely echoes the asker's own traffic, such as a prompt
+	// quoted back in a validation error).
+	Echoed *Inventory
 }
 
 // Known lists the protocol's own values of the union discriminators the inventory watches, so
@@ -31,7 +37,9 @@ type Known struct {
 
 // Sighting is one place a name was seen, and which side sent it.
 type Sighting struct {
-	Seq       int64     `json:"seq"`
+	Seq int64 `json:"seq"`
+	// Pointer is the JSON pointer of the place; one deeper than maxPointer (256) bytes is cut,
+	// ending in "/…".
 	Pointer   string    `json:"pointer"`
 	Method    string    `json:"method,omitempty"`
 	Direction Direction `json:"direction"`
@@ -93,10 +101,11 @@ type Inventory struct {
 
 // Take walks every message and collects each `_meta` key (flat and nested forms), every
 // `_`-prefixed method, and every unknown sessionUpdate, content type and auth method type,
-// classified against the catalogue.
-func (c *Catalogue) Take(msgs []Message, known Known) *Inventory {
+// classified against the catalogue. The caller may stop the sequence early (a deadline): the
+// inventory then holds what was taken.
+func (c *Catalogue) Take(msgs iter.Seq[Message], known Known) *Inventory {
 	t := &taker{c: c, known: known, keys: map[string]*SeenKey{}, methods: map[string]*SeenMethod{}, variants: map[string]*SeenVariant{}}
-	for _, m := range msgs {
+	for m := range msgs {
 		t.message(m)
 	}
 	return t.inventory()
@@ -108,6 +117,8 @@ type taker struct {
 	keys     map[string]*SeenKey
 	methods  map[string]*SeenMethod
 	variants map[string]*SeenVariant
+	// path holds the escaped tokens of the JSON pointer of the value being walked.
+	path []string
 }
 
 func (t *taker) message(m Message) {
@@ -118,10 +129,14 @@ func (t *taker) message(m Message) {
 	if json.Unmarshal(m.Body, &body) != nil {
 		return
 	}
-	t.walk(m, body, "")
+	t.path = t.path[:0]
+	t.walk(m, body, at{})
 }
 
 func (t *taker) method(m Message) {
+	if m.Echoed.hasMethod(m.Method) {
+		return
+	}
 	sm := t.methods[m.Method]
 	if sm == nil {
 		sm = &SeenMethod{Name: m.Method, ObservedKind: Kind(m.Kind)}
@@ -134,51 +149,73 @@ func (t *taker) method(m Message) {
 	}
 	sm.Count++
 	sm.Observed = addDirection(sm.Observed, m.Direction)
-	sm.Where = addSighting(sm.Where, Sighting{Seq: m.Seq, Pointer: "/method", Method: m.Method, Direction: m.Direction})
+	sm.Where = t.sight(sm.Where, m, "/method")
 }
 
-// walk visits every value: _meta objects are inventoried, discriminators checked.
-func (t *taker) walk(m Message, v any, ptr string) {
+// at is where an object or array is in its message, as far as the walk needs to know: the last
+// token of its JSON pointer, and whether a token before it is authMethods, prompt or content.
+// It is the same at every depth, so the walk is linear in the message however deep it nests;
+// the pointer itself (taker.path) is written out only for a place that is kept.
+type at struct {
+	last                     string
+	inAuth, inPrompt, inBody bool
+}
+
+// child is where the member tok of a value at a is.
+func (a at) child(tok string) at {
+	return at{last: tok, inAuth: a.inAuth || a.last == "authMethods", inPrompt: a.inPrompt || a.last == "prompt", inBody: a.inBody || a.last == "content"}
+}
+
+// walk visits every value, the members of an object in the order of their names (so that the
+// places kept, and their order, do not depend on map order): _meta objects are inventoried,
+// discriminators checked. t.path holds the tokens of v's pointer.
+func (t *taker) walk(m Message, v any, where at) {
 	switch x := v.(type) {
 	case map[string]any:
-		for k, child := range x {
-			p := ptr + "/" + escape(k)
-			if k == "_meta" {
-				if meta, ok := child.(map[string]any); ok {
-					t.meta(m, meta, p)
-				}
-				continue
-			}
+		for _, k := range sortedKeys(x) {
+			child := x[k]
+			t.path = append(t.path, escape(k))
 			switch k {
+			case "_meta":
+				if meta, ok := child.(map[string]any); ok {
+					t.meta(m, meta)
+				}
 			case "sessionUpdate":
-				t.variant(m, "sessionUpdate", child, t.known.SessionUpdates, p)
+				t.variant(m, "sessionUpdate", child, t.known.SessionUpdates)
 			case "type":
-				t.typeField(m, x, child, ptr, p)
+				t.typeField(m, x, child, where)
 			}
-			t.walk(m, child, p)
+			if k != "_meta" {
+				t.walk(m, child, where.child(k))
+			}
+			t.path = t.path[:len(t.path)-1]
 		}
 	case []any:
 		for i, child := range x {
-			t.walk(m, child, ptr+"/"+strconv.Itoa(i))
+			tok := strconv.Itoa(i)
+			t.path = append(t.path, tok)
+			t.walk(m, child, where.child(tok))
+			t.path = t.path[:len(t.path)-1]
 		}
 	}
 }
 
 // typeField checks the type of a content block (a value under "content" or in a prompt) and
-// of an auth method.
-func (t *taker) typeField(m Message, obj map[string]any, value any, objPtr, ptr string) {
+// of an auth method; obj is the object at where.
+func (t *taker) typeField(m Message, obj map[string]any, value any, where at) {
 	switch {
-	case strings.Contains(objPtr, "/authMethods/"):
-		t.variant(m, "authMethod.type", value, t.known.AuthTypes, ptr)
-	case strings.HasSuffix(objPtr, "/content") || strings.Contains(objPtr, "/prompt/") || strings.Contains(objPtr, "/content/"):
+	case where.inAuth:
+		t.variant(m, "authMethod.type", value, t.known.AuthTypes)
+	case where.last == "content" || where.inPrompt || where.inBody:
 		if _, isToolContent := obj["content"]; isToolContent {
 			return // a tool call content wrapper, not a content block
 		}
-		t.variant(m, "content.type", value, t.known.ContentTypes, ptr)
+		t.variant(m, "content.type", value, t.known.ContentTypes)
 	}
 }
 
-func (t *taker) variant(m Message, field string, value any, known []string, ptr string) {
+// variant records a discriminator value at t.path that the protocol does not define.
+func (t *taker) variant(m Message, field string, value any, known []string) {
 	s, ok := value.(string)
 	if !ok || len(known) == 0 {
 		return
@@ -189,6 +226,9 @@ func (t *taker) variant(m Message, field string, value any, known []string, ptr 
 		}
 	}
 	id := field + "=" + s
+	if m.Echoed.hasVariant(id) {
+		return
+	}
 	sv := t.variants[id]
 	if sv == nil {
 		sv = &SeenVariant{Field: field, Value: s}
@@ -200,24 +240,28 @@ func (t *taker) variant(m Message, field string, value any, known []string, ptr 
 		t.variants[id] = sv
 	}
 	sv.Count++
-	sv.Where = addSighting(sv.Where, Sighting{Seq: m.Seq, Pointer: ptr, Method: m.Method, Direction: m.Direction})
+	sv.Where = t.sight(sv.Where, m, "")
 }
 
-// meta inventories the keys of one _meta object.
-func (t *taker) meta(m Message, meta map[string]any, ptr string) {
-	for k, v := range meta {
-		p := ptr + "/" + escape(k)
+// meta inventories the keys of one _meta object (at t.path).
+func (t *taker) meta(m Message, meta map[string]any) {
+	for _, k := range sortedKeys(meta) {
+		v := meta[k]
+		t.path = append(t.path, escape(k))
 		if inner, isObj := v.(map[string]any); isObj && !strings.Contains(k, "/") && t.namespace(k) {
-			for ik := range inner {
-				t.key(m, k+"/"+ik, FormNested, p+"/"+escape(ik))
+			for _, ik := range sortedKeys(inner) {
+				t.path = append(t.path, escape(ik))
+				t.key(m, k+"/"+ik, FormNested)
+				t.path = t.path[:len(t.path)-1]
 			}
-			continue
+		} else {
+			form := FormBare
+			if strings.Contains(k, "/") {
+				form = FormFlat
+			}
+			t.key(m, k, form)
 		}
-		form := FormBare
-		if strings.Contains(k, "/") {
-			form = FormFlat
-		}
-		t.key(m, k, form, p)
+		t.path = t.path[:len(t.path)-1]
 	}
 }
 
@@ -232,7 +276,11 @@ func (t *taker) namespace(k string) bool {
 
 var domainLike = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+$`)
 
-func (t *taker) key(m Message, key string, form Form, ptr string) {
+// key records a _meta key seen at t.path.
+func (t *taker) key(m Message, key string, form Form) {
+	if m.Echoed.hasKey(key) {
+		return
+	}
 	sk := t.keys[key]
 	if sk == nil {
 		sk = &SeenKey{Key: key, Form: form}
@@ -245,7 +293,7 @@ func (t *taker) key(m Message, key string, form Form, ptr string) {
 	}
 	sk.Count++
 	sk.Observed = addDirection(sk.Observed, m.Direction)
-	sk.Where = addSighting(sk.Where, Sighting{Seq: m.Seq, Pointer: ptr, Method: m.Method, Direction: m.Direction})
+	sk.Where = t.sight(sk.Where, m, "")
 }
 
 func (t *taker) inventory() *Inventory {
@@ -262,6 +310,32 @@ func (t *taker) inventory() *Inventory {
 	return inv
 }
 
+// hasKey, hasMethod and hasVariant report whether an inventory (nil: an empty one) holds a
+// name; its lists are sorted by name (variants by field=value).
+func (inv *Inventory) hasKey(key string) bool {
+	if inv == nil {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(inv.MetaKeys, key, func(k SeenKey, key string) int { return strings.Compare(k.Key, key) })
+	return found
+}
+
+func (inv *Inventory) hasMethod(name string) bool {
+	if inv == nil {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(inv.Methods, name, func(m SeenMethod, name string) int { return strings.Compare(m.Name, name) })
+	return found
+}
+
+func (inv *Inventory) hasVariant(id string) bool {
+	if inv == nil {
+		return false
+	}
+	_, found := slices.BinarySearchFunc(inv.UnknownVariants, id, func(v SeenVariant, id string) int { return strings.Compare(v.Field+"="+v.Value, id) })
+	return found
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -271,28 +345,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// addDirection adds d to the directions a name was seen in, kept sorted (not in the order of
+// arrival, which timing decides).
 func addDirection(ds []Direction, d Direction) []Direction {
-	for _, x := range ds {
-		if x == d {
-			return ds
-		}
+	i, found := slices.BinarySearch(ds, d)
+	if found {
+		return ds
 	}
-	return append(ds, d)
+	return slices.Insert(ds, i, d)
 }
 
-// addSighting keeps the first maxSightings places of each direction, so that a rule about one
-// side can always point at where that side sent the name.
-func addSighting(ws []Sighting, s Sighting) []Sighting {
+// sight adds a place of message m to ws: pointer, or t.path when pointer is "". It keeps the
+// first maxSightings places of each direction, so that a rule about one side can always point
+// at where that side sent the name; the pointer is written out only for a place kept.
+func (t *taker) sight(ws []Sighting, m Message, pointer string) []Sighting {
 	n := 0
 	for _, w := range ws {
-		if w.Direction == s.Direction {
+		if w.Direction == m.Direction {
 			n++
 		}
 	}
 	if n >= maxSightings {
 		return ws
 	}
-	return append(ws, s)
+	if pointer == "" {
+		pointer = t.pointer()
+	}
+	return append(ws, Sighting{Seq: m.Seq, Pointer: pointer, Method: m.Method, Direction: m.Direction})
+}
+
+// maxPointer bounds a sighting's pointer: a place nested deeper is cut, ending in "/…", so that
+// the inventory stays proportional to the message however deep it nests.
+const maxPointer = 256
+
+// pointer writes out t.path as a JSON pointer (cut at maxPointer).
+func (t *taker) pointer() string {
+	var b strings.Builder
+	for _, tok := range t.path {
+		if b.Len()+1+len(tok) > maxPointer {
+			b.WriteString("/…")
+			break
+		}
+		b.WriteString("/")
+		b.WriteString(tok)
+	}
+	return b.String()
 }
 
 // firstFrom is the first place side d sent the name.

@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ var known = Known{
 
 func TestInventory(t *testing.T) {
 	c := Default()
-	inv := c.Take([]Message{
+	inv := c.Take(slices.Values([]Message{
 		msg(1, DirectionAgentToClient, "response", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,
 			"agentCapabilities":{"_meta":{"claudeCode":{"promptQueueing":true}}},
 			"authMethods":[{"id":"k","name":"K","type":"env_var","vars":[{"name":"K"}]},{"id":"g","name":"G","_meta":{"api-key":{"provider":"google"}}},{"id":"x","name":"X","type":"magic"}],
@@ -28,7 +29,7 @@ func TestInventory(t *testing.T) {
 		msg(4, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",
 			"update":{"sessionUpdate":"weather_report","content":{"type":"hologram","text":"x"}},"_meta":{"codebuddy.ai/runtimeSessionBindingV2":{"owner":"o"}}}}`),
 		msg(5, DirectionClientToAgent, "request", "_codebuddy.ai/admitControl", `{"jsonrpc":"2.0","id":9,"method":"_codebuddy.ai/admitControl","params":{"_meta":{"codebuddy.ai/requestId":"r","codebuddy.ai/authSession":"s"}}}`),
-	}, known)
+	}), known)
 	keys := map[string]SeenKey{}
 	for _, k := range inv.MetaKeys {
 		keys[k.Key] = k
@@ -92,10 +93,10 @@ func TestInventory(t *testing.T) {
 
 // Rule 6.3: correlation ids on session/prompt are fine from a client; others are not.
 func TestClientCorrelationKeys(t *testing.T) {
-	inv := Default().Take([]Message{
+	inv := Default().Take(slices.Values([]Message{
 		msg(1, DirectionClientToAgent, "request", "session/prompt", `{"params":{"_meta":{"codebuddy.ai/traceparent":"00-x","codebuddy.ai/requestId":"r"}}}`),
 		msg(2, DirectionClientToAgent, "request", "session/new", `{"params":{"_meta":{"codebuddy.ai/traceId":"t"}}}`),
-	}, known)
+	}), known)
 	issues := inv.ClientIssues()
 	if len(issues) != 1 || issues[0].Rule != RuleDirection || issues[0].Name != "codebuddy.ai/traceId" {
 		t.Errorf("issues = %+v", issues)
@@ -135,7 +136,7 @@ func TestIssuesPointAtTheirSide(t *testing.T) {
 		msgs = append(msgs, msg(i, DirectionAgentToClient, "notification", "session/update", `{"params":{"_meta":{"codebuddy.ai/authSession":"a"}}}`))
 	}
 	msgs = append(msgs, msg(8, DirectionClientToAgent, "request", "session/new", `{"params":{"_meta":{"codebuddy.ai/authSession":"c"}}}`))
-	inv := Default().Take(msgs, known)
+	inv := Default().Take(slices.Values(msgs), known)
 	issues := inv.ClientIssues()
 	if len(issues) != 1 || issues[0].Rule != RuleClientPrivateKey || issues[0].Seq != 8 {
 		t.Errorf("client issues = %+v, want the client's own sighting (seq 8)", issues)

@@ -311,7 +311,7 @@ func TestOutDir(t *testing.T) {
 		if h.Tool != "matrix" {
 			t.Errorf("%s: tool %q, want matrix", row.Transcript, h.Tool)
 		}
-		r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{})
+		r, err := acpprobe.Analyze(context.Background(), frames, acpprobe.AnalyzeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

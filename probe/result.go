@@ -64,10 +64,14 @@ type Result struct {
 
 // Coverage says what of the session a report left out. Frames beyond the record's memory
 // budget were counted — notifications, requests and stderr are in the totals — but neither
-// kept nor judged.
+// kept nor judged. When the analysis ran out of time, the conformance passes it names did not
+// judge the whole record.
 type Coverage struct {
 	FoldedFrames int64 `json:"foldedFrames"`
 	FoldedBytes  int64 `json:"foldedBytes"`
+	// Unjudged names the conformance passes that did not judge the whole record before the
+	// analysis's deadline (see conformance.Outcome.Unjudged).
+	Unjudged []string `json:"unjudged,omitempty"`
 	// Note says it in words.
 	Note string `json:"note"`
 }

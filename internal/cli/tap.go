@@ -157,7 +157,7 @@ func (j *liveJudge) evaluate() {
 		return
 	}
 	j.last = len(frames)
-	r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{Catalogue: j.cat})
+	r, err := acpprobe.Analyze(context.Background(), frames, acpprobe.AnalyzeOptions{Catalogue: j.cat})
 	if err != nil {
 		return
 	}

@@ -79,7 +79,7 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 
 // analyzeRun rebuilds the result and findings of a recorded session, through the same code
 // as a live probe.
-func analyzeRun(_ context.Context, opts *AnalyzeOptions) error {
+func analyzeRun(ctx context.Context, opts *AnalyzeOptions) error {
 	header, frames, err := readTranscript(opts.Transcript)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func analyzeRun(_ context.Context, opts *AnalyzeOptions) error {
 	if o.Verdict == nil && header.Tool == "check" {
 		o.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
 	}
-	r, err := acpprobe.Analyze(frames, o)
+	r, err := acpprobe.Analyze(ctx, frames, o)
 	if err != nil {
 		return unusable(err)
 	}
@@ -192,12 +192,12 @@ func newLintClientOptions(args []string, stdio Stdio) (*LintClientOptions, error
 // vendor keys and methods (rules 6.1–6.4 of the CodeBuddy reference, for every catalogued
 // vendor) and non-ACP methods without the _ prefix. A finding at or above FailOn (ADVISORY
 // by default: anything above INFO) fails (errFindings).
-func lintClientRun(_ context.Context, opts *LintClientOptions) error {
+func lintClientRun(ctx context.Context, opts *LintClientOptions) error {
 	_, frames, err := readTranscript(opts.Transcript)
 	if err != nil {
 		return err
 	}
-	r, err := acpprobe.Analyze(frames, acpprobe.AnalyzeOptions{Catalogue: opts.Catalogue})
+	r, err := acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{Catalogue: opts.Catalogue})
 	if err != nil {
 		return unusable(err)
 	}

@@ -1,0 +1,131 @@
+package acpprobe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+)
+
+// floodFrames is the record of a session in which the agent sent n notifications.
+func floodFrames(n int) []jsonrpc.Frame {
+	log := jsonrpc.NewLog()
+	log.Event(string(record.Spawn.Kind), []byte(`{"command":"x","argv":["x"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
+	log.Append(jsonrpc.Frame{Dir: jsonrpc.DirClient, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)})
+	log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"a","version":"1"}}}`)})
+	for i := range n {
+		log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: fmt.Appendf(nil,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk %d"}}}}`, i)})
+	}
+	log.Event(string(record.Done.Kind), nil)
+	return log.Frames()
+}
+
+// TestAnalyzeWithinItsDeadline: the analysis of a large record under a deadline returns within
+// a small multiple of it, beyond the derivation of the facts, with coverage saying which passes
+// did not judge the whole record; a cancelled context stops the judging at once.
+func TestAnalyzeWithinItsDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a large record")
+	}
+	n := 200_000
+	if raceDetector {
+		n = 30_000
+	}
+	frames := floodFrames(n)
+	// What Analyze does before judging, which the deadline does not bound (probe.Derive).
+	start := time.Now()
+	main, _ := record.Split(frames)
+	probe.Derive(record.New(main), nil)
+	derive := time.Since(start)
+	if _, err := acpprobe.Analyze(context.Background(), floodFrames(1), acpprobe.AnalyzeOptions{}); err != nil {
+		t.Fatal(err) // and the schemas are compiled
+	}
+
+	const deadline = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start = time.Now()
+	r, err := acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d notifications: deriving %v; analysis under a %v deadline %v", n, derive, deadline, took)
+	if took > 2*derive+5*deadline {
+		t.Errorf("Analyze took %v under a %v deadline (deriving alone: %v)", took, deadline, derive)
+	}
+	c := r.Coverage
+	if c == nil || len(c.Unjudged) == 0 || !strings.Contains(c.Note, "schema") || !strings.Contains(c.Note, "time") {
+		t.Fatalf("coverage %+v: it must say which passes did not judge the whole record", c)
+	}
+	if r.Notifications.Total != n {
+		t.Errorf("notifications %d, want %d: the facts are derived whole", r.Notifications.Total, n)
+	}
+	validResult(t, r)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	start = time.Now()
+	r, err = acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{})
+	took = time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cancelled: %v", took)
+	if took > 2*derive+deadline || r.Coverage == nil || len(r.Coverage.Unjudged) == 0 {
+		t.Errorf("a cancelled Analyze took %v (deriving alone: %v), coverage %+v", took, derive, r.Coverage)
+	}
+}
+
+// validResult checks a result against probe/result.schema.json.
+func validResult(t *testing.T, r *probe.Result) {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("result.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("the result does not match result.schema.json: %v", err)
+	}
+}
+
+// TestAnalysisBudget: Run gives the analysis what is left of the total budget, never less than
+// a second.
+func TestAnalysisBudget(t *testing.T) {
+	for _, c := range []struct {
+		timeout, spent, want time.Duration
+	}{
+		{30 * time.Second, 10 * time.Second, 20 * time.Second},
+		{30 * time.Second, 29500 * time.Millisecond, time.Second},
+		{10 * time.Second, 40 * time.Second, time.Second},
+		{0, 5 * time.Second, probe.DefaultTimeout - 5*time.Second},
+	} {
+		if got := acpprobe.AnalysisBudget(c.timeout, c.spent); got != c.want {
+			t.Errorf("AnalysisBudget(%v, %v) = %v, want %v", c.timeout, c.spent, got, c.want)
+		}
+	}
+}

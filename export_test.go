@@ -1,0 +1,4 @@
+package acpprobe
+
+// AnalysisBudget exposes analysisBudget to the tests.
+var AnalysisBudget = analysisBudget

@@ -235,11 +235,9 @@ func newHTMLRow(i int, r matrix.Row) htmlRow {
 		row.Timings = append(row.Timings, htmlKV{kv.k, fmt.Sprintf("%.1f ms", kv.v)})
 	}
 	if x.Error != nil && len(x.Error.AgentError) > 0 {
-		row.ErrorAgent = prettyJSON(x.Error.AgentError)
+		row.ErrorAgent = jsonText(x.Error.AgentError)
 	}
-	if b, err := marshalPretty(x); err == nil {
-		row.ResultJSON = b
-	}
+	row.ResultJSON = jsonText(x)
 	return row
 }
 
@@ -429,21 +427,12 @@ func extensionList(x *probe.Result) []htmlExtension {
 	return out
 }
 
-func marshalPretty(v any) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // the template escapes it for HTML
-	if err := enc.Encode(v); err != nil {
-		return "", err
+// jsonText is v as JSON writes it (the agent's own values compact, whatever their depth),
+// without the final newline; "" when v cannot be written.
+func jsonText(v any) string {
+	b, err := indentJSON(v)
+	if err != nil {
+		return ""
 	}
-	return strings.TrimRight(b.String(), "\n"), nil
-}
-
-func prettyJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
-	}
-	return b.String()
+	return strings.TrimSuffix(string(b), "\n")
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -12,17 +11,6 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/registry"
 )
-
-// JSONLine writes v as one line of compact JSON (NDJSON), as the tap's --findings file holds
-// them.
-func JSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
 
 // CheckList writes the checks of `acpprobe check --list`: id, tier and title, marking the
 // active ones.

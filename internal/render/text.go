@@ -2,7 +2,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -11,14 +10,6 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/probe"
 )
-
-// JSON writes the result as indented JSON followed by a newline.
-func JSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
 
 // Text writes the human report of a probe: agent, protocol, capabilities, auth, modes,
 // config options, methods, timings, then the error if the probe could not complete.

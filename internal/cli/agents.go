@@ -187,7 +187,7 @@ func agentsRun(_ context.Context, opts *AgentsOptions) error {
 	if opts.JSON {
 		err = render.JSON(opts.IO.Out, list)
 	} else {
-		err = render.Agents(opts.IO.Out, list)
+		err = render.Agents(render.ScreenOf(opts.IO.Out, os.Getenv), list)
 	}
 	if err != nil {
 		return writeError("the list of agents", err)

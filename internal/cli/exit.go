@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"syscall"
 
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -176,7 +175,7 @@ func printError(w io.Writer, cmd string, err error, code int) {
 	case err == nil, errors.Is(err, errHelp), errors.Is(err, errFindings), errors.Is(err, errInterrupted):
 	case errors.As(err, &usage):
 		if usage.msg != "" {
-			fmt.Fprintf(w, "%s: %s\n", prefix, strings.TrimSpace(usage.msg))
+			fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(usage.msg))
 		}
 	case errors.As(err, &nr) && inJSON:
 		envelope(w, probe.ErrSpawnFailed, record.StageSpawn, nr.Error(), code)
@@ -186,20 +185,19 @@ func printError(w io.Writer, cmd string, err error, code int) {
 		case inJSON:
 			envelope(w, e.Code, e.Stage, e.Message, code)
 		default:
-			fmt.Fprintf(w, "acpprobe: %s: %s\n", e.Code, e.Message)
+			fmt.Fprintf(w, "acpprobe: %s: %s\n", e.Code, render.Message(e.Message))
 		}
 	case errors.As(err, &agent):
 		if agent.err != nil {
-			fmt.Fprintf(w, "%s: %v\n", prefix, agent.err)
+			fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(agent.err.Error()))
 		}
 	default:
-		fmt.Fprintf(w, "%s: %v\n", prefix, err)
+		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
 	}
 }
 
 // envelope writes the one-line JSON error of a failed probe.
 func envelope(w io.Writer, code probe.ErrorCode, stage record.Stage, message string, exit int) {
-	line, _ := json.Marshal(map[string]any{"error": map[string]any{
+	_ = render.JSONLine(w, map[string]any{"error": map[string]any{
 		"code": code, "stage": stage, "message": message, "exitCode": exit}})
-	fmt.Fprintln(w, string(line))
 }

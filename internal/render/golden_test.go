@@ -219,7 +219,7 @@ func TestTapGolden(t *testing.T) {
 }
 
 // TestProgressGolden: the matrix progress, one line per finished agent off a terminal, and
-// redrawn in place on one.
+// redrawn in place on one that takes ANSI sequences.
 func TestProgressGolden(t *testing.T) {
 	m := testMatrix(t)
 	ids := []string{m.Rows[0].ID, m.Rows[3].ID}
@@ -230,7 +230,7 @@ func TestProgressGolden(t *testing.T) {
 	}
 	for _, tty := range []bool{false, true} {
 		var b bytes.Buffer
-		p := render.NewProgress(&b, ids, tty)
+		p := render.NewProgress(&render.Screen{W: &b, ANSI: tty}, ids)
 		for _, e := range events {
 			p.Update(e)
 		}

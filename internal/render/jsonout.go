@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -217,7 +216,7 @@ func (x *indenter) str() {
 // jsonSafe says whether r may appear as itself in a JSON string acpprobe prints: not DEL, a
 // C1 control or an invisible character (the ones Clean escapes; encoding/json already escapes
 // the C0 controls and the line separators).
-func jsonSafe(r rune) bool { return r != 0x7f && (r < 0x80 || !hiddenRune(r)) }
+func jsonSafe(r rune) bool { return r != 0x7f && (r < 0x80 || !hidden(r)) }
 
 // jsonKey is the name of an object key, from its JSON string.
 func jsonKey(b []byte) string {
@@ -274,9 +273,4 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	walk(t, 0)
 	fieldCache.Store(t, fields)
 	return fields
-}
-
-// hiddenRune says whether r (not ASCII) is a control or an invisible character.
-func hiddenRune(r rune) bool {
-	return r < 0xa0 || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
 }

@@ -327,7 +327,7 @@ func agentsRun(ctx context.Context, opts *AgentsOptions) error {
 	if opts.JSON {
 		err = render.JSON(opts.IO.Out, list)
 	} else {
-		err = render.Agents(opts.IO.Out, indexHeader(idx, now), list)
+		err = render.Agents(render.ScreenOf(opts.IO.Out, os.Getenv), indexHeader(idx, now), list)
 	}
 	if err != nil {
 		return writeError("the list of agents", err)

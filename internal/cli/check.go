@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/acpprobe/acpprobe"
@@ -107,7 +108,7 @@ func listChecks(w io.Writer, asJSON bool) error {
 	if asJSON {
 		err = render.JSON(w, conformance.Checks())
 	} else {
-		err = render.CheckList(w, conformance.Checks())
+		err = render.CheckList(render.ScreenOf(w, os.Getenv), conformance.Checks())
 	}
 	if err != nil {
 		return writeError("the list of checks", err)

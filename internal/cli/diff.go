@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 
 	"github.com/acpprobe/acpprobe/drift"
 	"github.com/acpprobe/acpprobe/internal/render"
@@ -52,7 +53,7 @@ func diffRun(_ context.Context, opts *DiffOptions) error {
 		}
 		err = render.JSON(opts.IO.Out, changes)
 	} else {
-		err = render.Diff(opts.IO.Out, changes)
+		err = render.Diff(render.ScreenOf(opts.IO.Out, os.Getenv), changes)
 	}
 	if err != nil {
 		return writeError("the changes", err)

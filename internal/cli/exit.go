@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"syscall"
 
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -195,12 +194,12 @@ func printError(w io.Writer, cmd string, err error, code int) {
 	case err == nil, errors.Is(err, errHelp), errors.Is(err, errFindings), errors.Is(err, errInterrupted):
 	case errors.As(err, &usage):
 		if usage.msg != "" {
-			fmt.Fprintf(w, "%s: %s\n", prefix, strings.TrimSpace(usage.msg))
+			fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(usage.msg))
 		}
 	case errors.As(err, &result):
 		note := ""
 		if code == ExitNotProbed && result.note != "" {
-			note = prefix + ": note: " + result.note + "\n"
+			note = prefix + ": note: " + render.Message(result.note) + "\n"
 		}
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL
@@ -208,25 +207,24 @@ func printError(w io.Writer, cmd string, err error, code int) {
 			fmt.Fprint(w, note) // the JSON line stays the last
 			envelope(w, e.Code, e.Stage, e.Message, code)
 		default:
-			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, e.Message, note)
+			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, render.Message(e.Message), note)
 		}
 	case errors.As(err, &nr):
-		fmt.Fprintf(w, "%s: %v\n", prefix, err)
+		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
 		if nr.note != "" {
-			fmt.Fprintf(w, "%s: note: %s\n", prefix, nr.note)
+			fmt.Fprintf(w, "%s: note: %s\n", prefix, render.Message(nr.note))
 		}
 	case errors.As(err, &agent):
 		if agent.err != nil {
-			fmt.Fprintf(w, "%s: %v\n", prefix, agent.err)
+			fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(agent.err.Error()))
 		}
 	default:
-		fmt.Fprintf(w, "%s: %v\n", prefix, err)
+		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
 	}
 }
 
 // envelope writes the one-line JSON error of a failed probe.
 func envelope(w io.Writer, code probe.ErrorCode, stage record.Stage, message string, exit int) {
-	line, _ := json.Marshal(map[string]any{"error": map[string]any{
+	_ = render.JSONLine(w, map[string]any{"error": map[string]any{
 		"code": code, "stage": stage, "message": message, "exitCode": exit}})
-	fmt.Fprintln(w, string(line))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/extensions"
@@ -58,7 +59,7 @@ func extensionsRun(_ context.Context, opts *ExtensionsOptions) error {
 	if opts.JSON {
 		err = render.JSON(opts.IO.Out, docs)
 	} else {
-		err = render.Catalogue(opts.IO.Out, docs)
+		err = render.Catalogue(render.ScreenOf(opts.IO.Out, os.Getenv), docs)
 	}
 	if err != nil {
 		return writeError("the catalogue", err)

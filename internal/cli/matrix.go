@@ -133,7 +133,7 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	for i, t := range opts.Targets {
 		ids[i] = t.ID
 	}
-	progress := render.NewProgress(opts.IO.Err, ids, isTerminal(opts.IO.Err))
+	progress := render.NewProgress(render.ScreenOf(opts.IO.Err, os.Getenv), ids)
 	m := matrix.Run(ctx, opts.Targets, matrix.Options{
 		Parallel: opts.Parallel, Check: &acpprobe.Check{}, OutDir: opts.OutDir,
 		Redactor: red, Catalogue: opts.Catalogue, Progress: progress.Update,
@@ -143,7 +143,7 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	if opts.OutDir != "" {
 		fileErr = writeJSONFile(filepath.Join(opts.OutDir, "matrix.json"), m)
 	}
-	if err := writer(opts.IO.Out, m); err != nil {
+	if err := writer(render.ScreenOf(opts.IO.Out, os.Getenv), m); err != nil {
 		return writeError("the matrix", err)
 	}
 	if fileErr != nil {
@@ -185,14 +185,4 @@ func writeJSONFile(path string, v any) error {
 		return writeError(path, err)
 	}
 	return nil
-}
-
-// isTerminal says whether w is a terminal (the progress is then redrawn in place).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -133,7 +133,7 @@ func report(w io.Writer, r *probe.Result, asJSON bool) error {
 	if asJSON {
 		err = render.JSON(w, r)
 	} else {
-		err = render.Text(w, r)
+		err = render.Text(render.ScreenOf(w, os.Getenv), r)
 	}
 	if err != nil {
 		return writeError("the result", err)

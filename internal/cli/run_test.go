@@ -123,7 +123,7 @@ func TestTapRunCatalogue(t *testing.T) {
 			if !strings.Contains(out.String(), `"sessionId"`) {
 				t.Errorf("the editor did not get the session/new answer: %q", out.String())
 			}
-			found := strings.Contains(errOut.String(), "acpprobe tap: ADVISORY client.private-key [line 4 /params/_meta/example.org~1grant]")
+			found := strings.Contains(errOut.String(), "acpprobe tap: ADVISORY client.private-key [seq 4 /params/_meta/example.org~1grant]")
 			if found != c.want {
 				t.Errorf("private key found %v, want %v; stderr:\n%s", found, c.want, errOut.String())
 			}

@@ -91,7 +91,7 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 		judge.evaluate()
 	}
 	if cerr := rec.Close(); cerr != nil {
-		fmt.Fprintln(opts.IO.Err, "acpprobe tap: transcript:", cerr)
+		fmt.Fprintln(opts.IO.Err, "acpprobe tap: transcript:", render.Message(cerr.Error()))
 	}
 	if err != nil {
 		return err

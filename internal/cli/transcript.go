@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 
@@ -210,7 +211,7 @@ func lintClientRun(ctx context.Context, opts *LintClientOptions) error {
 	if opts.JSON {
 		err = render.JSON(opts.IO.Out, client)
 	} else {
-		err = render.ClientFindings(opts.IO.Out, client)
+		err = render.ClientFindings(render.ScreenOf(opts.IO.Out, os.Getenv), client)
 	}
 	if err != nil {
 		return writeError("the findings", err)

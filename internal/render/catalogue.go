@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/acpprobe/acpprobe/extensions"
 )
@@ -54,39 +53,43 @@ func VendorDocs(cat *extensions.Catalogue, vendors []extensions.Vendor) []Vendor
 // class, description), its methods, the authMethods types it adds and the tokens that look
 // like its keys but are not.
 func Catalogue(w io.Writer, docs []VendorDoc) error {
-	out := &sticky{w: w}
+	width := screenOf(w).Width
+	t := &textWriter{w: w, width: width}
 	for _, d := range docs {
-		fmt.Fprintf(out, "\n%s — %s (%d keys, %d methods)\n  source: %s\n", d.Namespace, d.Name, len(d.MetaKeys), len(d.Methods), d.Source)
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		t.section(fmt.Sprintf("%s — %s (%d keys, %d methods)", d.Namespace, d.Name, len(d.MetaKeys), len(d.Methods)))
+		t.line("source: " + d.Source)
+		var rows [][]string
 		if len(d.MetaKeys) > 0 {
-			fmt.Fprintln(tw, "  KEY\tGROUP\tDIRECTION\tCLASS\tDESCRIPTION")
+			rows = append(rows, []string{"  KEY", "GROUP", "DIRECTION", "CLASS", "DESCRIPTION"})
 			for _, k := range d.MetaKeys {
 				class := string(k.Class)
 				if k.Status != "" && k.Status != extensions.StatusActive {
 					class += " (" + string(k.Status) + ")"
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", k.Key, k.Group, arrow(k.Direction), class, k.Description)
+				rows = append(rows, []string{"  " + k.Key, k.Group, arrow(k.Direction), class, k.Description})
 			}
 		}
 		if len(d.Methods) > 0 {
-			fmt.Fprintln(tw, "  METHOD\t\tDIRECTION\tCLASS\tDESCRIPTION")
+			rows = append(rows, []string{"  METHOD", "", "DIRECTION", "CLASS", "DESCRIPTION"})
 			for _, m := range d.Methods {
 				class := string(m.Class)
 				if m.Status != "" && m.Status != extensions.StatusActive {
 					class = strings.TrimSpace(class + " (" + string(m.Status) + ")")
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, arrow(m.Direction), class, m.Description)
+				rows = append(rows, []string{"  " + m.Name, string(m.Kind), arrow(m.Direction), class, m.Description})
 			}
 		}
 		for _, a := range d.AuthMethodTypes {
-			fmt.Fprintf(tw, "  authMethods[].type=%s\t%s\t%s\t%s\t%s\n", a.Type, strings.Join(a.Fields, ","), arrow(a.Direction), a.Class, a.Description)
+			rows = append(rows, []string{"  authMethods[].type=" + a.Type, strings.Join(a.Fields, ","), arrow(a.Direction), string(a.Class), a.Description})
 		}
 		for _, n := range d.NonKeys {
-			fmt.Fprintf(tw, "  %s\t(not a key)\t\t\t%s\n", n.Token, n.Why)
+			rows = append(rows, []string{"  " + n.Token, "(not a key)", "", "", n.Why})
 		}
-		tw.Flush()
+		if t.err == nil {
+			t.err = writeTable(w, rows, width)
+		}
 	}
-	return out.err
+	return t.err
 }
 
 func arrow(d extensions.Direction) string {

@@ -165,6 +165,9 @@ func TestCheckListGolden(t *testing.T) {
 	golden(t, "checks", write(t, func(w io.Writer) error { return render.CheckList(w, testChecks) }))
 }
 
+// testIndex is the header line agents prints for the pinned registry snapshot.
+var testIndex = "ACP registry snapshot " + registry.SnapshotDate + " (" + registry.SnapshotCommit[:12] + ")"
+
 var testAgents = []registry.Status{
 	{ID: "acptest-claude", Name: "acpprobe reference agent (claude)", Version: "0.1.0", Kind: "binary", Source: registry.SourceBuiltin, Listed: true, CanRun: true},
 	{ID: "gemini", Name: "Gemini CLI", Version: "0.27.3", Kind: "npx", Source: "registry", Listed: true, CanRun: true},
@@ -173,7 +176,7 @@ var testAgents = []registry.Status{
 
 func TestAgentsGolden(t *testing.T) {
 	golden(t, "agents", write(t, func(w io.Writer) error {
-		return render.Agents(w, "ACP registry snapshot "+registry.SnapshotDate+" ("+registry.SnapshotCommit[:12]+")", testAgents)
+		return render.Agents(w, testIndex, testAgents)
 	}))
 }
 
@@ -221,7 +224,7 @@ func TestTapGolden(t *testing.T) {
 }
 
 // TestProgressGolden: the matrix progress, one line per finished agent off a terminal, and
-// redrawn in place on one.
+// redrawn in place on one that takes ANSI sequences.
 func TestProgressGolden(t *testing.T) {
 	m := testMatrix(t)
 	ids := []string{m.Rows[0].ID, m.Rows[3].ID}
@@ -232,7 +235,7 @@ func TestProgressGolden(t *testing.T) {
 	}
 	for _, tty := range []bool{false, true} {
 		var b bytes.Buffer
-		p := render.NewProgress(&b, ids, tty)
+		p := render.NewProgress(&render.Screen{W: &b, ANSI: tty}, ids)
 		for _, e := range events {
 			p.Update(e)
 		}
@@ -260,7 +263,7 @@ func TestWriteErrors(t *testing.T) {
 		"Catalogue":      func(w io.Writer) error { return render.Catalogue(w, docs) },
 		"CheckList":      func(w io.Writer) error { return render.CheckList(w, testChecks) },
 		"Agents": func(w io.Writer) error {
-			return render.Agents(w, "ACP registry snapshot "+registry.SnapshotDate+" ("+registry.SnapshotCommit[:12]+")", testAgents)
+			return render.Agents(w, testIndex, testAgents)
 		},
 		"Diff":           func(w io.Writer) error { return render.Diff(w, testChanges) },
 		"Diff none":      func(w io.Writer) error { return render.Diff(w, nil) },

@@ -129,6 +129,9 @@ type htmlRow struct {
 	ErrorAgent, ResultJSON string
 	FindingCount           int
 	AuthClass              string // the style of the auth status
+	// InitUnknown and SessionUnknown say why what initialize (capabilities) and session/new
+	// (modes, models, config options) tell is not known; "" when it is.
+	InitUnknown, SessionUnknown string
 }
 
 type htmlKV struct{ K, V string }
@@ -190,6 +193,12 @@ func newHTMLRow(i int, r matrix.Row) htmlRow {
 	if x == nil {
 		return row
 	}
+	if !Initialized(x) {
+		row.InitUnknown = initReason(x)
+		row.SessionUnknown = row.InitUnknown
+	} else if !sessionCreated(x) {
+		row.SessionUnknown = sessionReason(x)
+	}
 	row.Agent = agentKVs(x)
 	row.AuthClass = cellClass("auth", string(x.Auth.Status), row.Status)
 	row.Caps = capGroups(x.Capabilities)
@@ -232,14 +241,16 @@ func newHTMLRow(i int, r matrix.Row) htmlRow {
 		v float64
 	}{{"spawn → initialize", t.SpawnToInitializeMs}, {"initialize", t.InitializeMs}, {"session/new", t.SessionNewMs},
 		{"methods", t.MethodsMs}, {"teardown", t.TeardownMs}, {"total", t.TotalMs}} {
+		// Before initialize answered, only the steps that took time were reached.
+		if row.InitUnknown != "" && kv.v == 0 && kv.k != "total" {
+			continue
+		}
 		row.Timings = append(row.Timings, htmlKV{kv.k, fmt.Sprintf("%.1f ms", kv.v)})
 	}
 	if x.Error != nil && len(x.Error.AgentError) > 0 {
-		row.ErrorAgent = prettyJSON(x.Error.AgentError)
+		row.ErrorAgent = jsonText(x.Error.AgentError)
 	}
-	if b, err := marshalPretty(x); err == nil {
-		row.ResultJSON = b
-	}
+	row.ResultJSON = jsonText(x)
 	return row
 }
 
@@ -282,16 +293,22 @@ func agentKVs(x *probe.Result) []htmlKV {
 			kvs = append(kvs, htmlKV{k, v})
 		}
 	}
-	if x.AgentInfo != nil {
+	switch {
+	case !Initialized(x):
+		add("agentInfo", "not known")
+	case x.AgentInfo != nil:
 		add("name", x.AgentInfo.Name)
 		add("title", x.AgentInfo.Title)
 		add("version", x.AgentInfo.Version)
-	} else {
+	default:
 		add("agentInfo", "(none)")
 	}
-	if x.ProtocolVersion != nil {
+	switch {
+	case !Initialized(x):
+		add("protocol", "not known")
+	case x.ProtocolVersion != nil:
 		add("protocol", strconv.Itoa(*x.ProtocolVersion))
-	} else {
+	default:
 		add("protocol", "(unknown)")
 	}
 	add("command", x.Agent.Command)
@@ -429,21 +446,12 @@ func extensionList(x *probe.Result) []htmlExtension {
 	return out
 }
 
-func marshalPretty(v any) (string, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // the template escapes it for HTML
-	if err := enc.Encode(v); err != nil {
-		return "", err
+// jsonText is v as JSON writes it (the agent's own values compact, whatever their depth),
+// without the final newline; "" when v cannot be written.
+func jsonText(v any) string {
+	b, err := indentJSON(v)
+	if err != nil {
+		return ""
 	}
-	return strings.TrimRight(b.String(), "\n"), nil
-}
-
-func prettyJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
-	}
-	return b.String()
+	return strings.TrimSuffix(string(b), "\n")
 }

@@ -228,3 +228,32 @@ func TestMatrixHTMLWriteError(t *testing.T) {
 		t.Errorf("MatrixHTML on a failing writer: %v, want the writer's error", err)
 	}
 }
+
+// TestMatrixHTMLNotKnown (issue 13, item 8): the details of an agent that never answered
+// initialize say so instead of showing capabilities, and those of an agent without a session
+// say that modes, models and config options are not known.
+func TestMatrixHTMLNotKnown(t *testing.T) {
+	spawn := &probe.Result{Schema: probe.ResultSchema, Raw: probe.Raw{Initialize: json.RawMessage("null")},
+		Auth:  probe.AuthStatus{Status: probe.AuthUnknown},
+		Error: &probe.Error{Code: probe.ErrSpawnFailed, Stage: record.StageSpawn, Message: "no such file"}}
+	m := htmlMatrix()
+	m.Rows = []matrix.Row{{ID: "spawn", Result: spawn}, m.Rows[1]}
+	out := renderHTML(t, m)
+	spawnPart, authPart, _ := strings.Cut(out, `data-id="codex"`)
+	for _, want := range []string{
+		"<h3>Capabilities</h3><p class=\"none\">Not known: the agent never answered initialize.</p>",
+		"<dt>agentInfo</dt><dd>not known</dd>",
+		"Not known: the agent never answered initialize.</p>\n</section>\n<section class=\"card wide\"><h3>Config options",
+		`<p class="none">Not known: the agent never answered initialize.</p>`,
+	} {
+		if !strings.Contains(spawnPart, want) {
+			t.Errorf("the spawn failure's details lack %q", want)
+		}
+	}
+	if strings.Contains(spawnPart, `class="chip`) || strings.Contains(spawnPart, "No findings.") {
+		t.Errorf("the spawn failure's details show capabilities or 'No findings'")
+	}
+	if n := strings.Count(authPart, "Not known: session/new did not succeed (auth_required).</p>"); n != 3 {
+		t.Errorf("the auth_required row says modes, models and config options are not known %d times, want 3", n)
+	}
+}

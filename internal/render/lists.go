@@ -1,11 +1,8 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/drift"
@@ -13,83 +10,90 @@ import (
 	"github.com/acpprobe/acpprobe/registry"
 )
 
-// JSONLine writes v as one line of compact JSON (NDJSON), as the tap's --findings file holds
-// them.
-func JSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
 // CheckList writes the checks of `acpprobe check --list`: id, tier and title, marking the
 // active ones.
 func CheckList(w io.Writer, checks []conformance.Check) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIER\tTITLE")
+	rows := [][]string{{"ID", "TIER", "TITLE"}}
 	for _, c := range checks {
 		title := c.Title
 		if c.Active {
 			title += " (active)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.ID, c.Tier, title)
+		rows = append(rows, []string{c.ID, string(c.Tier), title})
 	}
-	return tw.Flush()
+	return writeTable(w, rows, screenOf(w).Width)
 }
 
 // Agents writes the agents of `acpprobe agents`: index, the registry index they come from
 // (which, and how old), then one row each with how it launches, where it comes from and
 // whether it can run here.
 func Agents(w io.Writer, index string, list []registry.Status) error {
-	out := &sticky{w: w}
-	fmt.Fprintf(out, "%s; %d agents\n\n", index, len(list))
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tVERSION\tLAUNCH\tSOURCE\tRUNS HERE")
+	width := screenOf(w).Width
+	t := &textWriter{w: w, width: width}
+	t.hang(fmt.Sprintf("%s; %d agents", index, len(list)), 2)
+	t.hang("", 0)
+	// The name is cut to 32 columns, or fewer (down to 10) to leave the last column 16 on a
+	// narrow terminal.
+	nameMax := 32
+	if width > 0 {
+		id, version, kind, source := len("ID"), len("VERSION"), len("LAUNCH"), len("SOURCE")
+		for _, s := range list {
+			id, version = max(id, Width(Clean(s.ID))), max(version, Width(Clean(s.Version)))
+			kind, source = max(kind, Width(Clean(string(s.Kind)))), max(source, Width(Clean(string(s.Source))))
+		}
+		nameMax = max(10, min(nameMax, width-(id+version+kind+source)-5*2-16))
+	}
+	rows := [][]string{{"ID", "NAME", "VERSION", "LAUNCH", "SOURCE", "RUNS HERE"}}
 	for _, s := range list {
 		runs := "yes"
 		if !s.CanRun {
 			runs = "no: " + s.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, Cut(s.Name, 32), s.Version, s.Kind, s.Source, runs)
+		rows = append(rows, []string{s.ID, Cut(s.Name, nameMax), s.Version, string(s.Kind), string(s.Source), runs})
 	}
-	tw.Flush()
-	return out.err
+	if t.err != nil {
+		return t.err
+	}
+	return writeTable(w, rows, width)
 }
 
 // Diff writes the changes of `acpprobe diff`, one sentence each, or "no drift".
 func Diff(w io.Writer, changes []drift.Change) error {
-	out := &sticky{w: w}
+	t := &textWriter{w: w, width: screenOf(w).Width}
 	if len(changes) == 0 {
-		fmt.Fprintln(out, "no drift")
-		return out.err
+		t.hang("no drift", 0)
+		return t.err
 	}
-	fmt.Fprintf(out, "%d change(s):\n", len(changes))
+	t.hang(fmt.Sprintf("%d change(s):", len(changes)), 0)
 	for _, c := range changes {
-		fmt.Fprintln(out, "  "+c.Text)
+		t.line(c.Text)
 	}
-	return out.err
+	return t.err
 }
 
 // ClientFindings writes the findings of `acpprobe lint-client`: what the client sent, each
-// with its tier, its transcript line and pointer, and why.
+// with its tier, where it was found (Where) and why.
 func ClientFindings(w io.Writer, findings []probe.Finding) error {
-	out := &sticky{w: w}
-	fmt.Fprintf(out, "%d client finding(s)\n", len(findings))
+	t := &textWriter{w: w, width: screenOf(w).Width}
+	t.hang(fmt.Sprintf("%d client finding(s)", len(findings)), 0)
 	for _, f := range findings {
-		fmt.Fprintf(out, "  %-10s %s [line %d %s]\n      %s\n", f.Tier, f.ID, f.Seq, f.Pointer, f.Message)
+		where := Where(f)
+		if where != "" {
+			where = " [" + where + "]"
+		}
+		t.line(fmt.Sprintf("%-10s %s%s", f.Tier, f.ID, where))
+		t.hang("      "+f.Message, 6)
 	}
-	return out.err
+	return t.err
 }
 
-// TapFinding writes one finding of `acpprobe tap --check` as it happens, on one line: tier,
-// id, where, why.
+// TapFinding writes one finding of `acpprobe tap --check` as it happens, on one line (never
+// wrapped: the editor's log takes it as is): tier, id, where (Where), why.
 func TapFinding(w io.Writer, f probe.Finding) error {
-	where := ""
-	if f.Seq != 0 {
-		where = " " + strings.TrimSpace(fmt.Sprintf(" [line %d %s", f.Seq, f.Pointer)) + "]"
+	where := Where(f)
+	if where != "" {
+		where = " [" + where + "]"
 	}
-	_, err := fmt.Fprintf(w, "acpprobe tap: %s %s%s: %s\n", f.Tier, f.ID, where, f.Message)
+	_, err := io.WriteString(w, Clean(fmt.Sprintf("acpprobe tap: %s %s%s: %s", f.Tier, f.ID, where, f.Message))+"\n")
 	return err
 }

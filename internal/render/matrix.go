@@ -3,8 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/matrix"
@@ -15,26 +15,38 @@ import (
 type Column struct {
 	Key   string // stable key (HTML data attributes, JSON)
 	Title string
+	// Short is the title in a narrow text table ("" when Title is short enough).
+	Short string
 	// Numeric columns sort by number.
 	Numeric bool
 	Value   func(matrix.Row) string
 }
 
+// Cells of the matrix that say nothing is there, or nothing is known.
+const (
+	// None: the agent has none (no modes, no models), or was not run.
+	None = "-"
+	// NotKnown: the agent never said: it never answered initialize, or session/new did not
+	// succeed (modes, models, config options, reasoning), or the method was not probed or got
+	// no answer.
+	NotKnown = "?"
+)
+
 // Columns are the matrix columns, in order.
 var Columns = []Column{
 	{Key: "agent", Title: "Agent", Value: func(r matrix.Row) string { return r.ID }},
 	{Key: "version", Title: "Version", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return initialized(r, func(x *probe.Result) string {
 			if x.AgentInfo == nil {
-				return "-"
+				return None
 			}
 			return strings.TrimSpace(x.AgentInfo.Name + " " + x.AgentInfo.Version)
 		})
 	}},
 	{Key: "protocol", Title: "Protocol", Numeric: true, Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return initialized(r, func(x *probe.Result) string {
 			if x.ProtocolVersion == nil {
-				return "-"
+				return NotKnown
 			}
 			return fmt.Sprint(*x.ProtocolVersion)
 		})
@@ -42,20 +54,20 @@ var Columns = []Column{
 	{Key: "auth", Title: "Auth", Value: func(r matrix.Row) string {
 		return result(r, func(x *probe.Result) string { return string(x.Auth.Status) })
 	}},
-	{Key: "prompt", Title: "Prompt content", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+	{Key: "prompt", Title: "Prompt content", Short: "Prompt", Value: func(r matrix.Row) string {
+		return initialized(r, func(x *probe.Result) string {
 			p := x.Capabilities.PromptCapabilities
 			return list(flag("image", p.Image), flag("audio", p.Audio), flag("resource", p.EmbeddedContext))
 		})
 	}},
 	{Key: "mcp", Title: "MCP", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return initialized(r, func(x *probe.Result) string {
 			m := x.Capabilities.McpCapabilities
 			return list("stdio", flag("http", m.HTTP), flag("sse", m.SSE), flag("acp", m.ACP))
 		})
 	}},
-	{Key: "sessions", Title: "Session caps", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+	{Key: "sessions", Title: "Session caps", Short: "Sessions", Value: func(r matrix.Row) string {
+		return initialized(r, func(x *probe.Result) string {
 			s := x.Capabilities.SessionCapabilities
 			return list(flag("load", x.Capabilities.LoadSession), flag("list", s.List), flag("resume", s.Resume), flag("close", s.Close),
 				flag("fork", s.Fork), flag("delete", s.Delete), flag("dirs", s.AdditionalDirectories))
@@ -68,7 +80,7 @@ var Columns = []Column{
 	methodColumn("fork", acp.MethodSessionFork),
 	methodColumn("delete", acp.MethodSessionDelete),
 	{Key: "modes", Title: "Modes", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return session(r, func(x *probe.Result) string {
 			var ids []string
 			for _, m := range x.Modes {
 				ids = append(ids, m.ID)
@@ -77,7 +89,7 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "models", Title: "Models", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return session(r, func(x *probe.Result) string {
 			var ids []string
 			for _, m := range x.Models {
 				ids = append(ids, m.ID)
@@ -85,8 +97,8 @@ var Columns = []Column{
 			return list(ids...)
 		})
 	}},
-	{Key: "config", Title: "Config options", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+	{Key: "config", Title: "Config options", Short: "Config", Value: func(r matrix.Row) string {
+		return session(r, func(x *probe.Result) string {
 			var ids []string
 			for _, o := range x.ConfigOptions {
 				ids = append(ids, o.ID)
@@ -95,15 +107,18 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "reasoning", Title: "Reasoning", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return session(r, func(x *probe.Result) string {
 			if x.Reasoning == nil {
-				return "-"
+				return None
 			}
 			return list(x.Reasoning.Values...)
 		})
 	}},
-	{Key: "findings", Title: "Findings M/C/A/I", Value: func(r matrix.Row) string {
+	{Key: "findings", Title: "Findings M/C/A/I", Short: "M/C/A/I", Value: func(r matrix.Row) string {
 		return result(r, func(x *probe.Result) string {
+			if len(x.Findings) == 0 && !Initialized(x) {
+				return NotKnown
+			}
 			n := map[probe.Tier]int{}
 			for _, f := range x.Findings {
 				n[f.Tier]++
@@ -111,10 +126,10 @@ var Columns = []Column{
 			return fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo])
 		})
 	}},
-	{Key: "startup", Title: "Startup ms", Numeric: true, Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+	{Key: "startup", Title: "Startup ms", Short: "Start ms", Numeric: true, Value: func(r matrix.Row) string {
+		return initialized(r, func(x *probe.Result) string {
 			if x.Timings.SpawnToInitializeMs == 0 {
-				return "-"
+				return None
 			}
 			return fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs)
 		})
@@ -128,7 +143,7 @@ func Status(r matrix.Row) string {
 	case r.Problem != "":
 		return "not run: " + r.Problem
 	case r.Result == nil:
-		return "-"
+		return None
 	case r.Result.Error != nil:
 		return string(r.Result.Error.Code) + ": " + r.Result.Error.Message
 	}
@@ -137,25 +152,45 @@ func Status(r matrix.Row) string {
 
 func methodColumn(title, method string) Column {
 	return Column{Key: "m-" + title, Title: title, Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return initialized(r, func(x *probe.Result) string {
 			switch x.Methods[method].Support {
 			case probe.Supported:
 				return "yes"
 			case probe.Unsupported:
 				return "no"
-			case probe.Unknown:
-				return "?"
 			}
-			return "-"
+			return NotKnown // no answer, or not probed
 		})
 	}}
 }
 
+// result is f of the row's result, or None when the agent was not run.
 func result(r matrix.Row, f func(*probe.Result) string) string {
 	if r.Result == nil {
-		return "-"
+		return None
 	}
 	return f(r.Result)
+}
+
+// initialized is f of the row's result, or NotKnown when the agent never answered
+// initialize.
+func initialized(r matrix.Row, f func(*probe.Result) string) string {
+	return result(r, func(x *probe.Result) string {
+		if !Initialized(x) {
+			return NotKnown
+		}
+		return f(x)
+	})
+}
+
+// session is f of the row's result, or NotKnown when session/new did not succeed.
+func session(r matrix.Row, f func(*probe.Result) string) string {
+	return initialized(r, func(x *probe.Result) string {
+		if !sessionCreated(x) {
+			return NotKnown
+		}
+		return f(x)
+	})
 }
 
 func flag(name string, on bool) string {
@@ -173,67 +208,202 @@ func list(items ...string) string {
 		}
 	}
 	if len(out) == 0 {
-		return "-"
+		return None
 	}
 	return strings.Join(out, ", ")
 }
 
-// MatrixText writes the matrix as a terminal table, with long cells cut short.
+// cellWidth is the most columns a cell takes in the full text table.
+const cellWidth = 40
+
+// MatrixText writes the matrix as a terminal table, laid out for the width of w (see Screen):
+//   - width unknown (a file, a pipe): every column, each cell cut at 40 columns;
+//   - every column fits: the same;
+//   - otherwise a narrow table (narrowMatrix): the agent, the columns that fit in order of
+//     priority, the six method columns as one, and the status cut to what is left, with a
+//     line naming the columns left out;
+//   - narrower than the agent and 16 columns of status: one block per agent (verticalMatrix).
 func MatrixText(w io.Writer, m *matrix.Matrix) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	width := screenOf(w).Width
 	var titles []string
 	for _, c := range Columns {
 		titles = append(titles, c.Title)
 	}
-	fmt.Fprintln(tw, strings.Join(titles, "\t"))
+	rows := [][]string{titles}
 	for _, r := range m.Rows {
 		var cells []string
 		for _, c := range Columns {
-			cells = append(cells, Cut(c.Value(r), 40))
+			cells = append(cells, Cut(c.Value(r), cellWidth))
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		rows = append(rows, cells)
 	}
-	return tw.Flush()
+	if width <= 0 || tableWidth(rows) <= width {
+		return writeTable(w, rows, 0)
+	}
+	return narrowMatrix(w, m, width)
 }
 
-// MatrixMarkdown writes the matrix as a GitHub-flavoured Markdown table.
-func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# ACP capability matrix\n\nGenerated %s by acpprobe %s.\n\n", m.GeneratedAt, m.Version)
-	b.WriteString("|")
-	for _, c := range Columns {
-		b.WriteString(" " + c.Title + " |")
-	}
-	b.WriteString("\n|")
-	for _, c := range Columns {
-		if c.Numeric {
-			b.WriteString("---:|")
-		} else {
-			b.WriteString("---|")
+// tableWidth is the width of the widest line writeTable would write for rows.
+func tableWidth(rows [][]string) int {
+	var widths []int
+	last := 0
+	for _, row := range rows {
+		for i, c := range row {
+			c = Clean(c)
+			if i == len(row)-1 {
+				last = max(last, Width(c))
+				continue
+			}
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], Width(c))
 		}
 	}
-	b.WriteString("\n")
+	total := last
+	for _, w := range widths {
+		total += w + 2
+	}
+	return total
+}
+
+// narrowColumn is a column of the narrow text table: title, value, and the most columns a
+// cell takes.
+type narrowColumn struct {
+	key, title string
+	value      func(matrix.Row) string
+	max        int
+}
+
+// narrowPriority is the order in which columns join the narrow table after the agent (the
+// status comes last, taking what is left): how the probe went first, then what a client
+// needs to decide, then detail.
+var narrowPriority = []string{"auth", "findings", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
+
+const (
+	agentMax    = 24 // the most columns the agent id takes in a narrow table
+	statusWidth = 16 // the fewest columns left for the status
+	statusMax   = 40 // the most columns kept for the status (and a third of the width) before other columns join
+)
+
+// narrowMatrix writes the table of the agent, the status (up to statusMax columns, and a third
+// of the width, kept for it), and each column of narrowPriority, in that order, that still fits width; then a line
+// naming the columns left out.
+func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
+	var methods []Column
+	cols := map[string]narrowColumn{}
+	for _, c := range Columns {
+		title := c.Title
+		if c.Short != "" {
+			title = c.Short
+		}
+		if strings.HasPrefix(c.Key, "m-") {
+			methods = append(methods, c)
+			continue
+		}
+		cols[c.Key] = narrowColumn{key: c.Key, title: title, value: c.Value, max: 24}
+	}
+	cols["agent"] = narrowColumn{key: "agent", title: "Agent", value: cols["agent"].value, max: agentMax}
+	cols["methods"] = narrowColumn{key: "methods", title: "Methods", max: 34, value: func(r matrix.Row) string {
+		if r.Result == nil {
+			return None
+		}
+		var yes []string
+		unknown := 0
+		for _, c := range methods {
+			switch c.Value(r) {
+			case "yes":
+				yes = append(yes, c.Title)
+			case NotKnown:
+				yes = append(yes, c.Title+NotKnown)
+				unknown++
+			}
+		}
+		if unknown == len(methods) {
+			return NotKnown
+		}
+		return list(strings.Join(yes, " "))
+	}}
+
+	// measured is how many columns c takes: its widest cell, at most c.max.
+	measured := func(c narrowColumn) int {
+		n := Width(c.title)
+		for _, r := range m.Rows {
+			n = max(n, Width(Cut(c.value(r), c.max)))
+		}
+		return min(n, c.max)
+	}
+	agentWidth := measured(cols["agent"])
+	if width < agentWidth+2+statusWidth {
+		return verticalMatrix(w, m, width)
+	}
+	// The status keeps up to statusMax columns before other columns join.
+	status := 0
 	for _, r := range m.Rows {
-		b.WriteString("|")
-		for _, c := range Columns {
-			b.WriteString(" " + mdEscape(c.Value(r)) + " |")
+		status = max(status, Width(Clean(Status(r))))
+	}
+	status = max(statusWidth, min(status, statusMax, width/3, width-agentWidth-2))
+	used := agentWidth + 2 + status
+	chosen := map[string]int{"agent": agentWidth}
+	var left []string
+	for _, key := range narrowPriority {
+		c := cols[key]
+		if n := measured(c); used+n+2 <= width {
+			chosen[key] = n
+			used += n + 2
+		} else {
+			left = append(left, c.title)
 		}
-		b.WriteString("\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	order := []string{"agent"}
+	for _, c := range Columns {
+		key := c.Key
+		if strings.HasPrefix(key, "m-") {
+			key = "methods"
+		}
+		if _, ok := chosen[key]; ok && !slices.Contains(order, key) {
+			order = append(order, key)
+		}
+	}
+	header := make([]string, 0, len(order)+1)
+	for _, key := range order {
+		header = append(header, cols[key].title)
+	}
+	rows := [][]string{append(header, "Status")}
+	start := used - status
+	for _, r := range m.Rows {
+		cells := make([]string, 0, len(order)+1)
+		for _, key := range order {
+			cells = append(cells, Cut(cols[key].value(r), chosen[key]))
+		}
+		rows = append(rows, append(cells, Cut(Status(r), width-start)))
+	}
+	if err := writeTable(w, rows, width); err != nil {
+		return err
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	t := &textWriter{w: w, width: width}
+	t.hang(fmt.Sprintf("(%d columns left out to fit %d: %s; a wider terminal, or --format md, html or json, shows them)", len(left), width, strings.Join(left, ", ")), 1)
+	return t.err
 }
 
-func mdEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// Cut shortens s to n characters, marking the cut with an ellipsis.
-func Cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// verticalMatrix writes each agent as a block: its id and status, then one line per column.
+func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
+	t := &textWriter{w: w, width: width}
+	for i, r := range m.Rows {
+		if i > 0 {
+			t.hang("", 0)
+		}
+		t.hang(r.ID+": "+Status(r), 4)
+		for _, c := range Columns[1 : len(Columns)-1] {
+			title := c.Title
+			if strings.HasPrefix(c.Key, "m-") {
+				title = "session/" + title
+			}
+			t.hang(fmt.Sprintf("  %s: %s", title, c.Value(r)), 4)
+		}
 	}
-	return string(r[:n-1]) + "…"
+	return t.err
 }

@@ -1,8 +1,15 @@
-// Package render writes probe results for people (text) and machines (JSON).
+// Package render writes every report a command prints: for people (text, tables, Markdown,
+// HTML) and for machines (JSON).
+//
+// Everything an agent or a file supplied is untrusted here. The text writers pass it through
+// Clean (controls and invisible characters shown as escapes), the Markdown writer also
+// escapes what would change the document's structure or make a link, the HTML writer leaves
+// it to html/template, and the JSON writers keep the output proportional to the input however
+// deep an agent nests its values. Text is laid out for the Screen it is written to (its width,
+// whether it takes ANSI sequences); anything else is written for a file.
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -12,30 +19,27 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 )
 
-// JSON writes the result as indented JSON followed by a newline.
-func JSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 // Text writes the human report of a probe: agent, protocol, capabilities, auth, modes,
-// config options, methods, timings, then the error if the probe could not complete.
+// config options, methods, timings, then the error if the probe could not complete. It says
+// only what was learned: what the agent never told (it never answered initialize, session/new
+// did not succeed) is named once, under "Not known", instead of being shown as absent.
 func Text(w io.Writer, r *probe.Result) error {
-	t := &textWriter{w: w}
+	t := &textWriter{w: w, width: screenOf(w).Width}
+	initOK, session := Initialized(r), sessionCreated(r)
 	t.section("Agent")
-	name := "(no agentInfo)"
-	if r.AgentInfo != nil {
-		name = r.AgentInfo.Name
-		if r.AgentInfo.Version != "" {
-			name += " " + r.AgentInfo.Version
+	if initOK {
+		name := "(no agentInfo)"
+		if r.AgentInfo != nil {
+			name = r.AgentInfo.Name
+			if r.AgentInfo.Version != "" {
+				name += " " + r.AgentInfo.Version
+			}
+			if r.AgentInfo.Title != "" {
+				name += fmt.Sprintf(" (%s)", r.AgentInfo.Title)
+			}
 		}
-		if r.AgentInfo.Title != "" {
-			name += fmt.Sprintf(" (%s)", r.AgentInfo.Title)
-		}
+		t.kv("name", name)
 	}
-	t.kv("name", name)
 	if r.Agent.ID != nil {
 		t.kv("id", *r.Agent.ID)
 	}
@@ -43,14 +47,113 @@ func Text(w io.Writer, r *probe.Result) error {
 	t.kv("cwd", r.Agent.Cwd)
 	t.kv("probed at", r.Agent.ProbedAt)
 
-	t.section("Protocol")
-	if r.ProtocolVersion != nil {
-		t.kv("version", fmt.Sprint(*r.ProtocolVersion))
+	authKnown := r.Auth.Status != probe.AuthUnknown || len(r.Auth.Evidence) > 0 || len(r.AuthMethods) > 0
+	if !initOK {
+		var unknown []string
+		unknown = append(unknown, "agentInfo", "protocol version", "capabilities")
+		if !authKnown {
+			unknown = append(unknown, "authentication")
+		}
+		unknown = append(unknown, "modes", "config options")
+		if !methodsProbed(r) {
+			unknown = append(unknown, "method support")
+		}
+		if len(r.Findings) == 0 {
+			unknown = append(unknown, "findings")
+		}
+		t.section("Not known")
+		t.line(strings.Join(unknown, ", ") + ": " + initReason(r))
 	} else {
-		t.kv("version", "(unknown)")
+		t.section("Protocol")
+		if r.ProtocolVersion != nil {
+			t.kv("version", fmt.Sprint(*r.ProtocolVersion))
+		} else {
+			t.kv("version", "(unknown)")
+		}
+		capabilitiesText(t, r.Capabilities)
 	}
 
-	c := r.Capabilities
+	if initOK || authKnown {
+		authText(t, r)
+	}
+
+	if initOK && !session {
+		t.section("Not known")
+		t.line("modes, config options: " + sessionReason(r))
+	} else if initOK {
+		modesText(t, r)
+	}
+
+	if initOK || methodsProbed(r) {
+		t.section("Methods")
+		for _, m := range acp.ProbedMethods {
+			ms, ok := r.Methods[m]
+			if !ok {
+				continue
+			}
+			detail := string(ms.Support)
+			if ms.Code != nil {
+				detail += fmt.Sprintf(" (%d %s)", *ms.Code, ms.Message)
+			} else if ms.Message != "" {
+				detail += " (" + ms.Message + ")"
+			}
+			t.kv(m, detail)
+		}
+	}
+
+	if r.Notifications.Total > 0 || len(r.AgentRequests) > 0 {
+		t.section("Agent messages")
+		for _, k := range sortedKeys(r.Notifications.ByMethod) {
+			t.kv(k, fmt.Sprint(r.Notifications.ByMethod[k]))
+		}
+		for _, k := range sortedKeys(r.Notifications.BySessionUpdate) {
+			t.kv("  "+k, fmt.Sprint(r.Notifications.BySessionUpdate[k]))
+		}
+		for _, k := range sortedKeys(r.AgentRequests) {
+			t.kv("request "+k, fmt.Sprintf("%d (refused)", r.AgentRequests[k]))
+		}
+	}
+
+	promptShapesText(t, r.PromptShapes)
+	extensionsText(t, r)
+	if initOK || len(r.Findings) > 0 {
+		findingsText(t, r)
+	}
+	verdictText(t, r.Verdict)
+
+	tm := r.Timings
+	t.section("Timings")
+	for _, s := range []struct {
+		k  string
+		ms float64
+	}{{"spawn→initialize", tm.SpawnToInitializeMs}, {"initialize", tm.InitializeMs}, {"session/new", tm.SessionNewMs},
+		{"methods", tm.MethodsMs}, {"teardown", tm.TeardownMs}} {
+		// Before initialize answered, only the steps that took time were reached.
+		if initOK || s.ms != 0 {
+			t.kv(s.k, fmt.Sprintf("%.1f ms", s.ms))
+		}
+	}
+	t.kv("total", fmt.Sprintf("%.1f ms", tm.TotalMs))
+	if r.Exit != nil {
+		t.kv("exit", exitText(r))
+	}
+
+	if r.Error != nil {
+		t.section("Error")
+		t.kv("code", string(r.Error.Code))
+		t.kv("stage", string(r.Error.Stage))
+		t.kv("message", r.Error.Message)
+		if tail := lastLines(r.Error.Stderr, 10); tail != "" {
+			t.line("stderr (last lines):")
+			for _, l := range strings.Split(tail, "\n") {
+				t.line("  | " + l)
+			}
+		}
+	}
+	return t.err
+}
+
+func capabilitiesText(t *textWriter, c probe.Capabilities) {
 	t.section("Capabilities")
 	t.kv("prompt", yesNo(map[string]bool{"text": true, "resource_link": true, "image": c.PromptCapabilities.Image,
 		"audio": c.PromptCapabilities.Audio, "resource (embedded)": c.PromptCapabilities.EmbeddedContext},
@@ -65,7 +168,9 @@ func Text(w io.Writer, r *probe.Result) error {
 	if len(c.MetaKeys) > 0 {
 		t.kv("_meta", strings.Join(c.MetaKeys, ", "))
 	}
+}
 
+func authText(t *textWriter, r *probe.Result) {
 	t.section("Authentication")
 	t.kv("status", string(r.Auth.Status))
 	for _, e := range r.Auth.Evidence {
@@ -93,7 +198,9 @@ func Text(w io.Writer, r *probe.Result) error {
 		}
 		t.kv("method", line)
 	}
+}
 
+func modesText(t *textWriter, r *probe.Result) {
 	t.section("Modes")
 	if len(r.Modes) == 0 {
 		t.line("(none)")
@@ -130,87 +237,33 @@ func Text(w io.Writer, r *probe.Result) error {
 	if r.Reasoning != nil {
 		t.kv("reasoning", fmt.Sprintf("%s: %s", r.Reasoning.ConfigID, strings.Join(r.Reasoning.Values, ", ")))
 	}
+}
 
-	t.section("Methods")
-	for _, m := range acp.ProbedMethods {
-		ms, ok := r.Methods[m]
-		if !ok {
-			continue
-		}
-		detail := string(ms.Support)
-		if ms.Code != nil {
-			detail += fmt.Sprintf(" (%d %s)", *ms.Code, ms.Message)
-		} else if ms.Message != "" {
-			detail += " (" + ms.Message + ")"
-		}
-		t.kv(m, detail)
+func promptShapesText(t *textWriter, ps *probe.PromptShapes) {
+	if ps == nil {
+		return
 	}
-
-	if r.Notifications.Total > 0 || len(r.AgentRequests) > 0 {
-		t.section("Agent messages")
-		for _, k := range sortedKeys(r.Notifications.ByMethod) {
-			t.kv(k, fmt.Sprint(r.Notifications.ByMethod[k]))
+	t.section("Prompt shapes")
+	t.kv("session", fmt.Sprintf("%s (session/new succeeded: %v)", ps.Session, ps.SessionCreated))
+	for _, p := range ps.Probes {
+		code := ""
+		if p.Code != nil {
+			code = fmt.Sprintf(" (%d)", *p.Code)
 		}
-		for _, k := range sortedKeys(r.Notifications.BySessionUpdate) {
-			t.kv("  "+k, fmt.Sprint(r.Notifications.BySessionUpdate[k]))
-		}
-		for _, k := range sortedKeys(r.AgentRequests) {
-			t.kv("request "+k, fmt.Sprintf("%d (refused)", r.AgentRequests[k]))
-		}
+		t.kv(p.Name, string(p.Outcome)+code)
 	}
-
-	if ps := r.PromptShapes; ps != nil {
-		t.section("Prompt shapes")
-		t.kv("session", fmt.Sprintf("%s (session/new succeeded: %v)", ps.Session, ps.SessionCreated))
-		for _, p := range ps.Probes {
-			code := ""
-			if p.Code != nil {
-				code = fmt.Sprintf(" (%d)", *p.Code)
-			}
-			t.kv(p.Name, string(p.Outcome)+code)
-		}
-		if ps.ErrorStyle != "" {
-			t.kv("error style", ps.ErrorStyle)
-		}
-		for _, b := range ps.InferredBranches {
-			t.kv("accepts", fmt.Sprintf("%s {%s}", b.Type, strings.Join(b.Required, ", ")))
-		}
-		if len(ps.RequiredFields) > 0 {
-			t.kv("required fields", strings.Join(ps.RequiredFields, ", "))
-		}
-		if p := ps.Prompt; p != nil {
-			t.kv("valid prompt", fmt.Sprintf("schema accepted %v, answered %v %s, updates %v", p.SchemaAccepted, p.Answered, p.StopReason, p.Updates))
-		}
+	if ps.ErrorStyle != "" {
+		t.kv("error style", ps.ErrorStyle)
 	}
-
-	extensionsText(t, r)
-	findingsText(t, r)
-
-	tm := r.Timings
-	t.section("Timings")
-	t.kv("spawn→initialize", fmt.Sprintf("%.1f ms", tm.SpawnToInitializeMs))
-	t.kv("initialize", fmt.Sprintf("%.1f ms", tm.InitializeMs))
-	t.kv("session/new", fmt.Sprintf("%.1f ms", tm.SessionNewMs))
-	t.kv("methods", fmt.Sprintf("%.1f ms", tm.MethodsMs))
-	t.kv("teardown", fmt.Sprintf("%.1f ms", tm.TeardownMs))
-	t.kv("total", fmt.Sprintf("%.1f ms", tm.TotalMs))
-	if r.Exit != nil {
-		t.kv("exit", exitText(r))
+	for _, b := range ps.InferredBranches {
+		t.kv("accepts", fmt.Sprintf("%s {%s}", b.Type, strings.Join(b.Required, ", ")))
 	}
-
-	if r.Error != nil {
-		t.section("Error")
-		t.kv("code", string(r.Error.Code))
-		t.kv("stage", string(r.Error.Stage))
-		t.kv("message", r.Error.Message)
-		if tail := lastLines(r.Error.Stderr, 10); tail != "" {
-			t.line("stderr (last lines):")
-			for _, l := range strings.Split(tail, "\n") {
-				t.line("  | " + l)
-			}
-		}
+	if len(ps.RequiredFields) > 0 {
+		t.kv("required fields", strings.Join(ps.RequiredFields, ", "))
 	}
-	return t.err
+	if p := ps.Prompt; p != nil {
+		t.kv("valid prompt", fmt.Sprintf("schema accepted %v, answered %v %s, updates %v", p.SchemaAccepted, p.Answered, p.StopReason, p.Updates))
+	}
 }
 
 // extensionsText lists the vendor extensions the session showed, as the catalogue classifies
@@ -249,7 +302,7 @@ func extensionsText(t *textWriter, r *probe.Result) {
 	}
 }
 
-// findingsText groups the findings by tier, with the pointer and the one-line why.
+// findingsText groups the findings by tier, with where each was found and the one-line why.
 func findingsText(t *textWriter, r *probe.Result) {
 	t.section(fmt.Sprintf("Findings (%d)", len(r.Findings)))
 	if len(r.Findings) == 0 {
@@ -267,15 +320,9 @@ func findingsText(t *textWriter, r *probe.Result) {
 		}
 		t.line(fmt.Sprintf("%s (%d)", tier, len(group)))
 		for _, f := range group {
-			where := ""
-			if f.Seq != 0 {
-				where = fmt.Sprintf(" [line %d", f.Seq)
-				if f.Pointer != "" {
-					where += " " + f.Pointer
-				}
-				where += "]"
-			} else if f.Pointer != "" {
-				where = " [" + f.Pointer + "]"
+			where := Where(f)
+			if where != "" {
+				where = " [" + where + "]"
 			}
 			known := ""
 			if f.Known {
@@ -285,24 +332,43 @@ func findingsText(t *textWriter, r *probe.Result) {
 			t.line("      " + f.Message)
 		}
 	}
-	if v := r.Verdict; v != nil {
-		verdict := "pass"
-		if v.Failed {
-			verdict = "FAIL"
-		}
-		t.section("Verdict")
-		t.kv("result", fmt.Sprintf("%s (fail on %s and above)", verdict, v.FailOn))
-		var counts []string
-		for _, tier := range probe.Tiers {
-			counts = append(counts, fmt.Sprintf("%s %d", tier, v.Counts[tier]))
-		}
-		t.kv("new findings", strings.Join(counts, ", "))
-		if v.Baseline != "" {
-			t.kv("baseline", fmt.Sprintf("%s: %d known", v.Baseline, v.Known))
-		}
-		for _, s := range v.Stale {
-			t.kv("stale", fmt.Sprintf("%s (%s) no longer occurs: remove it from the baseline", s.ID, s.Reason))
-		}
+}
+
+// Where says where a finding was found, the same way in every report: "seq N" (the record's
+// Nth line after the transcript header, which carries "seq":N; line N+1 of the transcript
+// file) and the JSON pointer into that message, either of which may be missing ("" when
+// both are).
+func Where(f probe.Finding) string {
+	var parts []string
+	if f.Seq != 0 {
+		parts = append(parts, fmt.Sprintf("seq %d", f.Seq))
+	}
+	if f.Pointer != "" {
+		parts = append(parts, f.Pointer)
+	}
+	return strings.Join(parts, " ")
+}
+
+func verdictText(t *textWriter, v *probe.Verdict) {
+	if v == nil {
+		return
+	}
+	verdict := "pass"
+	if v.Failed {
+		verdict = "FAIL"
+	}
+	t.section("Verdict")
+	t.kv("result", fmt.Sprintf("%s (fail on %s and above)", verdict, v.FailOn))
+	var counts []string
+	for _, tier := range probe.Tiers {
+		counts = append(counts, fmt.Sprintf("%s %d", tier, v.Counts[tier]))
+	}
+	t.kv("new findings", strings.Join(counts, ", "))
+	if v.Baseline != "" {
+		t.kv("baseline", fmt.Sprintf("%s: %d known", v.Baseline, v.Known))
+	}
+	for _, s := range v.Stale {
+		t.kv("stale", fmt.Sprintf("%s (%s) no longer occurs: remove it from the baseline", s.ID, s.Reason))
 	}
 }
 
@@ -331,24 +397,42 @@ func exitText(r *probe.Result) string {
 	return s
 }
 
+// textWriter writes the report a line at a time, each line cleaned (Clean) and wrapped to the
+// width (0: not wrapped), keeping the first error.
 type textWriter struct {
-	w   io.Writer
-	err error
+	w     io.Writer
+	width int
+	err   error
 }
 
+// kvColumn is where the value of a key-value line starts.
+const kvColumn = 30
+
+// line writes "  "+s; its continuation lines hang two columns deeper than it starts.
 func (t *textWriter) line(s string) {
-	if t.err == nil {
-		_, t.err = fmt.Fprintln(t.w, "  "+s)
+	s = "  " + s
+	t.hang(s, indentOf(s)+2)
+}
+
+// hang writes the line s, its continuation lines starting at column hang.
+func (t *textWriter) hang(s string, hang int) {
+	for _, l := range wrap(Clean(s), t.width, hang) {
+		if t.err == nil {
+			_, t.err = fmt.Fprintln(t.w, l)
+		}
 	}
 }
 
+// section writes an empty line and the title of a section.
 func (t *textWriter) section(name string) {
 	if t.err == nil {
-		_, t.err = fmt.Fprintf(t.w, "\n%s\n", name)
+		_, t.err = fmt.Fprintln(t.w)
 	}
+	t.hang(name, 2)
 }
 
-func (t *textWriter) kv(k, v string) { t.line(fmt.Sprintf("%-27s %s", k+":", v)) }
+// kv writes a key and its value, the value (and its continuation lines) at kvColumn.
+func (t *textWriter) kv(k, v string) { t.hang(fmt.Sprintf("  %-27s %s", k+":", v), kvColumn) }
 
 // yesNo lists which of the named features are on and off, in the given order.
 func yesNo(on map[string]bool, order ...string) string {

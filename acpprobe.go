@@ -73,6 +73,7 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 	r.Findings = out.Findings
 	r.Extensions = out.Extensions
 	r.PromptShapes = out.PromptShapes
+	r.Turns = out.Turns
 	if len(out.Unjudged) > 0 {
 		if r.Coverage == nil {
 			r.Coverage = &probe.Coverage{}

@@ -198,3 +198,54 @@ func findOption(opts []ConfigOption, id, category string) *ConfigOption {
 	}
 	return nil
 }
+
+// SessionUpdate is a lenient view of a session/update notification's params: the update's
+// kind and the fields a prompt turn is judged by.
+type SessionUpdate struct {
+	SessionID string
+	// Kind is the sessionUpdate discriminator: agent_message_chunk, agent_thought_chunk,
+	// tool_call, tool_call_update, usage_update …
+	Kind string
+	// Text is the content's text when the content is a text block (message and thought
+	// chunks).
+	Text string
+	// ToolCallID, ToolKind and Status are a tool call's (tool_call, tool_call_update).
+	ToolCallID string
+	ToolKind   string
+	Status     string
+}
+
+// ParseSessionUpdate reads the params of a session/update notification.
+func ParseSessionUpdate(params json.RawMessage) SessionUpdate {
+	o := ParseObject(params)
+	u := o.Object("update")
+	out := SessionUpdate{SessionID: o.String("sessionId"), Kind: u.String("sessionUpdate"),
+		ToolCallID: u.String("toolCallId"), ToolKind: u.String("kind"), Status: u.String("status")}
+	if c := u.Object("content"); c.String("type") == "text" {
+		out.Text = c.String("text")
+	}
+	return out
+}
+
+// PermissionRequest is a lenient view of session/request_permission params: the tool call it
+// asks about and the ids of the options by kind.
+type PermissionRequest struct {
+	ToolCallID string
+	// Options maps each option's kind (allow_once, reject_once …) to its optionId.
+	Options map[string]string
+}
+
+// ParsePermissionRequest reads the params of a session/request_permission request.
+func ParsePermissionRequest(params json.RawMessage) PermissionRequest {
+	o := ParseObject(params)
+	r := PermissionRequest{ToolCallID: o.Object("toolCall").String("toolCallId"), Options: map[string]string{}}
+	for _, raw := range o.Array("options") {
+		opt := ParseObject(raw)
+		if kind, id := opt.String("kind"), opt.String("optionId"); kind != "" && id != "" {
+			if _, seen := r.Options[kind]; !seen {
+				r.Options[kind] = id
+			}
+		}
+	}
+	return r
+}

@@ -42,6 +42,8 @@ const (
 	specContent       = "https://agentclientprotocol.com/protocol/content"
 	specPrompt        = "https://agentclientprotocol.com/protocol/prompt-turn"
 	specSessionFork   = "https://agentclientprotocol.com/rfds/session-fork"
+	specToolCalls     = "https://agentclientprotocol.com/protocol/tool-calls"
+	specCancellation  = "https://agentclientprotocol.com/protocol/cancellation"
 	specJSONRPC       = "https://www.jsonrpc.org/specification"
 )
 

@@ -51,6 +51,8 @@ type Outcome struct {
 	Findings     []probe.Finding
 	Extensions   *extensions.Inventory
 	PromptShapes *probe.PromptShapes
+	// Turns are the prompt-turn scenarios (acpprobe turn), each with its outcome.
+	Turns []probe.Turn
 	// Unjudged names the passes that did not judge the whole record because the context ended
 	// (nil when every pass finished): their findings, and the extension inventory when it is
 	// among them, hold only what was judged before.
@@ -75,6 +77,8 @@ type inputs struct {
 	// ext is the extension inventory, taken by the first call of extensions.
 	ext    *extensionFacts
 	shapes shapeFacts
+	// turns are the facts of the prompt-turn scenarios, outcomes not yet settled.
+	turns []probe.Turn
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
 }
@@ -118,7 +122,7 @@ func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Option
 	if in.ext != nil {
 		inv = in.ext.inventory
 	}
-	return Outcome{Findings: sortFindings(x, mergeOverlaps(slices.Concat(lists...))), Extensions: inv, PromptShapes: in.shapes.shapes, Unjudged: unjudged}, nil
+	return Outcome{Findings: sortFindings(x, mergeOverlaps(slices.Concat(lists...))), Extensions: inv, PromptShapes: in.shapes.shapes, Turns: settleTurns(in.turns), Unjudged: unjudged}, nil
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that
@@ -139,6 +143,7 @@ func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options
 		client:    clientCapsOf(x),
 		detection: detectMethods(x, r),
 		shapes:    deriveShapes(x, r),
+		turns:     deriveTurns(x),
 		deep:      deriveDeep(opts.Deep, cat),
 	}, nil
 }

@@ -81,6 +81,7 @@ var passes = []*pass{
 	&protocolPass,
 	&activePass,
 	&promptPass,
+	&turnsPass,
 	&capabilityPass,
 	&statePass,
 	&deepPass,

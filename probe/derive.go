@@ -359,7 +359,7 @@ func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarl
 	default:
 		s, _ = classify(form, ex.Answer.Msg, control)
 		s.DetectedBy = form
-		s.Ms = ms(ex.Answer.At - ex.Request.At)
+		s.Ms = Millis(ex.Answer.At - ex.Request.At)
 	}
 	return s
 }
@@ -448,11 +448,11 @@ func (b *builder) counts() {
 func (b *builder) timings() {
 	t := &b.r.Timings
 	if req, answer, _ := b.request(acp.MethodInitialize, record.StageInitialize); answer != nil {
-		t.SpawnToInitializeMs = ms(answer.At - b.spawnAt)
-		t.InitializeMs = ms(answer.At - req.At)
+		t.SpawnToInitializeMs = Millis(answer.At - b.spawnAt)
+		t.InitializeMs = Millis(answer.At - req.At)
 	}
 	if req, answer, _ := b.request(acp.MethodSessionNew, record.StageSessionNew); answer != nil {
-		t.SessionNewMs = ms(answer.At - req.At)
+		t.SessionNewMs = Millis(answer.At - req.At)
 	}
 	frames := b.x.Frames()
 	teardown, hasTeardown := b.x.FirstEvent(record.Teardown.Kind)
@@ -479,10 +479,10 @@ func (b *builder) timings() {
 		last = max(last, end)
 	}
 	if first >= 0 && last >= first {
-		t.MethodsMs = ms(last - first)
+		t.MethodsMs = Millis(last - first)
 	}
 	if exit, ok := b.x.FirstEvent(record.Exit.Kind); ok && hasTeardown {
-		t.TeardownMs = ms(exit.At - teardown.At)
+		t.TeardownMs = Millis(exit.At - teardown.At)
 	}
 	end := b.spawnAt
 	if len(frames) > 0 {
@@ -491,7 +491,7 @@ func (b *builder) timings() {
 	if done, ok := b.x.FirstEvent(record.Done.Kind); ok {
 		end = done.At
 	}
-	t.TotalMs = ms(end - b.spawnAt)
+	t.TotalMs = Millis(end - b.spawnAt)
 	b.r.Agent.DurationMs = t.TotalMs
 }
 

@@ -56,7 +56,7 @@ func (e *engine) run(parent context.Context) {
 		AgentID: e.opts.AgentID, Command: e.opts.Command, Argv: e.opts.Launcher.CommandLine(), Cwd: e.opts.Cwd,
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
 		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: string(e.opts.AuthPolicy),
-		TimeoutMs: ms(e.opts.Timeout), StartupTimeoutMs: ms(e.opts.StartupTimeout), RequestTimeoutMs: ms(e.opts.RequestTimeout),
+		TimeoutMs: Millis(e.opts.Timeout), StartupTimeoutMs: Millis(e.opts.StartupTimeout), RequestTimeoutMs: Millis(e.opts.RequestTimeout),
 		InitializeOnly: e.opts.InitializeOnly,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
@@ -344,7 +344,7 @@ func (e *engine) teardown() {
 	if e.opts.WaitForExit {
 		ladder.StdinWait = grace
 	}
-	wait := ms(ladder.StdinWait)
+	wait := Millis(ladder.StdinWait)
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
 	exit := e.agent.Shutdown(tctx, ladder)
 	<-e.eof
@@ -412,19 +412,12 @@ func answerer(policy Permission) jsonrpc.Handler {
 // rejectOption is the id of the permission option that refuses once (or, failing that,
 // always); "" when the agent offers none.
 func rejectOption(params json.RawMessage) string {
-	always := ""
-	for _, raw := range acp.ParseObject(params).Array("options") {
-		o := acp.ParseObject(raw)
-		switch o.String("kind") {
-		case "reject_once":
-			return o.String("optionId")
-		case "reject_always":
-			if always == "" {
-				always = o.String("optionId")
-			}
-		}
+	opts := acp.ParsePermissionRequest(params).Options
+	if id := opts["reject_once"]; id != "" {
+		return id
 	}
-	return always
+	return opts["reject_always"]
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+// Millis is d in milliseconds, to the microsecond: the unit of every time in a result.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

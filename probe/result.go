@@ -412,9 +412,11 @@ const (
 
 // TurnRun is one prompt of a scenario: what came back on the wire and what reached the model.
 type TurnRun struct {
-	// Seq is the session/prompt request's line; Ms the time to its answer.
-	Seq int64   `json:"seq"`
-	Ms  float64 `json:"ms"`
+	// Seq is the session/prompt request's line and AnswerSeq its answer's (0: none); Ms the
+	// time to the answer.
+	Seq       int64   `json:"seq"`
+	AnswerSeq int64   `json:"answerSeq,omitempty"`
+	Ms        float64 `json:"ms"`
 	// StopReason is the answer's; Code and Message an error answer's.
 	StopReason string `json:"stopReason,omitempty"`
 	Code       *int   `json:"code,omitempty"`
@@ -438,6 +440,9 @@ type TurnRun struct {
 	ModelRequests int      `json:"modelRequests"`
 	Models        []string `json:"models,omitempty"`
 	Reasoning     []string `json:"reasoning,omitempty"`
+	// ModelAnswered are the emulator's complete answers during the turn, in order (text,
+	// toolCall, structured, error): what the agent had to deliver.
+	ModelAnswered []string `json:"modelAnswered,omitempty"`
 }
 
 // ToolCallTruth is a tool call a turn reported.
@@ -449,7 +454,9 @@ type ToolCallTruth struct {
 
 // ShapeDelivery is one content block type sent on the live session.
 type ShapeDelivery struct {
+	// Type is the content block type; Seq the line of the prompt that carried it.
 	Type string `json:"type"`
+	Seq  int64  `json:"seq"`
 	// Advertised says whether promptCapabilities allows it (text and resource_link always).
 	Advertised bool `json:"advertised"`
 	// Accepted: the prompt was not refused as invalid; Code is a refusal's code.
@@ -466,11 +473,15 @@ type ModelTruth struct {
 	// Option is the config option's id, or "session/set_model" for the legacy method.
 	Option string `json:"option"`
 	Value  string `json:"value"`
-	// Set: the selection was accepted.
-	Set bool `json:"set"`
+	// Set: the selection was accepted; Seq is the selecting request's line.
+	Set bool  `json:"set"`
+	Seq int64 `json:"seq"`
 	// Requested are the models (for a thought level: the reasoning settings) the turn's model
 	// requests asked for.
 	Requested []string `json:"requested"`
+	// Reached: the requests asked for the selected value (true), for another value of the same
+	// option (false), or nothing tells (null: an alias such as "default", no request).
+	Reached *bool `json:"reached"`
 }
 
 // PermissionTruth is what the agent did when the model asked to write a file.
@@ -479,8 +490,9 @@ type PermissionTruth struct {
 	ToolCall bool `json:"toolCall"`
 	// Asked: it sent session/request_permission before writing; Answer is acpprobe's answer
 	// (the reject option's id, or cancelled).
-	Asked  bool   `json:"asked"`
-	Answer string `json:"answer,omitempty"`
+	Asked    bool   `json:"asked"`
+	AskedSeq int64  `json:"askedSeq,omitempty"`
+	Answer   string `json:"answer,omitempty"`
 	// FileWritten: the file existed afterwards.
 	FileWritten bool `json:"fileWritten"`
 	// ToolStatus is the tool call's last status; StopReason the turn's.
@@ -493,8 +505,9 @@ type PermissionTruth struct {
 // CancelTruth is how a turn ended after session/cancel, and whether the agent then still
 // worked.
 type CancelTruth struct {
-	// Sent is whether session/cancel was sent while the turn was streaming.
-	Sent bool `json:"sent"`
+	// Sent is whether session/cancel was sent while the turn was streaming; Seq is its line.
+	Sent bool  `json:"sent"`
+	Seq  int64 `json:"seq,omitempty"`
 	// StopReason is the cancelled turn's; WithinMs the time from the cancel to the answer.
 	StopReason string   `json:"stopReason,omitempty"`
 	WithinMs   *float64 `json:"withinMs"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
@@ -15,15 +16,8 @@ import (
 	"github.com/acpprobe/acpprobe/record"
 )
 
-// StepName is the name of a scenario's step in the record ("turn/completion" …): the
-// conformance pass that judges turns finds each scenario's frames by it.
-func StepName(s Scenario) string { return "turn/" + string(s) }
-
-// The model's scripted words. They are plain ASCII so that an agent cannot garble them, and
-// distinctive so that the judge finds them in the updates.
+// The permission scenario's words (the model's reply is probe.TurnReply).
 const (
-	// CompletionReply is what the model answers a one-line prompt.
-	CompletionReply = "ACPPROBE-PONG: the loopback model answered."
 	// FileContent is what the permission scenario's model asks to write.
 	FileContent = "written by acpprobe's permission scenario: this file must not exist\n"
 	// completionPrompt is the one-line prompt.
@@ -34,54 +28,41 @@ const (
 // sent after it (a turn ends with its answer in ACP v1).
 const afterWindow = 500 * time.Millisecond
 
-// cancelBound bounds how long after session/cancel the turn must end with stopReason
-// cancelled.
-const cancelBound = 10 * time.Second
-
 // maxModelValues bounds the model (and thought level) values the model-truth scenario tries:
 // one turn each.
 const maxModelValues = 8
 
 // steps are the requested scenarios as probe steps, in Scenarios order.
-func steps(want []Scenario, sc *scene) []probe.Step {
+func steps(want []probe.Scenario, sc *scene) []probe.Step {
 	var out []probe.Step
-	for _, s := range Scenarios {
-		if !containsScenario(want, s) {
+	for _, s := range probe.Scenarios {
+		if !slices.Contains(want, s) {
 			continue
 		}
 		switch s {
-		case Completion:
+		case probe.ScenarioCompletion:
 			out = append(out, step{s, sc, (*scene).completion})
-		case Shapes:
+		case probe.ScenarioShapes:
 			out = append(out, step{s, sc, (*scene).shapes})
-		case Models:
+		case probe.ScenarioModels:
 			out = append(out, step{s, sc, (*scene).models})
-		case Permission:
+		case probe.ScenarioPermission:
 			out = append(out, step{s, sc, (*scene).permission})
-		case Cancel:
+		case probe.ScenarioCancel:
 			out = append(out, step{s, sc, (*scene).cancel})
 		}
 	}
 	return out
 }
 
-func containsScenario(list []Scenario, s Scenario) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // step runs one scenario on the probe's session.
 type step struct {
-	scenario Scenario
+	scenario probe.Scenario
 	sc       *scene
 	run      func(*scene, context.Context, *probe.Session, string)
 }
 
-func (s step) Name() string { return StepName(s.scenario) }
+func (s step) Name() string { return s.scenario.StepName() }
 
 func (s step) Run(ctx context.Context, sess *probe.Session) {
 	if sess.ID == "" {
@@ -97,8 +78,8 @@ type notExercised struct{ reason string }
 func (n notExercised) Name() string { return "turn/not-exercised" }
 
 func (n notExercised) Run(_ context.Context, sess *probe.Session) {
-	for _, s := range Scenarios {
-		record.StepSkipped.Emit(sess.Log(), record.StepInfo{Name: StepName(s), Reason: n.reason})
+	for _, s := range probe.Scenarios {
+		record.StepSkipped.Emit(sess.Log(), record.StepInfo{Name: s.StepName(), Reason: n.reason})
 	}
 }
 
@@ -129,7 +110,7 @@ func text(t string) map[string]string { return map[string]string{"type": "text",
 
 // completion: a one-line reply.
 func (sc *scene) completion(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(CompletionReply))
+	sc.srv.SetScript(emulator.Text(probe.TurnReply))
 	sc.prompt(ctx, s, text(completionPrompt))
 }
 
@@ -144,23 +125,23 @@ var ShapeTypes = []string{"text", "image", "audio", "resource_link", "resource"}
 
 // shapeBlock is a valid content block of a type, beside a text block asking for a reply.
 func (sc *scene) shapeBlock(kind string) map[string]any {
-	uri := "file://" + filepath.Join(sc.workspace, "acpprobe-shape.txt")
+	uri := "file://" + filepath.Join(sc.workspace, probe.ShapeMarker)
 	switch kind {
 	case "image":
 		return map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(tinyPNG)}
 	case "audio":
 		return map[string]any{"type": "audio", "mimeType": "audio/wav", "data": base64.StdEncoding.EncodeToString(tinyWAV)}
 	case "resource_link":
-		return map[string]any{"type": "resource_link", "uri": uri, "name": "acpprobe-shape.txt", "mimeType": "text/plain"}
+		return map[string]any{"type": "resource_link", "uri": uri, "name": probe.ShapeMarker, "mimeType": "text/plain"}
 	case "resource":
-		return map[string]any{"type": "resource", "resource": map[string]any{"uri": uri, "mimeType": "text/plain", "text": "acpprobe shape probe"}}
+		return map[string]any{"type": "resource", "resource": map[string]any{"uri": uri, "mimeType": "text/plain", "text": "the contents of " + probe.ShapeMarker}}
 	}
-	return map[string]any{"type": "text", "text": "acpprobe shape probe"}
+	return map[string]any{"type": "text", "text": "a text block naming " + probe.ShapeMarker}
 }
 
 // shapes: one prompt per content block type (the block, and a text asking for a reply).
 func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(CompletionReply))
+	sc.srv.SetScript(emulator.Text(probe.TurnReply))
 	for _, kind := range ShapeTypes {
 		if ctx.Err() != nil || !s.Alive() {
 			return
@@ -172,7 +153,7 @@ func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
 // models: each value of the model option (or the legacy model list), selected, then a
 // one-line turn; then each value of the thought level option the same way.
 func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(CompletionReply))
+	sc.srv.SetScript(emulator.Text(probe.TurnReply))
 	ns := acp.ParseSessionResult(s.NewSession)
 	set := func(method string, params map[string]any) bool {
 		cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
@@ -224,7 +205,8 @@ const (
 )
 
 // cancel: a slow stream; session/cancel once the first chunk of the answer reached the
-// client; the turn must end cancelled within cancelBound; then a second one-line turn.
+// client; the turn must end cancelled within probe.CancelBound; then, if it did end, a second
+// one-line turn.
 func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	chunks := make([]string, cancelChunks)
 	for i := range chunks {
@@ -251,15 +233,17 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	case <-ctx.Done():
 	}
 	_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": s.ID})
-	bound := time.NewTimer(cancelBound)
+	bound := time.NewTimer(probe.CancelBound)
 	defer bound.Stop()
 	select {
 	case <-answered:
 	case <-bound.C:
+		return // still running: a second prompt would only collide with it
 	case <-ctx.Done():
+		return
 	}
 	listen(ctx, afterWindow)
 	// Still usable?
-	sc.srv.SetScript(emulator.Text(CompletionReply))
+	sc.srv.SetScript(emulator.Text(probe.TurnReply))
 	sc.prompt(ctx, s, text(completionPrompt))
 }

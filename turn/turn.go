@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/acpprobe/acpprobe"
@@ -27,39 +26,6 @@ import (
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 )
-
-// Scenario names a prompt-turn scenario.
-type Scenario string
-
-// The scenarios, in the order they run.
-const (
-	// Completion: a one-line text reply — which updates carry the text, thought chunks,
-	// usage, time to the first chunk, stopReason, updates after the answer.
-	Completion Scenario = "completion"
-	// Shapes: one prompt per content block type on the live session — schema acceptance
-	// against completion delivery, and whether the block reached the model.
-	Shapes Scenario = "prompt-shapes"
-	// Models: each value of the model option, selected, then a one-line turn: did that model
-	// reach the emulator?
-	Models Scenario = "model-truth"
-	// Permission: the model asks to write a file with the agent's own tool; the agent must
-	// ask, acpprobe rejects, the file must not appear.
-	Permission Scenario = "permission"
-	// Cancel: a slow stream, session/cancel in the middle: stopReason cancelled within a
-	// bound, nothing after, and a second turn still works.
-	Cancel Scenario = "cancel"
-)
-
-// Scenarios lists every scenario in run order.
-var Scenarios = []Scenario{Completion, Shapes, Models, Permission, Cancel}
-
-// ParseScenario reads a scenario name.
-func ParseScenario(s string) (Scenario, error) {
-	if sc := Scenario(s); slices.Contains(Scenarios, sc) {
-		return sc, nil
-	}
-	return "", fmt.Errorf("unknown scenario %q (want completion, prompt-shapes, model-truth, permission or cancel)", s)
-}
 
 // Options configure a turn run.
 type Options struct {
@@ -74,7 +40,7 @@ type Options struct {
 	// Profiles are the backend profiles (the embedded set when nil).
 	Profiles *emulator.Profiles
 	// Scenarios to run (all of them when empty), in Scenarios order.
-	Scenarios []Scenario
+	Scenarios []probe.Scenario
 	// Sandbox configures the sandbox every turn runs in (KeepDir, PassEnv, Env, Net…); its
 	// Workspace defaults to a fresh directory in the sandbox.
 	Sandbox sandbox.Options
@@ -112,7 +78,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	scenarios := o.Scenarios
 	if len(scenarios) == 0 {
-		scenarios = Scenarios
+		scenarios = probe.Scenarios
 	}
 
 	box, err := sandbox.New(o.Sandbox)

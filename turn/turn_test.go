@@ -33,7 +33,7 @@ func TestNoProfileIsNotExercised(t *testing.T) {
 	log := jsonrpc.NewLog()
 	r, err := turn.Run(context.Background(), turn.Options{
 		Probe: probe.Options{
-			Launcher: transport.Command{Argv: []string{exe}, Env: []string{"ACPPROBE_TURN_AGENT=1", "GORACE=atexit_sleep_ms=0"}},
+			Launcher: transport.Command{Argv: []string{exe}, Env: []string{"ACPPROBE_TURN_AGENT=--persona minimal", "GORACE=atexit_sleep_ms=0"}},
 			Log:      log, Timeout: 20 * time.Second, Grace: time.Second,
 		},
 		Sandbox: sandbox.Options{Parent: t.TempDir()},
@@ -50,8 +50,8 @@ func TestNoProfileIsNotExercised(t *testing.T) {
 			skipped[p.Name] = p.Reason
 		}
 	}
-	for _, s := range turn.Scenarios {
-		if why := skipped[turn.StepName(s)]; !strings.Contains(why, "no backend profile") {
+	for _, s := range probe.Scenarios {
+		if why := skipped[s.StepName()]; !strings.Contains(why, "no backend profile") {
 			t.Errorf("scenario %s: skipped %q, want not exercised for lack of a profile", s, why)
 		}
 	}

@@ -1,0 +1,172 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// The checks of the prompt-turn scenarios (acpprobe turn, check --turns): what the agent did
+// with a real turn against the model emulator, against the spec and its own advertisement.
+var (
+	turnNoText = &Check{ID: "turn.no-text", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "The model answered text, and no update carried it to the client", SpecRef: specPrompt, Active: true}
+	turnTextKind = &Check{ID: "turn.text-not-message-chunk", Tier: probe.TierAdvisory, Side: SideAgent,
+		Title: "The assistant's text came in an update other than agent_message_chunk", SpecRef: specPrompt, Active: true}
+	turnUpdatesAfter = &Check{ID: "turn.updates-after-answer", Tier: probe.TierAdvisory, Side: SideAgent,
+		Title: "Updates of a turn arrived after its session/prompt answer", SpecRef: specPrompt, Active: true}
+	turnPromptFailed = &Check{ID: "turn.prompt-failed", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "A valid prompt was answered with an error though the model answered", SpecRef: specPrompt, Active: true}
+	turnShapeRefused = &Check{ID: "turn.shape-refused", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "An advertised content type was refused as invalid on a live session", SpecRef: specContent, Active: true}
+	turnShapeDropped = &Check{ID: "turn.shape-not-delivered", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "An advertised content block was accepted and never reached the model", SpecRef: specContent, Active: true}
+	turnShapeUnadvertised = &Check{ID: "turn.shape-unadvertised", Tier: probe.TierInfo, Side: SideAgent,
+		Title: "A content type promptCapabilities does not allow was accepted", SpecRef: specContent, Active: true}
+	turnModelNotReached = &Check{ID: "turn.model-not-reached", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "A model or thought level selection did not reach the model", SpecRef: specConfig, Active: true}
+	turnWriteUnasked = &Check{ID: "turn.write-without-permission", Tier: probe.TierMandatory, Side: SideAgent,
+		Title: "The agent wrote a file without asking for permission", SpecRef: specToolCalls, Active: true}
+	turnWriteRejected = &Check{ID: "turn.write-after-reject", Tier: probe.TierMandatory, Side: SideAgent,
+		Title: "The agent wrote a file after permission was refused", SpecRef: specToolCalls, Active: true}
+	turnCancelStop = &Check{ID: "turn.cancel-not-cancelled", Tier: probe.TierMandatory, Side: SideAgent,
+		Title: "A cancelled turn did not end with stopReason cancelled", SpecRef: specCancellation, Active: true}
+	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "The turn after a cancelled one did not answer", SpecRef: specCancellation, Active: true}
+)
+
+// turnsPass judges the facts of the turn scenarios (deriveTurns). Only a session acpprobe
+// drove has them.
+var turnsPass = pass{
+	name:  "turns",
+	scope: driven,
+	checks: []*Check{turnNoText, turnTextKind, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
+		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnCancelStop, turnAfterCancel},
+	run: func(in *inputs, out *findings) {
+		for _, t := range in.turns {
+			for _, f := range judgeTurn(t) {
+				out.add(f.check, f.seq, f.pointer, f.message, nil)
+			}
+		}
+	},
+}
+
+// turnFinding is one thing a turn did wrong, at the line that shows it.
+type turnFinding struct {
+	check   *Check
+	seq     int64
+	pointer string
+	message string
+}
+
+// judgeTurn judges one scenario from its facts alone, so that a turn's outcome and its findings
+// always agree (settleTurns). A scenario that did not run has nothing to judge.
+func judgeTurn(t probe.Turn) []turnFinding {
+	if t.Outcome == probe.TurnNotRun {
+		return nil
+	}
+	var out []turnFinding
+	add := func(c *Check, seq int64, pointer, format string, args ...any) {
+		out = append(out, turnFinding{c, seq, pointer, fmt.Sprintf("%s: ", t.Scenario) + fmt.Sprintf(format, args...)})
+	}
+	for _, r := range t.Runs {
+		if r.UpdatesAfter > 0 {
+			add(turnUpdatesAfter, r.AnswerSeq, "", "%d update(s) of the turn came after its session/prompt answer; a turn ends with its answer", r.UpdatesAfter)
+		}
+		if t.Scenario != string(probe.ScenarioCompletion) && t.Scenario != string(probe.ScenarioModels) {
+			continue // the model answers probe.TurnReply in these; the others are judged by their own checks
+		}
+		answeredText := slices.Contains(r.ModelAnswered, "text")
+		switch {
+		case r.Code != nil && answeredText:
+			add(turnPromptFailed, r.AnswerSeq, "/error", "the model answered text, and the prompt was answered %d %q", *r.Code, r.Message)
+		case r.StopReason == "end_turn" && answeredText && len(r.TextIn) == 0:
+			add(turnNoText, r.AnswerSeq, "/result/stopReason", "the model answered %q, and the turn ended end_turn with no update carrying it", probe.TurnReply)
+		case len(r.TextIn) > 0 && !slices.Contains(r.TextIn, "agent_message_chunk"):
+			add(turnTextKind, r.Seq, "", "the assistant's text came only in %s, not agent_message_chunk: clients that show agent messages show nothing", strings.Join(r.TextIn, ", "))
+		}
+	}
+	switch {
+	case len(t.Shapes) > 0:
+		for _, d := range t.Shapes {
+			judgeShape(d, add)
+		}
+	case len(t.Models) > 0:
+		for _, m := range t.Models {
+			if m.Set && m.Reached != nil && !*m.Reached {
+				add(turnModelNotReached, m.Seq, "", "%s = %q was accepted, and the model was asked for %s", m.Option, m.Value, strings.Join(m.Requested, ", "))
+			}
+		}
+	case t.Permission != nil:
+		p := t.Permission
+		switch {
+		case p.FileWritten && !p.Asked:
+			add(turnWriteUnasked, t.Runs[0].AnswerSeq, "", "the model asked to write a file in the workspace, and the agent wrote it without session/request_permission (tool call status %q)", p.ToolStatus)
+		case p.FileWritten:
+			add(turnWriteRejected, p.AskedSeq, "", "the agent asked for permission, acpprobe answered %q, and the file was written anyway", p.Answer)
+		}
+	case t.Cancel != nil:
+		c := t.Cancel
+		seq := t.Runs[0].AnswerSeq
+		switch {
+		case c.WithinMs == nil:
+			add(turnCancelStop, c.Seq, "", "after session/cancel, the prompt was never answered")
+		case *c.WithinMs > probe.Millis(probe.CancelBound):
+			add(turnCancelStop, c.Seq, "", "after session/cancel, the prompt was answered only %.0f ms later (%q), beyond the %s bound: the agent did not stop the turn", *c.WithinMs, c.StopReason, probe.CancelBound)
+		case t.Runs[0].Code != nil:
+			add(turnCancelStop, seq, "/error", "after session/cancel, the prompt was answered with the error %d %q; it must answer stopReason cancelled (agents must catch the abort)", *t.Runs[0].Code, t.Runs[0].Message)
+		case c.StopReason != "cancelled":
+			add(turnCancelStop, seq, "/result/stopReason", "after session/cancel, the turn ended %q, not cancelled", c.StopReason)
+		}
+		if len(t.Runs) > 1 && (c.NextStopReason != "end_turn" || !c.NextText) {
+			next := t.Runs[1]
+			add(turnAfterCancel, next.AnswerSeq, "", "the prompt after the cancelled turn ended %s with %d model request(s) and %s", orNone(c.NextStopReason, "without a stopReason"), c.NextModelRequests, textOrNot(c.NextText))
+		}
+	}
+	return out
+}
+
+// judgeShape judges one content block type sent on the live session.
+func judgeShape(d probe.ShapeDelivery, add func(*Check, int64, string, string, ...any)) {
+	switch {
+	case d.Advertised && !d.Accepted && d.Code != nil:
+		add(turnShapeRefused, d.Seq, "", "a valid %s block, which promptCapabilities allows, was refused (%d)", d.Type, *d.Code)
+	case d.Advertised && d.Accepted && !d.Reached && len(d.ReachedAs) > 0:
+		add(turnShapeDropped, d.Seq, "", "a %s block was accepted, and the model's request carried only %s", d.Type, strings.Join(d.ReachedAs, ", "))
+	case !d.Advertised && d.Accepted && d.Reached:
+		add(turnShapeUnadvertised, d.Seq, "", "a %s block was accepted and reached the model although promptCapabilities does not allow it", d.Type)
+	case !d.Advertised && d.Accepted:
+		add(turnShapeUnadvertised, d.Seq, "", "a %s block was accepted although promptCapabilities does not allow it, and it never reached the model (dropped silently)", d.Type)
+	}
+}
+
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+func textOrNot(text bool) string {
+	if text {
+		return "its text"
+	}
+	return "no text in agent_message_chunk"
+}
+
+// settleTurns gives each scenario that ran its outcome: failed when it has a finding, passed
+// otherwise.
+func settleTurns(turns []probe.Turn) []probe.Turn {
+	for i := range turns {
+		if turns[i].Outcome == probe.TurnNotRun {
+			continue
+		}
+		turns[i].Outcome = probe.TurnPassed
+		if len(judgeTurn(turns[i])) > 0 {
+			turns[i].Outcome = probe.TurnFailed
+		}
+	}
+	return turns
+}

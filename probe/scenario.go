@@ -1,0 +1,69 @@
+package probe
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scenario names a prompt-turn scenario of acpprobe turn. The names live here, beside the
+// Turn facts of the result, because both sides use them: the turn package runs each scenario
+// as a step named StepName(s), and the conformance pass that judges turns finds each
+// scenario's frames by that name, in a live record or a transcript.
+type Scenario string
+
+// The scenarios, in the order they run.
+const (
+	// ScenarioCompletion: a one-line text reply — which updates carry the text, thought
+	// chunks, usage, time to the first chunk, stopReason, updates after the answer.
+	ScenarioCompletion Scenario = "completion"
+	// ScenarioShapes: one prompt per content block type on the live session — schema
+	// acceptance against completion delivery, and whether the block reached the model.
+	ScenarioShapes Scenario = "prompt-shapes"
+	// ScenarioModels: each value of the model option, selected, then a one-line turn: did that
+	// model reach the emulator? Then the thought level the same way.
+	ScenarioModels Scenario = "model-truth"
+	// ScenarioPermission: the model asks to write a file with the agent's own tool; the agent
+	// must ask, acpprobe rejects, the file must not appear.
+	ScenarioPermission Scenario = "permission"
+	// ScenarioCancel: a slow stream, session/cancel in the middle: stopReason cancelled within
+	// a bound, nothing after, and a second turn still works.
+	ScenarioCancel Scenario = "cancel"
+)
+
+// Scenarios lists every scenario in run order.
+var Scenarios = []Scenario{ScenarioCompletion, ScenarioShapes, ScenarioModels, ScenarioPermission, ScenarioCancel}
+
+// ParseScenario reads a scenario name.
+func ParseScenario(s string) (Scenario, error) {
+	if sc := Scenario(s); slices.Contains(Scenarios, sc) {
+		return sc, nil
+	}
+	names := make([]string, len(Scenarios))
+	for i, sc := range Scenarios {
+		names[i] = string(sc)
+	}
+	return "", fmt.Errorf("unknown scenario %q (want %s)", s, strings.Join(names, ", "))
+}
+
+// StepName is the name of a scenario's step in the record ("turn/completion" …).
+func (s Scenario) StepName() string { return "turn/" + string(s) }
+
+// The model's scripted words and the prompts' markers. They are plain ASCII so that an agent
+// cannot garble them, and distinctive so that the judge finds them in the updates and in what
+// reached the model.
+const (
+	// TurnReply is what the model answers a one-line prompt.
+	TurnReply = "ACPPROBE-PONG: the loopback model answered."
+	// TurnReplyMarker is the part of TurnReply the judge looks for in the updates (an agent
+	// may split the text into chunks anywhere, and the judge joins them).
+	TurnReplyMarker = "ACPPROBE-PONG"
+	// ShapeMarker is the file name every content block of the prompt-shapes scenario names:
+	// when it is in the text of the model's last user message, the block reached the model.
+	ShapeMarker = "acpprobe-shape.txt"
+)
+
+// CancelBound bounds how long after session/cancel the cancelled turn must end (the cancel
+// scenario waits that long, and the judge holds the agent to it).
+const CancelBound = 10 * time.Second

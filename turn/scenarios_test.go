@@ -1,0 +1,151 @@
+package turn_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/transport"
+	"github.com/acpprobe/acpprobe/turn"
+)
+
+// runTurns runs scenarios against the reference agent's model persona with the given faults,
+// through the acptest-model backend profile, and returns the report.
+func runTurns(t *testing.T, faults []string, scenarios ...probe.Scenario) *probe.Result {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--persona", "model"}, faults...)
+	r, err := turn.Run(context.Background(), turn.Options{
+		Probe: probe.Options{
+			Launcher: transport.Command{Argv: []string{exe}, Env: []string{"ACPPROBE_TURN_AGENT=" + strings.Join(args, " "), "GORACE=atexit_sleep_ms=0"}},
+			Timeout:  60 * time.Second, Grace: time.Second,
+		},
+		Scenarios:   scenarios,
+		Sandbox:     sandbox.Options{Parent: t.TempDir()},
+		TurnTimeout: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, r)
+	return r
+}
+
+// validate checks the report against the published result schema.
+func validate(t *testing.T, r *probe.Result) {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("result.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(r)
+	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("the report does not match result.schema.json: %v", err)
+	}
+}
+
+func turnOf(t *testing.T, r *probe.Result, s probe.Scenario) probe.Turn {
+	t.Helper()
+	for _, tr := range r.Turns {
+		if tr.Scenario == string(s) {
+			return tr
+		}
+	}
+	t.Fatalf("no %s turn in %+v (error %+v)", s, r.Turns, r.Error)
+	return probe.Turn{}
+}
+
+func findingIDs(r *probe.Result) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		if strings.HasPrefix(f.ID, "turn.") {
+			ids = append(ids, f.ID)
+		}
+	}
+	return ids
+}
+
+// Every scenario passes against the model persona: real turns through the emulator, the text
+// in agent_message_chunk, the selected models reaching the model, permission asked and the
+// write refused, cancel ending cancelled with the agent still usable.
+func TestScenariosPass(t *testing.T) {
+	r := runTurns(t, nil)
+	if ids := findingIDs(r); len(ids) > 0 {
+		t.Errorf("turn findings against the passing persona: %v", ids)
+	}
+	for _, s := range probe.Scenarios {
+		if tr := turnOf(t, r, s); tr.Outcome != probe.TurnPassed {
+			t.Errorf("%s: %s (%s), want passed", s, tr.Outcome, tr.Reason)
+		}
+	}
+	c := turnOf(t, r, probe.ScenarioCompletion).Runs[0]
+	if c.StopReason != "end_turn" || !slices.Equal(c.TextIn, []string{"agent_message_chunk"}) || c.Text != probe.TurnReply || c.ModelRequests != 1 {
+		t.Errorf("completion run %+v", c)
+	}
+	var selected []string
+	for _, m := range turnOf(t, r, probe.ScenarioModels).Models {
+		if m.Reached == nil || !*m.Reached {
+			t.Errorf("model truth %s=%s: requested %v, reached %v", m.Option, m.Value, m.Requested, m.Reached)
+		}
+		selected = append(selected, m.Value)
+	}
+	if !slices.Contains(selected, "acptest-large") || !slices.Contains(selected, "high") {
+		t.Errorf("model truth selected %v, want every model and thought level", selected)
+	}
+	if p := turnOf(t, r, probe.ScenarioPermission).Permission; !p.Asked || p.FileWritten || !p.Offered {
+		t.Errorf("permission %+v", p)
+	}
+	if k := turnOf(t, r, probe.ScenarioCancel).Cancel; !k.Sent || k.StopReason != "cancelled" || !k.NextText {
+		t.Errorf("cancel %+v", k)
+	}
+}
+
+// Each fault of the model persona makes its scenario fail with its finding, and only that.
+func TestScenarioFaults(t *testing.T) {
+	for _, c := range []struct {
+		fault    string
+		scenario probe.Scenario
+		want     string
+	}{
+		{"--write-without-permission", probe.ScenarioPermission, "turn.write-without-permission"},
+		{"--write-after-reject", probe.ScenarioPermission, "turn.write-after-reject"},
+		{"--ignore-model", probe.ScenarioModels, "turn.model-not-reached"},
+		{"--ignore-thought-level", probe.ScenarioModels, "turn.model-not-reached"},
+		{"--ignore-cancel", probe.ScenarioCancel, "turn.cancel-not-cancelled"},
+		{"--updates-after-answer", probe.ScenarioCompletion, "turn.updates-after-answer"},
+		{"--text-as-thought", probe.ScenarioCompletion, "turn.text-not-message-chunk"},
+		{"--drop-blocks", probe.ScenarioShapes, "turn.shape-not-delivered"},
+	} {
+		t.Run(strings.TrimPrefix(c.fault, "--"), func(t *testing.T) {
+			t.Parallel()
+			r := runTurns(t, []string{c.fault}, c.scenario)
+			if tr := turnOf(t, r, c.scenario); tr.Outcome != probe.TurnFailed {
+				t.Errorf("%s: %s (%s), want failed", c.scenario, tr.Outcome, tr.Reason)
+			}
+			if ids := findingIDs(r); !slices.Contains(ids, c.want) {
+				t.Errorf("findings %v, want %s", ids, c.want)
+			}
+		})
+	}
+}

@@ -137,7 +137,9 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		}
 	}
 	if o.Check != nil {
-		po.Steps = conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt})
+		// The active checks first, then the caller's own steps (the turn scenarios of
+		// check --turns).
+		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt}), po.Steps...)
 		po.WaitForExit = true // check judges how the agent leaves when its stdin closes
 	}
 	// The report needs compiled schema types: build them while the agent starts.

@@ -134,11 +134,11 @@ func judgeShape(d probe.ShapeDelivery, add func(*Check, int64, string, string, .
 	case d.Advertised && !d.Accepted && d.Code != nil:
 		add(turnShapeRefused, d.Seq, "", "a valid %s block, which promptCapabilities allows, was refused (%d)", d.Type, *d.Code)
 	case d.Advertised && d.Accepted && !d.Reached && len(d.ReachedAs) > 0:
-		add(turnShapeDropped, d.Seq, "", "a %s block was accepted, and the model's request carried only %s", d.Type, strings.Join(d.ReachedAs, ", "))
+		add(turnShapeDropped, d.Seq, "", "the %s block was accepted, and the model's request carried only %s", d.Type, strings.Join(d.ReachedAs, ", "))
 	case !d.Advertised && d.Accepted && d.Reached:
-		add(turnShapeUnadvertised, d.Seq, "", "a %s block was accepted and reached the model although promptCapabilities does not allow it", d.Type)
+		add(turnShapeUnadvertised, d.Seq, "", "the %s block was accepted and reached the model although promptCapabilities does not allow it", d.Type)
 	case !d.Advertised && d.Accepted:
-		add(turnShapeUnadvertised, d.Seq, "", "a %s block was accepted although promptCapabilities does not allow it, and it never reached the model (dropped silently)", d.Type)
+		add(turnShapeUnadvertised, d.Seq, "", "the %s block was accepted although promptCapabilities does not allow it, and it never reached the model (dropped silently)", d.Type)
 	}
 }
 

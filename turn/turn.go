@@ -46,6 +46,9 @@ type Options struct {
 	Sandbox sandbox.Options
 	// TurnTimeout bounds one prompt turn (DefaultTurnTimeout when 0).
 	TurnTimeout time.Duration
+	// Check, when set, also runs the active checks of acpprobe check on the same session,
+	// before the scenarios (check --turns): the whole check then runs in the sandbox.
+	Check *acpprobe.Check
 	// Analyze says how the record becomes the report.
 	Analyze acpprobe.AnalyzeOptions
 }
@@ -126,7 +129,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	if po.Cwd == "" {
 		po.Cwd = box.Workspace()
 	}
-	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Analyze: o.Analyze})
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze})
 }
 
 // profile chooses the backend profile: by hand (Backend), by registry id or config name, or

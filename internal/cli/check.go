@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/turn"
 )
 
 // CheckOptions are the options of acpprobe check: a probe with the active checks and a
@@ -25,6 +26,9 @@ type CheckOptions struct {
 	// AllowAuthRequired lets the verdict alone decide the exit code of an agent that needs
 	// authentication (--allow-auth-required): 0 when it passed, instead of 4.
 	AllowAuthRequired bool
+	// Turns, when set, also runs the prompt-turn scenarios (--turns): the whole check then
+	// runs in the sandbox, with the model emulator as the agent's model.
+	Turns *turn.Options
 }
 
 func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
@@ -39,6 +43,9 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
 	allowAuth := fs.Bool("allow-auth-required", false, "when the agent needs authentication and that is the only failure, exit by the verdict (0 when it passed) instead of 4; for CI without credentials")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
+	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens (see acpprobe turn): the whole check then runs in a sandbox, the model emulator as the agent's model")
+	var tf turnFlags
+	tf.register(fs)
 	cl, err := parseArgs(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err
@@ -55,35 +62,64 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		}
 		return &CheckOptions{ProbeOptions: ProbeOptions{IO: stdio, JSON: pf.json}, List: true}, nil
 	}
-	tier, err := conformance.ParseTier(*failOn)
+	verdict, err := verdictOf(*failOn, *baselinePath)
 	if err != nil {
-		return nil, usagef("--fail-on: %v", err)
+		return nil, err
 	}
 	if *schemaName != "" {
 		if _, err := schema.Load(*schemaName); err != nil {
 			return nil, usagef("--schema: %v", err)
 		}
 	}
-	verdict := &acpprobe.Verdict{FailOn: tier, BaselinePath: *baselinePath}
-	if *baselinePath != "" {
-		if verdict.Baseline, err = conformance.LoadBaseline(*baselinePath); err != nil {
-			return nil, readError("--baseline", err)
-		}
-	}
 	target, err := pf.targetOptions(fs, cl)
 	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
-	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
+	if !*turns {
+		if set := turnFlagsSet(fs); len(set) > 0 {
+			return nil, usagef("%s configure the prompt turns: they need --turns", strings.Join(set, ", "))
+		}
+	}
+	explicitCwd := visited(fs, "cwd")
+	probeTarget := target
+	if *turns {
+		probeTarget = sandboxed(target, explicitCwd)
+	}
+	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, probeTarget), AllowAuthRequired: *allowAuth}
+	if *turns {
+		to, err := tf.options(target, pf.env, explicitCwd)
+		if err != nil {
+			return nil, err
+		}
+		opts.Turns = &to
+	}
 	opts.Check = &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}
 	opts.Report.Schema = *schemaName
 	opts.Report.Verdict = verdict
 	return opts, nil
 }
 
+// verdictOf is the verdict of --fail-on and --baseline.
+func verdictOf(failOn, baselinePath string) (*acpprobe.Verdict, error) {
+	tier, err := conformance.ParseTier(failOn)
+	if err != nil {
+		return nil, usagef("--fail-on: %v", err)
+	}
+	verdict := &acpprobe.Verdict{FailOn: tier, BaselinePath: baselinePath}
+	if baselinePath != "" {
+		if verdict.Baseline, err = conformance.LoadBaseline(baselinePath); err != nil {
+			return nil, readError("--baseline", err)
+		}
+	}
+	return verdict, nil
+}
+
 func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if opts.List {
 		return listChecks(opts.IO.Out, opts.JSON)
+	}
+	if opts.Turns != nil {
+		return turnRun(ctx, &TurnOptions{ProbeOptions: opts.ProbeOptions, Turn: *opts.Turns, AllowAuthRequired: opts.AllowAuthRequired})
 	}
 	return exitByVerdict(probeRun(ctx, &opts.ProbeOptions), opts.AllowAuthRequired)
 }

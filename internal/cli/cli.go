@@ -50,6 +50,7 @@ func commands() []command {
 	return []command{
 		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", bind(newProbeOptions, probeRun)},
 		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", bind(newCheckOptions, checkRun)},
+		{"turn", "run real prompt turns at zero tokens: the agent in a sandbox, a loopback model emulator as its model", bind(newTurnOptions, turnRun)},
 		{"analyze", "rebuild the result and findings of a recorded transcript, offline", bind(newAnalyzeOptions, analyzeRun)},
 		{"replay", "act as the agent recorded in a transcript, on stdio", bind(newReplayOptions, replayRun)},
 		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", bind(newTapOptions, tapRun)},

@@ -26,6 +26,7 @@ var parsers = map[string]func(args []string, io Stdio) (any, error){
 	"lint-client": func(a []string, io Stdio) (any, error) { return newLintClientOptions(a, io) },
 	"diff":        func(a []string, io Stdio) (any, error) { return newDiffOptions(a, io) },
 	"extensions":  func(a []string, io Stdio) (any, error) { return newExtensionsOptions(a, io) },
+	"turn":        func(a []string, io Stdio) (any, error) { return newTurnOptions(a, io) },
 }
 
 // TestEveryFlagDoesSomething walks the flags every command lists in its help and checks that
@@ -52,6 +53,10 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"namespaced": true, "forms": ["flat"], "source": "a test", "metaKeys": [{"name": "k", "direction": "agent-to-client",
 		"class": "private", "where": ["x"], "description": "d", "credential": true}]}`)
 	baseline := write("known.txt", "framing.stdout-non-json a reason\n")
+	profiles := filepath.Join(dir, "profiles")
+	if err := os.MkdirAll(profiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	// sample sets each flag to a value that is not its default; a bool flag is just named.
 	sample := map[string]string{
@@ -60,14 +65,18 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"config": config, "transcript": filepath.Join(dir, "t.ndjson"), "catalogue": filepath.Join(dir, "cat"),
 		"max-line-size": "1000", "persona": "gemini", "schema": "v2", "fail-on": "info", "baseline": baseline,
 		"findings": filepath.Join(dir, "f.ndjson"), "parallel": "2", "format": "md", "out": dir, "ignore": "x",
-		"vendor": "gemini",
+		"vendor": "gemini", "scenario": "cancel", "backend": "gemini", "profiles": profiles, "turn-timeout": "7s",
+		"keep-sandbox": filepath.Join(dir, "box"), "pass-env": "K",
 	}
 	// base is the command line a flag is added to: per command, and per command/flag where the
 	// flag needs another one to mean anything.
 	base := map[string][]string{
-		"probe": {"acptest-claude"}, "check": {"acptest-claude"}, "tap": {"acptest-claude"}, "matrix": {"acptest-claude"},
+		"probe": {"acptest-claude"}, "check": {"acptest-claude"}, "tap": {"acptest-claude"}, "matrix": {"acptest-claude"}, "turn": {"acptest-claude"},
 		"analyze": {"t.ndjson"}, "replay": {"t.ndjson"}, "lint-client": {"t.ndjson"}, "diff": {"a.json", "b.json"},
-		"probe/command": {}, "check/command": {}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
+		"probe/command": {}, "check/command": {}, "turn/command": {},
+		"check/turns": {"acptest-claude"}, "check/scenario": {"--turns", "acptest-claude"}, "check/backend": {"--turns", "acptest-claude"},
+		"check/profiles": {"--turns", "acptest-claude"}, "check/turn-timeout": {"--turns", "acptest-claude"},
+		"check/keep-sandbox": {"--turns", "acptest-claude"}, "check/pass-env": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 	for _, c := range commands() {

@@ -38,7 +38,7 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	fs := newFlagSet("analyze")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
-	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check transcripts: mandatory)")
+	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check and turn transcripts: mandatory)")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
 	allowAuth := fs.Bool("allow-auth-required", false, "judge a session that needed authentication by the verdict alone, as check --allow-auth-required does")
 	catalogueDir := fs.String("catalogue", "", "directory of extra vendor catalogue files merged over the built-in catalogue")
@@ -86,7 +86,7 @@ func analyzeRun(ctx context.Context, opts *AnalyzeOptions) error {
 		return err
 	}
 	o := opts.Report
-	if o.Verdict == nil && header.Tool == "check" {
+	if o.Verdict == nil && (header.Tool == "check" || header.Tool == "turn") {
 		o.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
 	}
 	r, err := acpprobe.Analyze(ctx, frames, o)

@@ -125,6 +125,7 @@ type htmlRow struct {
 	Methods                []htmlMethod
 	Tiers                  []htmlTier
 	Extensions             []htmlExtension
+	Turns                  []htmlTurn
 	Timings                []htmlKV
 	ErrorAgent, ResultJSON string
 	FindingCount           int
@@ -135,6 +136,12 @@ type htmlRow struct {
 }
 
 type htmlKV struct{ K, V string }
+
+// htmlTurn is one prompt-turn scenario: its outcome, its summary, its details.
+type htmlTurn struct {
+	Scenario, Outcome, Facts string
+	Details                  []htmlKV
+}
 
 type htmlCapGroup struct {
 	Name  string
@@ -235,6 +242,13 @@ func newHTMLRow(i int, r matrix.Row) htmlRow {
 	row.Tiers = tiers(x.Findings)
 	row.FindingCount = len(x.Findings)
 	row.Extensions = extensionList(x)
+	for _, tr := range x.Turns {
+		ht := htmlTurn{Scenario: tr.Scenario, Outcome: string(tr.Outcome), Facts: turnFacts(tr)}
+		for _, d := range turnDetails(tr) {
+			ht.Details = append(ht.Details, htmlKV{d[0], d[1]})
+		}
+		row.Turns = append(row.Turns, ht)
+	}
 	t := x.Timings
 	for _, kv := range []struct {
 		k string

@@ -115,6 +115,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	}
 
 	promptShapesText(t, r.PromptShapes)
+	turnsText(t, r.Turns)
 	extensionsText(t, r)
 	if initOK || len(r.Findings) > 0 {
 		findingsText(t, r)

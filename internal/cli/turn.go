@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/emulator"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/transport"
+	"github.com/acpprobe/acpprobe/turn"
+)
+
+// TurnOptions are the options of acpprobe turn (and check --turns): real prompt turns at zero
+// tokens, the agent in a sandbox with the model emulator as its model.
+type TurnOptions struct {
+	ProbeOptions
+	// Turn says which scenarios, which backend profile, and the sandbox; its Probe, Check and
+	// Analyze are set from ProbeOptions when it runs.
+	Turn turn.Options
+	// AllowAuthRequired: see CheckOptions (check --turns).
+	AllowAuthRequired bool
+}
+
+// turnFlags are the flags of the prompt-turn scenarios, shared by turn, check --turns and
+// matrix --turns.
+type turnFlags struct {
+	scenarios   multiFlag
+	backend     string
+	profilesDir string
+	turnTimeout durationFlag
+	keepSandbox string
+	passEnv     multiFlag
+}
+
+func (t *turnFlags) register(fs *flag.FlagSet) {
+	fs.Var(&t.scenarios, "scenario", "run only this scenario (repeatable; comma lists work): completion, prompt-shapes, model-truth, permission, cancel (default: all)")
+	fs.StringVar(&t.backend, "backend", "", "use the generic profile of this model API instead of matching one: anthropic, openai-responses, openai-chat, gemini")
+	fs.StringVar(&t.profilesDir, "profiles", "", "directory of extra backend profiles (JSON, one per agent) merged over the built-in ones")
+	t.turnTimeout.d = turn.DefaultTurnTimeout
+	fs.Var(&t.turnTimeout, "turn-timeout", "budget of one prompt turn")
+	fs.StringVar(&t.keepSandbox, "keep-sandbox", "", "create the sandbox in this directory (absent or empty) and keep it afterwards, for inspection")
+	fs.Var(&t.passEnv, "pass-env", "pass this variable of your environment to the agent in the sandbox (repeatable); credentials are dropped otherwise")
+}
+
+// turnFlagsSet names the turn flags given on fs (as --name), for a command where they need
+// --turns.
+func turnFlagsSet(fs *flag.FlagSet) []string {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "scenario", "backend", "profiles", "turn-timeout", "keep-sandbox", "pass-env":
+			set = append(set, "--"+f.Name)
+		}
+	})
+	return set
+}
+
+// options are the turn options the flags say, for the agent of target (its registry or config
+// id chooses the backend profile). The agent's --env values go to the sandbox, which refuses
+// the variables it sets itself; a --cwd the user gave is the workspace, else a fresh one in the
+// sandbox.
+func (t *turnFlags) options(target probe.Options, env []string, explicitCwd bool) (turn.Options, error) {
+	o := turn.Options{Backend: emulator.Dialect(t.backend), TurnTimeout: t.turnTimeout.d,
+		Keys:    emulator.Keys{RegistryID: target.AgentID, ConfigName: target.AgentID},
+		Sandbox: sandbox.Options{KeepDir: t.keepSandbox, Env: env, PassEnv: t.passEnv}}
+	for _, list := range t.scenarios {
+		for _, name := range strings.Split(list, ",") {
+			s, err := probe.ParseScenario(strings.TrimSpace(name))
+			if err != nil {
+				return o, usagef("--scenario: %v", err)
+			}
+			o.Scenarios = append(o.Scenarios, s)
+		}
+	}
+	switch o.Backend {
+	case "", emulator.Anthropic, emulator.OpenAIResponses, emulator.OpenAIChat, emulator.Gemini:
+	default:
+		return o, usagef("--backend %q: want anthropic, openai-responses, openai-chat or gemini", t.backend)
+	}
+	if t.profilesDir != "" {
+		ps, err := emulator.LoadProfilesDir(t.profilesDir)
+		if err != nil {
+			return o, readError("--profiles", err)
+		}
+		o.Profiles = ps
+	}
+	if explicitCwd {
+		o.Sandbox.Workspace = target.Cwd
+	}
+	return o, nil
+}
+
+// sandboxed is target with its --env values and, unless --cwd was given, its working
+// directory taken off the command: in the sandbox, the sandbox sets both (turnFlags.options).
+func sandboxed(target probe.Options, explicitCwd bool) probe.Options {
+	if cmd, ok := target.Launcher.(transport.Command); ok {
+		cmd.Env = nil
+		if !explicitCwd {
+			cmd.Dir = ""
+			target.Cwd = ""
+		}
+		target.Launcher = cmd
+	}
+	return target
+}
+
+func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
+	fs := newFlagSet("turn")
+	var pf probeFlags
+	var tf turnFlags
+	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
+	tf.register(fs)
+	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding is at or above this tier: mandatory, capability, advisory, info")
+	cl, err := parseArgs(fs, args, "acpprobe turn [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
+	if err != nil {
+		return nil, err
+	}
+	verdict, err := verdictOf(*failOn, "")
+	if err != nil {
+		return nil, err
+	}
+	target, err := pf.targetOptions(fs, cl)
+	if err := probeable(err, pf.json); err != nil {
+		return nil, withJSON(err, pf.json)
+	}
+	explicitCwd := visited(fs, "cwd")
+	opts := &TurnOptions{ProbeOptions: *pf.probeOptions(stdio, sandboxed(target, explicitCwd))}
+	opts.Report.Verdict = verdict
+	if opts.Turn, err = tf.options(target, pf.env, explicitCwd); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// visited reports whether the flag was given.
+func visited(fs *flag.FlagSet, name string) bool {
+	seen := false
+	fs.Visit(func(f *flag.Flag) { seen = seen || f.Name == name })
+	return seen
+}
+
+// turnRun runs the scenarios in the sandbox (after the active checks, for check --turns),
+// recording the session with the model's requests (into a transcript when asked), and
+// reports it like a check.
+func turnRun(ctx context.Context, opts *TurnOptions) error {
+	tool := "turn"
+	if opts.Check != nil {
+		tool = "check"
+	}
+	rec, err := opts.Recording.start(opts.Target, tool, opts.Report.Catalogue)
+	if err != nil {
+		return err
+	}
+	o := opts.Turn
+	o.Probe, o.Check, o.Analyze = opts.Target, opts.Check, opts.Report
+	o.Probe.Log = rec.Log
+	r, err := turn.Run(ctx, o)
+	cerr := rec.Close()
+	if err != nil {
+		return unusable(err)
+	}
+	if cerr != nil {
+		return writeError("the transcript", cerr)
+	}
+	err = report(opts.IO.Out, r, opts.JSON)
+	return exitByVerdict(err, opts.AllowAuthRequired)
+}

@@ -1,0 +1,227 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/probe"
+)
+
+// turnsText writes the Turns section: each prompt-turn scenario, its outcome and what it
+// showed, in a sentence a user reads without the JSON.
+func turnsText(t *textWriter, turns []probe.Turn) {
+	if len(turns) == 0 {
+		return
+	}
+	t.section("Turns (real prompt turns, loopback model, zero tokens)")
+	for _, tr := range turns {
+		t.kv(tr.Scenario, TurnSummary(tr))
+		for _, d := range turnDetails(tr) {
+			t.kv("  "+d[0], d[1])
+		}
+	}
+}
+
+// TurnSummary says in one line how a scenario came out and what it showed: the outcome, then
+// the facts a user asks about (where the text came, whether permission was asked, how cancel
+// ended).
+func TurnSummary(tr probe.Turn) string {
+	facts := turnFacts(tr)
+	if facts == "" {
+		return string(tr.Outcome)
+	}
+	return string(tr.Outcome) + " — " + facts
+}
+
+// turnFacts is what a scenario showed (for one that did not run: why).
+func turnFacts(tr probe.Turn) string {
+	if tr.Outcome == probe.TurnNotRun {
+		return tr.Reason
+	}
+	facts := ""
+	switch {
+	case tr.Permission != nil:
+		facts = permissionText(tr.Permission)
+	case tr.Cancel != nil:
+		facts = cancelText(tr.Cancel)
+	case len(tr.Runs) > 0 && tr.Scenario == string(probe.ScenarioCompletion):
+		facts = runText(tr.Runs[0])
+	case len(tr.Models) > 0:
+		facts = fmt.Sprintf("%d selection(s)", len(tr.Models))
+	case len(tr.Shapes) > 0:
+		facts = fmt.Sprintf("%d content type(s)", len(tr.Shapes))
+	}
+	return facts
+}
+
+// turnDetails are a scenario's lines beyond its summary: each content type, each selection.
+func turnDetails(tr probe.Turn) [][2]string {
+	var out [][2]string
+	for _, d := range tr.Shapes {
+		out = append(out, [2]string{d.Type, shapeText(d)})
+	}
+	for _, m := range tr.Models {
+		out = append(out, [2]string{m.Option + " = " + m.Value, modelText(m)})
+	}
+	return out
+}
+
+// TurnCell is a scenario in a matrix cell: its outcome and the one fact that matters most, or
+// "?" when the scenario was not part of the run.
+func TurnCell(r *probe.Result, s probe.Scenario) string {
+	if r == nil {
+		return NotKnown
+	}
+	for _, tr := range r.Turns {
+		if tr.Scenario != string(s) {
+			continue
+		}
+		if tr.Outcome == probe.TurnNotRun {
+			return "not run"
+		}
+		fact := ""
+		switch {
+		case tr.Permission != nil && tr.Permission.FileWritten:
+			fact = "wrote the file"
+		case tr.Permission != nil && tr.Permission.Asked:
+			fact = "asked"
+		case tr.Permission != nil:
+			fact = "not asked"
+		case tr.Cancel != nil:
+			fact = orDash(tr.Cancel.StopReason)
+		case len(tr.Models) > 0:
+			n := 0
+			for _, m := range tr.Models {
+				if m.Reached != nil && *m.Reached {
+					n++
+				}
+			}
+			fact = fmt.Sprintf("%d/%d reached", n, len(tr.Models))
+		case len(tr.Runs) > 0:
+			fact = strings.Join(tr.Runs[0].TextIn, ", ")
+			if fact == "" {
+				fact = "no text"
+			}
+		}
+		return fmt.Sprintf("%s (%s)", tr.Outcome, fact)
+	}
+	return NotKnown
+}
+
+// runText describes one prompt: where the text came, how the turn ended and how long it took,
+// what else came, and what reached the model.
+func runText(r probe.TurnRun) string {
+	var parts []string
+	switch {
+	case len(r.TextIn) > 0:
+		parts = append(parts, "text in "+strings.Join(r.TextIn, ", "))
+	default:
+		parts = append(parts, "no text delivered")
+	}
+	switch {
+	case r.Code != nil:
+		parts = append(parts, fmt.Sprintf("answered %d %s in %.0f ms", *r.Code, r.Message, r.Ms))
+	case r.AnswerSeq != 0:
+		end := fmt.Sprintf("%s in %.0f ms", orDash(r.StopReason), r.Ms)
+		if r.FirstChunkMs != nil {
+			end += fmt.Sprintf(" (first chunk %.0f ms)", *r.FirstChunkMs)
+		}
+		parts = append(parts, end)
+	default:
+		parts = append(parts, "no answer")
+	}
+	if r.ThoughtChunks > 0 {
+		parts = append(parts, fmt.Sprintf("%d thought chunk(s)", r.ThoughtChunks))
+	}
+	if r.Usage {
+		parts = append(parts, "usage_update")
+	}
+	if r.UpdatesAfter > 0 {
+		parts = append(parts, fmt.Sprintf("%d update(s) after the answer", r.UpdatesAfter))
+	}
+	models := fmt.Sprintf("%d model request(s)", r.ModelRequests)
+	if len(r.Models) > 0 {
+		models += " (" + strings.Join(r.Models, ", ") + ")"
+	}
+	return strings.Join(append(parts, models), ", ")
+}
+
+func shapeText(d probe.ShapeDelivery) string {
+	adv := "advertised"
+	if !d.Advertised {
+		adv = "not advertised"
+	}
+	switch {
+	case !d.Accepted && d.Code != nil:
+		return fmt.Sprintf("%s, refused (%d)", adv, *d.Code)
+	case !d.Accepted:
+		return adv + ", no answer"
+	case d.Reached:
+		return adv + ", accepted, reached the model"
+	case len(d.ReachedAs) > 0:
+		return fmt.Sprintf("%s, accepted, never reached the model (it got %s)", adv, strings.Join(d.ReachedAs, ", "))
+	}
+	return adv + ", accepted, no model request"
+}
+
+func modelText(m probe.ModelTruth) string {
+	if !m.Set {
+		return "selection refused"
+	}
+	asked := strings.Join(m.Requested, ", ")
+	switch {
+	case m.Reached == nil && asked == "":
+		return "set; no model request"
+	case m.Reached == nil:
+		return "set; the model was asked for " + asked + " (nothing tells whether that is this value)"
+	case *m.Reached:
+		return "reached the model (" + asked + ")"
+	}
+	return "set, but the model was asked for " + asked
+}
+
+func permissionText(p *probe.PermissionTruth) string {
+	var parts []string
+	if p.Asked {
+		parts = append(parts, "asked (session/request_permission), answered "+orDash(p.Answer))
+	} else {
+		parts = append(parts, "never asked")
+	}
+	if p.ToolStatus != "" {
+		parts = append(parts, "tool call "+p.ToolStatus)
+	}
+	if p.FileWritten {
+		parts = append(parts, "THE FILE WAS WRITTEN")
+	} else {
+		parts = append(parts, "file not written")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cancelText(c *probe.CancelTruth) string {
+	var s string
+	switch {
+	case c.WithinMs == nil:
+		s = "no answer after session/cancel"
+	default:
+		s = fmt.Sprintf("ended %s %.0f ms after session/cancel", orDash(c.StopReason), *c.WithinMs)
+	}
+	if c.UpdatesAfter > 0 {
+		s += fmt.Sprintf(", %d update(s) after the answer", c.UpdatesAfter)
+	}
+	switch {
+	case c.NextStopReason == "" && !c.NextText && c.NextModelRequests == 0:
+	case c.NextText:
+		s += "; the next turn answered with text"
+	default:
+		s += fmt.Sprintf("; the next turn ended %s with %d model request(s) and no text", orDash(c.NextStopReason), c.NextModelRequests)
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return None
+	}
+	return s
+}

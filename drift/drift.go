@@ -50,6 +50,10 @@ var Volatile = []string{
 	// Which processes survived is in the findings' messages (by command); their pids and
 	// argv (temporary paths), in the evidence, change from run to run.
 	"findings[*].evidence",
+	// A turn's prompts carry their own times and lines; what they showed is in the turn's
+	// outcome and facts, compared.
+	"turns[*].runs", "turns[*].cancel.withinMs", "turns[*].cancel.seq", "turns[*].permission.askedSeq",
+	"turns[*].shapes[*].seq", "turns[*].models[*].seq",
 }
 
 // Doc is a loaded probe result or matrix.
@@ -150,7 +154,7 @@ type differ struct {
 }
 
 // identity names the key that identifies the objects of a list, for lists that have one.
-var identity = []string{"id", "key", "name", "value", "modelId", "field"}
+var identity = []string{"id", "key", "name", "value", "modelId", "field", "scenario", "type"}
 
 func (d *differ) value(path string, a, b any) {
 	if d.skipped(path) {

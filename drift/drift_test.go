@@ -115,3 +115,36 @@ func TestMatricesAndLoad(t *testing.T) {
 		t.Errorf("bad file: %v", err)
 	}
 }
+
+// Turns compare scenario by scenario: a changed outcome or fact is drift; the times and
+// lines of the turn's prompts are not.
+func TestTurnDrift(t *testing.T) {
+	const turns = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "turns":[{"scenario":"completion","outcome":"passed","runs":[{"seq":20,"ms":812.5,"textIn":["agent_message_chunk"],"thoughtChunks":0,"usage":true,"firstChunkMs":500,"updatesAfter":0,"modelRequests":1}]},
+  {"scenario":"prompt-shapes","outcome":"passed","runs":[],"shapes":[{"type":"audio","seq":30,"advertised":false,"accepted":true,"reached":false}]},
+  {"scenario":"cancel","outcome":"passed","runs":[],"cancel":{"sent":true,"seq":40,"stopReason":"cancelled","withinMs":12,"updatesAfter":0,"nextText":true,"nextModelRequests":1}}]}`
+	a := result(t, turns)
+	b := result(t, strings.NewReplacer(`"ms":812.5`, `"ms":901`, `"firstChunkMs":500`, `"firstChunkMs":640`, `"seq":30`, `"seq":31`,
+		`"withinMs":12`, `"withinMs":30`, `"seq":40`, `"seq":42`).Replace(turns))
+	if changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil); err != nil || len(changes) != 0 {
+		t.Errorf("times and lines only: changes %+v, %v", changes, err)
+	}
+	c := result(t, strings.NewReplacer(`"outcome":"passed","runs":[],"cancel"`, `"outcome":"failed","runs":[],"cancel"`,
+		`"stopReason":"cancelled"`, `"stopReason":"end_turn"`, `"reached":false`, `"reached":true`).Replace(turns))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Text)
+	}
+	want := []string{
+		`turns[cancel].cancel.stopReason: "cancelled" → "end_turn"`,
+		`turns[cancel].outcome: "passed" → "failed"`,
+		`turns[prompt-shapes].shapes[audio].reached: false → true`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

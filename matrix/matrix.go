@@ -78,6 +78,9 @@ type Options struct {
 	Catalogue *extensions.Catalogue
 	// Progress, when set, is called as agents start and finish (from several goroutines).
 	Progress func(Event)
+	// Run runs one target and makes its report (acpprobe.Run when nil); matrix --turns runs
+	// the prompt turns instead.
+	Run func(ctx context.Context, t Target, o acpprobe.Options) (*probe.Result, error)
 }
 
 // DefaultParallel is the number of agents probed at once by default.
@@ -149,7 +152,11 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	row.Transcript = rec.Path
 	opts := t.Options
 	opts.Log = rec.Log
-	r, err := acpprobe.Run(ctx, acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}})
+	run := o.Run
+	if run == nil {
+		run = func(ctx context.Context, _ Target, ao acpprobe.Options) (*probe.Result, error) { return acpprobe.Run(ctx, ao) }
+	}
+	r, err := run(ctx, t, acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}})
 	if err != nil {
 		row.Problem = err.Error()
 	}

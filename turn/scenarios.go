@@ -72,13 +72,17 @@ func (s step) Run(ctx context.Context, sess *probe.Session) {
 	s.run(s.sc, ctx, sess, s.Name())
 }
 
-// notExercised records, for an agent without a backend profile, that no scenario ran.
-type notExercised struct{ reason string }
+// notExercised records, for an agent without a backend profile, that none of the requested
+// scenarios ran.
+type notExercised struct {
+	reason    string
+	scenarios []probe.Scenario
+}
 
 func (n notExercised) Name() string { return "turn/not-exercised" }
 
 func (n notExercised) Run(_ context.Context, sess *probe.Session) {
-	for _, s := range probe.Scenarios {
+	for _, s := range n.scenarios {
 		record.StepSkipped.Emit(sess.Log(), record.StepInfo{Name: s.StepName(), Reason: n.reason})
 	}
 }

@@ -124,7 +124,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
-		po.Steps = []probe.Step{notExercised{reason: ErrNoProfile.Error()}}
+		po.Steps = []probe.Step{notExercised{reason: ErrNoProfile.Error(), scenarios: scenarios}}
 	}
 	if po.Cwd == "" {
 		po.Cwd = box.Workspace()

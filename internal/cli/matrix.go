@@ -8,13 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
+	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/registry"
 	"github.com/acpprobe/acpprobe/transcript"
+	"github.com/acpprobe/acpprobe/turn"
 )
 
 // MatrixOptions are the options of acpprobe matrix: probe several agents at once and render
@@ -35,6 +39,9 @@ type MatrixOptions struct {
 	Secrets  []string
 	// Catalogue classifies vendor extensions (the built-in one when nil).
 	Catalogue *extensions.Catalogue
+	// Turns, when set, runs the prompt-turn scenarios on every agent (--turns), each agent in
+	// its own sandbox with the model emulator as its model; its Keys are each agent's id.
+	Turns *turn.Options
 }
 
 // matrixFormats are the writers of --format.
@@ -50,6 +57,9 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	parallel := fs.Int("parallel", matrix.DefaultParallel, "agents probed at once")
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
+	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens on every agent (see acpprobe turn), each in its own sandbox; adds the columns Completion, Model truth, Permission, Cancel")
+	var tf turnFlags
+	tf.register(fs)
 	if err := parseFlags(fs, args, "acpprobe matrix [IDS...] [--config FILE] [--parallel N] [--format text|md|json|html] [--out DIR]", stdio.Out); err != nil {
 		return nil, err
 	}
@@ -84,9 +94,22 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !*turns {
+		if set := turnFlagsSet(fs); len(set) > 0 {
+			return nil, usagef("%s configure the prompt turns: they need --turns", strings.Join(set, ", "))
+		}
+	}
+	explicitCwd := explicit["cwd"]
 	rc := pf.recording()
 	opts := &MatrixOptions{IO: stdio, Parallel: *parallel, Format: *format, OutDir: *outDir,
 		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat}
+	if *turns {
+		to, err := tf.options(probe.Options{}, pf.env, false) // each agent's --cwd: turnRunner
+		if err != nil {
+			return nil, err
+		}
+		opts.Turns = &to
+	}
 	for _, id := range ids {
 		target, source, err := pf.resolve(id, explicit)
 		var (
@@ -101,6 +124,9 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		case err != nil:
 			return nil, err
 		default:
+			if *turns {
+				target = sandboxed(target, explicitCwd)
+			}
 			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target})
 		}
 	}
@@ -136,7 +162,7 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	progress := render.NewProgress(render.ScreenOf(opts.IO.Err, os.Getenv), ids)
 	m := matrix.Run(ctx, opts.Targets, matrix.Options{
 		Parallel: opts.Parallel, Check: &acpprobe.Check{}, OutDir: opts.OutDir,
-		Redactor: red, Catalogue: opts.Catalogue, Progress: progress.Update,
+		Redactor: red, Catalogue: opts.Catalogue, Progress: progress.Update, Run: opts.turnRunner(),
 	})
 	progress.Finish()
 	var fileErr error
@@ -153,6 +179,25 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 		return errInterrupted
 	}
 	return noneProbed(m)
+}
+
+// turnRunner runs one agent's check with the prompt turns (nil without --turns): the agent's
+// id chooses its backend profile, and each agent keeps its sandbox in its own directory under
+// --keep-sandbox.
+func (opts *MatrixOptions) turnRunner() func(context.Context, matrix.Target, acpprobe.Options) (*probe.Result, error) {
+	if opts.Turns == nil {
+		return nil
+	}
+	return func(ctx context.Context, t matrix.Target, ao acpprobe.Options) (*probe.Result, error) {
+		o := *opts.Turns
+		o.Keys = emulator.Keys{RegistryID: t.ID, ConfigName: t.ID}
+		o.Probe, o.Check, o.Analyze = ao.Probe, ao.Check, ao.Analyze
+		o.Sandbox.Workspace = ao.Probe.Cwd // set only when --cwd was given (sandboxed)
+		if o.Sandbox.KeepDir != "" {
+			o.Sandbox.KeepDir = filepath.Join(o.Sandbox.KeepDir, matrix.FileName(t.ID))
+		}
+		return turn.Run(ctx, o)
+	}
 }
 
 // noneProbed is the error of a matrix in which no agent could be probed: each row says the

@@ -106,6 +106,9 @@ func TestTextGolden(t *testing.T) {
 		"text-spawn-failure": loadResult(t, filepath.Join("testdata", "spawn-failure.result.json")),
 		// A baseline: a known finding with its reason, a stale entry.
 		"text-check-baseline": loadResult(t, filepath.Join("testdata", "check-baseline.result.json")),
+		// acpprobe turn against the model persona with four faults: every scenario's facts,
+		// passed and failed outcomes, the turn findings.
+		"text-turn-faults": loadResult(t, filepath.Join("testdata", "turn-faults.result.json")),
 	}
 	for name, r := range results {
 		t.Run(name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -156,6 +157,8 @@ func hostileMatrix(t *testing.T) *matrix.Matrix {
 	for _, name := range []string{"check-claude", "check-codebuddy", "check-codex", "check-faults", "probe-crash", "probe-hang", "tap-codebuddy"} {
 		m.Rows = append(m.Rows, poisoned(matrix.Row{ID: name, Source: "config", Launch: name, Result: v1(t, name)}))
 	}
+	turns := loadResult(t, filepath.Join("testdata", "turn-faults.result.json"))
+	m.Rows = append(m.Rows, poisoned(matrix.Row{ID: "turns", Source: "config", Launch: "turns", Result: turns}))
 	m.Rows = append(m.Rows, poisoned(matrix.Row{ID: "kimi", Source: "registry", Problem: "not found"}))
 	return m
 }

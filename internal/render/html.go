@@ -40,13 +40,14 @@ var matrixTemplate = template.Must(template.New("matrix").Funcs(template.FuncMap
 // options, models, method support, findings by tier, error, stderr, result JSON) on a click,
 // and no external asset. Every agent-controlled string is escaped by html/template.
 func MatrixHTML(w io.Writer, m *matrix.Matrix) error {
-	page := htmlPage{GeneratedAt: m.GeneratedAt, Version: m.Version, Span: len(Columns)}
-	for _, c := range Columns {
+	columns := ColumnsOf(m)
+	page := htmlPage{GeneratedAt: m.GeneratedAt, Version: m.Version, Span: len(columns)}
+	for _, c := range columns {
 		page.Columns = append(page.Columns, htmlColumn{Key: c.Key, Title: c.Title, Numeric: c.Numeric})
 	}
 	counts := map[string]int{}
 	for i, r := range m.Rows {
-		row := newHTMLRow(i, r)
+		row := newHTMLRow(i, r, columns)
 		counts[row.Status]++
 		page.Rows = append(page.Rows, row)
 	}
@@ -183,10 +184,10 @@ type htmlExtension struct {
 	Count            int
 }
 
-func newHTMLRow(i int, r matrix.Row) htmlRow {
+func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 	row := htmlRow{Index: i, ID: r.ID, Source: r.Source, Launch: r.Launch, Problem: r.Problem, Transcript: r.Transcript,
 		Status: rowStatus(r), StatusText: Status(r), Result: r.Result}
-	for _, c := range Columns {
+	for _, c := range columns {
 		cell := htmlCell{Key: c.Key, Text: c.Value(r), Numeric: c.Numeric}
 		if c.Numeric {
 			if _, err := strconv.ParseFloat(cell.Text, 64); err == nil {

@@ -14,12 +14,13 @@ import (
 func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ACP capability matrix\n\nGenerated %s by acpprobe %s.\n\n", m.GeneratedAt, m.Version)
+	columns := ColumnsOf(m)
 	b.WriteString("|")
-	for _, c := range Columns {
+	for _, c := range columns {
 		b.WriteString(" " + c.Title + " |")
 	}
 	b.WriteString("\n|")
-	for _, c := range Columns {
+	for _, c := range columns {
 		if c.Numeric {
 			b.WriteString("---:|")
 		} else {
@@ -30,7 +31,7 @@ func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 	unknown := false
 	for _, r := range m.Rows {
 		b.WriteString("|")
-		for _, c := range Columns {
+		for _, c := range columns {
 			v := c.Value(r)
 			unknown = unknown || v == NotKnown
 			b.WriteString(" " + mdEscape(v) + " |")
@@ -38,7 +39,11 @@ func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 		b.WriteString("\n")
 	}
 	if unknown {
-		b.WriteString("\n" + NotKnown + " not known: the agent never answered initialize, or session/new did not succeed (modes, models, config options, reasoning), or the method was not probed or got no answer. " + None + " none.\n")
+		turns := ""
+		if len(columns) > len(Columns) {
+			turns = ", or the turn scenario was not part of the run"
+		}
+		b.WriteString("\n" + NotKnown + " not known: the agent never answered initialize, or session/new did not succeed (modes, models, config options, reasoning), or the method was not probed or got no answer" + turns + ". " + None + " none.\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

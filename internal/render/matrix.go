@@ -137,6 +137,27 @@ var Columns = []Column{
 	{Key: "status", Title: "Status", Value: Status},
 }
 
+// TurnColumns are the columns of matrix --turns: how each prompt-turn scenario a user asks
+// about came out (TurnCell).
+var TurnColumns = []Column{turnColumn("Completion", "Turn", probe.ScenarioCompletion), turnColumn("Model truth", "Models", probe.ScenarioModels),
+	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel)}
+
+func turnColumn(title, short string, s probe.Scenario) Column {
+	return Column{Key: "t-" + string(s), Title: title, Short: short, Value: func(r matrix.Row) string { return TurnCell(r.Result, s) }}
+}
+
+// ColumnsOf are the columns of a matrix: Columns, with TurnColumns before the status when a
+// row has turns.
+func ColumnsOf(m *matrix.Matrix) []Column {
+	for _, r := range m.Rows {
+		if r.Result != nil && len(r.Result.Turns) > 0 {
+			n := len(Columns) - 1
+			return slices.Concat(Columns[:n], TurnColumns, Columns[n:])
+		}
+	}
+	return Columns
+}
+
 // Status says in a few words how the probe of a row went.
 func Status(r matrix.Row) string {
 	switch {
@@ -225,14 +246,15 @@ const cellWidth = 40
 //   - narrower than the agent and 16 columns of status: one block per agent (verticalMatrix).
 func MatrixText(w io.Writer, m *matrix.Matrix) error {
 	width := screenOf(w).Width
+	columns := ColumnsOf(m)
 	var titles []string
-	for _, c := range Columns {
+	for _, c := range columns {
 		titles = append(titles, c.Title)
 	}
 	rows := [][]string{titles}
 	for _, r := range m.Rows {
 		var cells []string
-		for _, c := range Columns {
+		for _, c := range columns {
 			cells = append(cells, Cut(c.Value(r), cellWidth))
 		}
 		rows = append(rows, cells)
@@ -278,7 +300,7 @@ type narrowColumn struct {
 // narrowPriority is the order in which columns join the narrow table after the agent (the
 // status comes last, taking what is left): how the probe went first, then what a client
 // needs to decide, then detail.
-var narrowPriority = []string{"auth", "findings", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
+var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
 
 const (
 	agentMax    = 24 // the most columns the agent id takes in a narrow table
@@ -291,8 +313,9 @@ const (
 // naming the columns left out.
 func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 	var methods []Column
+	columns := ColumnsOf(m)
 	cols := map[string]narrowColumn{}
-	for _, c := range Columns {
+	for _, c := range columns {
 		title := c.Title
 		if c.Short != "" {
 			title = c.Short
@@ -347,7 +370,10 @@ func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 	chosen := map[string]int{"agent": agentWidth}
 	var left []string
 	for _, key := range narrowPriority {
-		c := cols[key]
+		c, ok := cols[key]
+		if !ok {
+			continue // a turn column of a matrix without turns
+		}
 		if n := measured(c); used+n+2 <= width {
 			chosen[key] = n
 			used += n + 2
@@ -356,7 +382,7 @@ func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 		}
 	}
 	order := []string{"agent"}
-	for _, c := range Columns {
+	for _, c := range columns {
 		key := c.Key
 		if strings.HasPrefix(key, "m-") {
 			key = "methods"
@@ -392,12 +418,13 @@ func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 // verticalMatrix writes each agent as a block: its id and status, then one line per column.
 func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 	t := &textWriter{w: w, width: width}
+	columns := ColumnsOf(m)
 	for i, r := range m.Rows {
 		if i > 0 {
 			t.hang("", 0)
 		}
 		t.hang(r.ID+": "+Status(r), 4)
-		for _, c := range Columns[1 : len(Columns)-1] {
+		for _, c := range columns[1 : len(columns)-1] {
 			title := c.Title
 			if strings.HasPrefix(c.Key, "m-") {
 				title = "session/" + title

@@ -154,7 +154,9 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	opts.Log = rec.Log
 	run := o.Run
 	if run == nil {
-		run = func(ctx context.Context, _ Target, ao acpprobe.Options) (*probe.Result, error) { return acpprobe.Run(ctx, ao) }
+		run = func(ctx context.Context, _ Target, ao acpprobe.Options) (*probe.Result, error) {
+			return acpprobe.Run(ctx, ao)
+		}
 	}
 	r, err := run(ctx, t, acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}})
 	if err != nil {

@@ -31,6 +31,8 @@ var (
 		Title: "The agent wrote a file without asking for permission", SpecRef: specToolCalls, Active: true}
 	turnWriteRejected = &Check{ID: "turn.write-after-reject", Tier: probe.TierMandatory, Side: SideAgent,
 		Title: "The agent wrote a file after permission was refused", SpecRef: specToolCalls, Active: true}
+	turnToolNotEnded = &Check{ID: "turn.refused-tool-call-not-ended", Tier: probe.TierAdvisory, Side: SideAgent,
+		Title: "A tool call whose permission was refused never ended failed", SpecRef: specToolCalls, Active: true}
 	turnCancelStop = &Check{ID: "turn.cancel-not-cancelled", Tier: probe.TierMandatory, Side: SideAgent,
 		Title: "A cancelled turn did not end with stopReason cancelled", SpecRef: specCancellation, Active: true}
 	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: probe.TierCapability, Side: SideAgent,
@@ -43,7 +45,7 @@ var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
 	checks: []*Check{turnNoText, turnTextKind, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
-		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnCancelStop, turnAfterCancel},
+		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel},
 	run: func(in *inputs, out *findings) {
 		for _, t := range in.turns {
 			for _, f := range judgeTurn(t) {
@@ -106,6 +108,8 @@ func judgeTurn(t probe.Turn) []turnFinding {
 			add(turnWriteUnasked, t.Runs[0].AnswerSeq, "", "the model asked to write a file in the workspace, and the agent wrote it without session/request_permission (tool call status %q)", p.ToolStatus)
 		case p.FileWritten:
 			add(turnWriteRejected, p.AskedSeq, "", "the agent asked for permission, acpprobe answered %q, and the file was written anyway", p.Answer)
+		case p.Asked && p.ToolCall && p.ToolStatus != "failed" && p.ToolStatus != "cancelled":
+			add(turnToolNotEnded, p.AskedSeq, "", "permission was refused (%q) and the turn ended, yet the tool call's last status is %q, not failed: a client shows it still running", p.Answer, orNone(p.ToolStatus, "unset"))
 		}
 	case t.Cancel != nil:
 		c := t.Cancel
@@ -122,7 +126,11 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		}
 		if len(t.Runs) > 1 && (c.NextStopReason != "end_turn" || !c.NextText) {
 			next := t.Runs[1]
-			add(turnAfterCancel, next.AnswerSeq, "", "the prompt after the cancelled turn ended %s with %d model request(s) and %s", orNone(c.NextStopReason, "without a stopReason"), c.NextModelRequests, textOrNot(c.NextText))
+			after := ""
+			if next.ModelRequestsAfter > 0 {
+				after = fmt.Sprintf(" (it called the model %d time(s) after answering)", next.ModelRequestsAfter)
+			}
+			add(turnAfterCancel, next.AnswerSeq, "", "the prompt after the cancelled turn ended %s with %d model request(s) and %s%s", orNone(c.NextStopReason, "without a stopReason"), c.NextModelRequests, textOrNot(c.NextText), after)
 		}
 	}
 	return out

@@ -95,7 +95,9 @@ type turnRun struct {
 	prompt jsonrpc.Frame
 	answer *jsonrpc.Frame
 	frames []jsonrpc.Frame
-	models []modelCall
+	// models are the model requests made before the answer; modelsAfter counts those after.
+	models      []modelCall
+	modelsAfter int
 }
 
 // modelCall is a model request the emulator recorded during a run, and how it answered.
@@ -127,6 +129,10 @@ func splitRuns(x *record.Index, frames []jsonrpc.Frame) []*turnRun {
 		}
 		cur.frames = append(cur.frames, f)
 		if req, ok := record.ModelRequest.Decode(f); ok && req.Endpoint == "generate" {
+			if cur.answer != nil && f.Seq > cur.answer.Seq {
+				cur.modelsAfter++ // the turn had ended
+				continue
+			}
 			byEmu[req.Seq] = len(cur.models)
 			cur.models = append(cur.models, modelCall{model: req.Model, reason: req.Reasoning, kinds: req.LastUserKinds, text: req.LastUserText})
 		}
@@ -221,7 +227,7 @@ func (r *turnRun) facts() probe.TurnRun {
 	if b := texts["agent_message_chunk"]; b != nil {
 		run.Text = cutRunes(b.String(), maxTurnText)
 	}
-	run.ModelRequests = len(r.models)
+	run.ModelRequests, run.ModelRequestsAfter = len(r.models), r.modelsAfter
 	for _, m := range r.models {
 		if m.model != "" && !slices.Contains(run.Models, m.model) {
 			run.Models = append(run.Models, m.model)

@@ -435,10 +435,12 @@ type TurnRun struct {
 	// UpdatesAfter counts updates of the turn (text, thought, tool calls) sent after its
 	// answer: a turn ends with its answer.
 	UpdatesAfter int `json:"updatesAfter"`
-	// ModelRequests counts the model requests made during the turn; Models the models they
-	// asked for; Reasoning their reasoning settings.
-	ModelRequests int      `json:"modelRequests"`
-	Models        []string `json:"models,omitempty"`
+	// ModelRequests counts the model requests made during the turn (before its answer);
+	// Models the models they asked for; Reasoning their reasoning settings.
+	// ModelRequestsAfter counts those the agent made after it had answered the turn.
+	ModelRequests      int      `json:"modelRequests"`
+	ModelRequestsAfter int      `json:"modelRequestsAfter,omitempty"`
+	Models             []string `json:"models,omitempty"`
 	Reasoning     []string `json:"reasoning,omitempty"`
 	// ModelAnswered are the emulator's complete answers during the turn, in order (text,
 	// toolCall, structured, error): what the agent had to deliver.

@@ -143,6 +143,9 @@ func runText(r probe.TurnRun) string {
 	if len(r.Models) > 0 {
 		models += " (" + strings.Join(r.Models, ", ") + ")"
 	}
+	if r.ModelRequestsAfter > 0 {
+		models += fmt.Sprintf(", %d after the answer", r.ModelRequestsAfter)
+	}
 	return strings.Join(append(parts, models), ", ")
 }
 

@@ -441,7 +441,7 @@ type TurnRun struct {
 	ModelRequests      int      `json:"modelRequests"`
 	ModelRequestsAfter int      `json:"modelRequestsAfter,omitempty"`
 	Models             []string `json:"models,omitempty"`
-	Reasoning     []string `json:"reasoning,omitempty"`
+	Reasoning          []string `json:"reasoning,omitempty"`
 	// ModelAnswered are the emulator's complete answers during the turn, in order (text,
 	// toolCall, structured, error): what the agent had to deliver.
 	ModelAnswered []string `json:"modelAnswered,omitempty"`

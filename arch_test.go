@@ -54,7 +54,7 @@ var testAllowed = map[string][]string{
 	"matrix": {"transport"},
 	// acptest's tests run the model persona's prompt turns against the model emulator.
 	"acptest": {"emulator"},
-	"e2e":     {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport"},
+	"e2e":     {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport", "turn"},
 }
 
 func TestImportArrows(t *testing.T) {

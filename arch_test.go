@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"jsonrpc":         {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "transport"},
+	"sentinel":        {}, // sentinel MCP servers: the MCP Go SDK only
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},

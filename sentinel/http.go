@@ -1,0 +1,160 @@
+package sentinel
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxActive bounds the HTTP requests a sentinel serves at once; more get 503.
+const maxActive = 64
+
+// closeWait bounds how long close waits for the connections to end once they are closed.
+const closeWait = 5 * time.Second
+
+// httpSentinel is the streamable HTTP or SSE sentinel: the SDK's handler behind a wrapper
+// that checks the token path, bounds and records every request and the messages in it.
+type httpSentinel struct {
+	hub       *Hub
+	transport Transport
+	path      string // /<token>/mcp or /<token>/sse
+	token     string
+	server    *mcp.Server
+	handler   http.Handler
+	ln        net.Listener
+	srv       *http.Server
+	served    chan struct{}  // closed when Serve has returned
+	conns     sync.WaitGroup // one per open connection, counted by the server's ConnState hook
+	slots     chan struct{}  // one per running request, up to maxActive
+}
+
+func startHTTP(h *Hub, t Transport) (*httpSentinel, error) {
+	ln, err := listenLoopback()
+	if err != nil {
+		return nil, err
+	}
+	s := &httpSentinel{
+		hub:       h,
+		transport: t,
+		token:     randomHex(16),
+		server:    newServer(t, h.Tool(t), h.Marker(t)),
+		ln:        ln,
+		served:    make(chan struct{}),
+		slots:     make(chan struct{}, maxActive),
+	}
+	getServer := func(*http.Request) *mcp.Server { return s.server }
+	switch t {
+	case HTTP:
+		s.path = "/" + s.token + "/mcp"
+		s.handler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxMessage})
+	case SSE:
+		s.path = "/" + s.token + "/sse"
+		s.handler = mcp.NewSSEHandler(getServer, &mcp.SSEOptions{MaxRequestBodyBytes: maxMessage})
+	default:
+		ln.Close()
+		return nil, fmt.Errorf("sentinel: %q is not an HTTP transport", t)
+	}
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(io.Discard, "", 0), // an agent's odd request is an event, not a log line
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			switch state {
+			case http.StateNew:
+				s.conns.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				s.conns.Done()
+			}
+		},
+	}
+	go func() {
+		defer close(s.served)
+		s.srv.Serve(ln) // returns http.ErrServerClosed at close
+	}()
+	return s, nil
+}
+
+func (s *httpSentinel) url() string { return "http://" + s.ln.Addr().String() + s.path }
+
+// ServeHTTP records the request, answers 404 off the token path, bounds and records the
+// body's messages, and hands the request to the SDK.
+func (s *httpSentinel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	remote, loopback := peer(r.RemoteAddr)
+	ev := Event{Transport: s.transport, HTTPMethod: clip(r.Method), Remote: remote, Loopback: loopback}
+	if r.URL.Path != s.path {
+		ev.Kind, ev.Path, ev.Status = KindRejected, clip(r.URL.Path), http.StatusNotFound
+		s.hub.record(ev)
+		http.NotFound(w, r)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		ev.Kind, ev.Path, ev.Status, ev.Error = KindRejected, s.maskedPath(), http.StatusServiceUnavailable, "too many requests at once"
+		s.hub.record(ev)
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+		return
+	}
+	seen := r.Header.Get(CheckHeader) == s.hub.check
+	ev.Kind, ev.Path, ev.ConfigSeen = KindRequest, s.maskedPath(), &seen
+	s.hub.record(ev)
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			s.hub.record(Event{Transport: s.transport, Kind: KindOversize, Size: len(body), Status: http.StatusRequestEntityTooLarge, Remote: remote, Loopback: loopback})
+			http.Error(w, fmt.Sprintf("body over %d bytes", maxMessage), http.StatusRequestEntityTooLarge)
+			return
+		case err != nil:
+			s.hub.record(Event{Transport: s.transport, Kind: KindInvalid, Size: len(body), Error: clip("reading the body: " + err.Error()), Remote: remote, Loopback: loopback})
+			http.Error(w, "cannot read the body", http.StatusBadRequest)
+			return
+		}
+		events, _ := observe(body)
+		for _, e := range events {
+			e.Transport, e.Remote, e.Loopback = s.transport, remote, loopback
+			s.hub.record(e)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	s.handler.ServeHTTP(w, r)
+}
+
+// maskedPath is the token path as recorded: the token is a per-run secret.
+func (s *httpSentinel) maskedPath() string { return strings.Replace(s.path, s.token, "{token}", 1) }
+
+// close stops the server, its connections and every MCP session on it, and waits until
+// every connection's goroutine is done (net/http may linger up to half a second on a
+// connection it closes after an oversize body).
+func (s *httpSentinel) close() error {
+	err := s.srv.Close() // closes the listener and every connection: running requests end
+	<-s.served           // no connection is counted after this
+	s.closeSessions()    // ends SSE streams and handlers waiting on a session
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+		return fmt.Errorf("sentinel: %s connections still open %v after close", s.transport, closeWait)
+	}
+	s.closeSessions() // any a request connected while closing
+	return err
+}
+
+func (s *httpSentinel) closeSessions() {
+	for ss := range s.server.Sessions() {
+		ss.Close()
+	}
+}

@@ -108,29 +108,68 @@ func (s *httpSentinel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := r.Header.Get(CheckHeader) == s.hub.check
 	ev.Kind, ev.Path, ev.ConfigSeen = KindRequest, s.maskedPath(), &seen
-	s.hub.record(ev)
+	events := []Event{ev}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
 		var tooBig *http.MaxBytesError
+		bad := Event{Transport: s.transport, Size: len(body), Remote: remote, Loopback: loopback}
 		switch {
 		case errors.As(err, &tooBig):
-			s.hub.record(Event{Transport: s.transport, Kind: KindOversize, Size: len(body), Status: http.StatusRequestEntityTooLarge, Remote: remote, Loopback: loopback})
-			http.Error(w, fmt.Sprintf("body over %d bytes", maxMessage), http.StatusRequestEntityTooLarge)
-			return
+			ev.Status, bad.Kind, bad.Status = http.StatusRequestEntityTooLarge, KindOversize, http.StatusRequestEntityTooLarge
 		case err != nil:
-			s.hub.record(Event{Transport: s.transport, Kind: KindInvalid, Size: len(body), Error: clip("reading the body: " + err.Error()), Remote: remote, Loopback: loopback})
-			http.Error(w, "cannot read the body", http.StatusBadRequest)
+			ev.Status, bad.Kind, bad.Status, bad.Error = http.StatusBadRequest, KindInvalid, http.StatusBadRequest, clip("reading the body: "+err.Error())
+		}
+		if bad.Kind != "" {
+			s.hub.record(ev)
+			s.hub.record(bad)
+			http.Error(w, "body over the limit or unreadable", bad.Status)
 			return
 		}
-		events, _ := observe(body)
-		for _, e := range events {
+		messages, _ := observe(body)
+		for _, e := range messages {
 			e.Transport, e.Remote, e.Loopback = s.transport, remote, loopback
-			s.hub.record(e)
+			events = append(events, e)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	s.handler.ServeHTTP(w, r)
+	// The request and its messages are recorded once the SDK has chosen the status: a
+	// message it refuses (>= 400) counts for no milestone.
+	sw := &statusWriter{ResponseWriter: w, wrote: func(status int) {
+		for _, e := range events {
+			e.Status = status
+			s.hub.record(e)
+		}
+	}}
+	s.handler.ServeHTTP(sw, r)
+	sw.note(http.StatusOK) // a handler that wrote nothing answered 200
 }
+
+// statusWriter calls wrote with the response's status when it is first written.
+type statusWriter struct {
+	http.ResponseWriter
+	once  sync.Once
+	wrote func(status int)
+}
+
+func (w *statusWriter) note(status int) { w.once.Do(func() { w.wrote(status) }) }
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.note(status)
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.note(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush and Unwrap keep http.ResponseController working: the SDK flushes SSE events.
+func (w *statusWriter) Flush() {
+	w.note(http.StatusOK)
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // maskedPath is the token path as recorded: the token is a per-run secret.
 func (s *httpSentinel) maskedPath() string { return strings.Replace(s.path, s.token, "{token}", 1) }

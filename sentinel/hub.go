@@ -249,7 +249,7 @@ func (h *Hub) advance(ev Event) {
 		seen := *ev.ConfigSeen
 		m.ConfigSeen = &seen
 	}
-	if ev.Kind != KindMessage {
+	if ev.Kind != KindMessage || ev.Status >= 400 {
 		return
 	}
 	if ev.Method == "initialize" || ev.ProtocolVersion != "" {

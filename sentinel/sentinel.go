@@ -44,7 +44,8 @@ const (
 	// was stopped).
 	KindDisconnected Kind = "disconnected"
 	// KindRequest: an HTTP request reached the sentinel's token path (HTTPMethod, Path,
-	// ConfigSeen for the header).
+	// Status, ConfigSeen for the header). It is recorded, with the messages it carried, when
+	// the answer's status is known.
 	KindRequest Kind = "request"
 	// KindRejected: an HTTP request to any other path (answered 404), an oversize HTTP
 	// body (413), or a report connection with a wrong token.
@@ -85,7 +86,10 @@ type Event struct {
 	Arguments     json.RawMessage `json:"arguments,omitempty"`
 	ArgumentsSize int             `json:"argumentsSize,omitempty"`
 	// HTTPMethod, Path and Status describe an HTTP request. Path has the token replaced by
-	// "{token}" when it matched; a rejected path is kept as sent (truncated).
+	// "{token}" when it matched; a rejected path is kept as sent (truncated). Status is the
+	// HTTP status of the answer, also on the messages the request carried: a message
+	// answered >= 400 (refused by the MCP SDK, as when a client tries streamable HTTP on the
+	// SSE sentinel before falling back to SSE) counts for no milestone.
 	HTTPMethod string `json:"httpMethod,omitempty"`
 	Path       string `json:"path,omitempty"`
 	Status     int    `json:"status,omitempty"`

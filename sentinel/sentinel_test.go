@@ -205,6 +205,9 @@ func testTransport(t *testing.T, tr sentinel.Transport, version string) {
 	if handshake.ClientInfo == nil || handshake.Kind != sentinel.KindMessage || string(handshake.ID) == "" {
 		t.Errorf("handshake event = %+v", handshake)
 	}
+	if (tr == sentinel.Stdio) != (handshake.Status == 0) || handshake.Status >= 400 {
+		t.Errorf("handshake answered with HTTP status %d", handshake.Status)
+	}
 	if version != "" {
 		if handshake.Method != "initialize" || handshake.ProtocolVersion != version {
 			t.Errorf("handshake event = %+v, want initialize %s", handshake, version)
@@ -342,6 +345,29 @@ func TestWrongPaths(t *testing.T) {
 	}
 }
 
+// TestRefusedMessages: a message the SDK refuses (here an initialize POSTed to the SSE
+// sentinel without a session, as gemini-cli does before it falls back to SSE) is recorded
+// with its status and counts for no milestone.
+func TestRefusedMessages(t *testing.T) {
+	h, rec := startHub(t)
+	resp, err := http.Post(h.Server(sentinel.SSE).URL, "application/json",
+		strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d, want the SDK's 400", resp.StatusCode)
+	}
+	rec.await(t, "request", func(ev sentinel.Event) bool {
+		return ev.Kind == sentinel.KindRequest && ev.Status == 400 && ev.HTTPMethod == "POST"
+	})
+	rec.await(t, "initialize", func(ev sentinel.Event) bool { return ev.Method == "initialize" && ev.Status == 400 })
+	if m := h.Milestones(sentinel.SSE); !m.Has(sentinel.Reached) || m.Has(sentinel.Connected) || m.ClientInfo != nil {
+		t.Errorf("milestones after a refused initialize: %+v", m)
+	}
+}
+
 // TestStdioEndsWithStdin: the stdio sentinel exits 0 when its stdin closes.
 func TestStdioEndsWithStdin(t *testing.T) {
 	h, rec := startHub(t)
@@ -386,6 +412,39 @@ func TestStdioEndsWithProbe(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || ctx.Err() != nil {
 		t.Fatalf("sentinel after the hub closed: %v (ctx %v), want exit status 1", err, ctx.Err())
+	}
+}
+
+// TestStdioEndsWithProbeWhenStuck: a stdio sentinel whose stdout nobody reads (its answers
+// fill the pipe and block) still ends when the probe's channel goes away.
+func TestStdioEndsWithProbeWhenStuck(t *testing.T) {
+	h, rec := startHub(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := sentinelCommand(ctx, h.Server(sentinel.Stdio))
+	stdin, _ := cmd.StdinPipe()
+	defer stdin.Close()
+	if _, err := cmd.StdoutPipe(); err != nil { // never read
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(stdin)
+	w.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n")
+	const calls = 3000 // ~200 KiB of answers, over a pipe's 64 KiB
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rec.await(t, "the last call", func(ev sentinel.Event) bool { return string(ev.ID) == fmt.Sprint(calls) })
+	h.Close()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || ctx.Err() != nil {
+		t.Fatalf("stuck sentinel after the hub closed: %v (ctx %v), want exit status 1", err, ctx.Err())
 	}
 }
 

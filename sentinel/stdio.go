@@ -28,6 +28,7 @@ const (
 	helloTimeout  = 10 * time.Second // for the hello after connecting
 	reportTimeout = 10 * time.Second // for writing one report
 	dialTimeout   = 5 * time.Second
+	stopGrace     = 2 * time.Second // for the MCP session to end once the channel has
 )
 
 // hello opens a report channel.
@@ -196,7 +197,21 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}()
 	in := &stdinFilter{br: bufio.NewReader(stdin), report: rep.send, maxLine: maxMessage, maxTotal: maxStdinTotal}
 	transport := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{stdout}, MaxLineLength: maxMessage + 2}
-	newServer(Stdio, *tool, *marker).Run(ctx, transport)
+	done := make(chan struct{})
+	go func() {
+		newServer(Stdio, *tool, *marker).Run(ctx, transport)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		// The SDK's shutdown may wait on a write to a stdout nobody reads: the sentinel
+		// must end with the channel all the same.
+		select {
+		case <-done:
+		case <-time.After(stopGrace):
+		}
+	}
 	if ctx.Err() != nil {
 		return 1
 	}

@@ -67,6 +67,7 @@ func startHTTP(h *Hub, t Transport) (*httpSentinel, error) {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		IdleTimeout:       time.Minute,
 		ErrorLog:          log.New(io.Discard, "", 0), // an agent's odd request is an event, not a log line
 		ConnState: func(_ net.Conn, state http.ConnState) {
 			switch state {

@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"tap":             {"jsonrpc", "record", "transport"},
 	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
 	"sandbox":         {}, // standard library only: the transport and the CLI call it, never the reverse
+	"sentinel":        {}, // sentinel MCP servers: the MCP Go SDK only
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},
@@ -54,7 +55,9 @@ var testAllowed = map[string][]string{
 	"matrix": {"transport"},
 	// acptest's tests run the model persona's prompt turns against the model emulator.
 	"acptest": {"emulator"},
-	"e2e":     {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport", "turn"},
+	// sentinel's tests check its mcpServers entries against the pinned ACP schema.
+	"sentinel": {"acp/schema"},
+	"e2e":      {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport", "turn"},
 }
 
 func TestImportArrows(t *testing.T) {

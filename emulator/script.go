@@ -92,6 +92,20 @@ func Named(names ...string) ToolPicker {
 	}
 }
 
+// Containing picks the first offered tool whose name contains name: agents offer an MCP
+// server's tool under a name of their own that keeps the tool's (mcp__server__tool,
+// server_tool …).
+func Containing(name string) ToolPicker {
+	return func(tools []Tool) (Tool, bool) {
+		for _, t := range tools {
+			if strings.Contains(t.Name, name) {
+				return t, true
+			}
+		}
+		return Tool{}, false
+	}
+}
+
 // Tool names agents give their file tools, by preference: a tool that creates a file whole
 // is best, a patch tool next, an edit tool last (it may refuse a file that does not exist).
 var (

@@ -51,6 +51,10 @@ const (
 	// PermissionReject selects the option of kind reject_once (or reject_always), and answers
 	// cancelled when there is none: a prompt turn's "may I write this file?" gets "no".
 	PermissionReject Permission = "reject"
+	// PermissionAllow selects the option of kind allow_once (or allow_always), and answers
+	// cancelled when there is none: the mcp scenario lets the agent call the harmless tool of a
+	// sentinel MCP server (Session.SetPermission), and nothing else.
+	PermissionAllow Permission = "allow"
 )
 
 // AuthPolicy says what to do when the agent advertises authentication methods.
@@ -97,6 +101,9 @@ type Options struct {
 	// initialize, before session/new. Only prompt turns against the model emulator use it,
 	// in a sandbox with dummy credentials (acpprobe probe and check never log in).
 	Authenticate string
+	// MCPServers are the mcpServers of session/new (none when nil): the turn scenarios offer
+	// the sentinel MCP servers (turn --mcp). Each must marshal to an ACP McpServer.
+	MCPServers []any
 	// Permission is how permission requests are answered (PermissionCancel when empty).
 	Permission Permission
 	// WaitForExit makes the teardown wait Grace for the agent to leave by itself once its
@@ -144,7 +151,7 @@ func (o Options) withDefaults() (Options, error) {
 	switch o.Permission {
 	case "":
 		o.Permission = PermissionCancel
-	case PermissionCancel, PermissionReject:
+	case PermissionCancel, PermissionReject, PermissionAllow:
 	default:
 		return o, fmt.Errorf("probe: unknown permission policy %q (want cancel or reject)", o.Permission)
 	}

@@ -398,6 +398,38 @@ type Turn struct {
 	Permission *PermissionTruth `json:"permission,omitempty"`
 	// Cancel (cancel): how the turn ended after session/cancel, and the turn after it.
 	Cancel *CancelTruth `json:"cancel,omitempty"`
+	// MCP (mcp): per sentinel MCP server, how far the agent got with it.
+	MCP []MCPTruth `json:"mcp,omitempty"`
+}
+
+// MCPTruth is how far an agent got with the sentinel MCP server of one transport, milestone by
+// milestone. A milestone is true when seen, false when it could have been seen and was not,
+// and null when it could not be observed (without a backend profile the model never runs, so
+// visible, asked, called and returned are not observed unless they happened).
+type MCPTruth struct {
+	// Transport is stdio, http or sse; Advertised says whether the agent advertises it
+	// (stdio always; http and sse by mcpCapabilities). Unadvertised transports are offered too,
+	// to see what the agent does with them.
+	Transport  string `json:"transport"`
+	Advertised bool   `json:"advertised"`
+	// Delivered: session/new accepted the server (false: refused, Error says how).
+	Delivered *bool  `json:"delivered"`
+	Error     string `json:"error,omitempty"`
+	// Connected: MCP initialize seen; Listed: tools/list seen; Client is the MCP client's name
+	// and version from initialize.
+	Connected *bool  `json:"connected"`
+	Listed    *bool  `json:"listed"`
+	Client    string `json:"client,omitempty"`
+	// Visible: the sentinel's tool was among the tools a model request offered. Asked: the
+	// model asked for it. Called: the agent called it (tools/call seen). Returned: its result
+	// came back in a later model request.
+	Visible  *bool `json:"visible"`
+	Asked    *bool `json:"asked"`
+	Called   *bool `json:"called"`
+	Returned *bool `json:"returned"`
+	// StoppedAt is the first milestone not reached ("" when all were, or none could be
+	// observed further).
+	StoppedAt string `json:"stoppedAt,omitempty"`
 }
 
 // TurnOutcome is how a scenario came out.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -104,13 +105,20 @@ var (
 	// Observation: a fact a turn scenario checked outside the wire (did the file the model
 	// asked to write appear in the workspace?).
 	Observation = Event[ObservationInfo]{"observation"}
+	// MCPSentinels: the sentinel MCP servers offered in session/new (turn --mcp): per
+	// transport, its entry's name, its tool and the marker in the tool's result.
+	MCPSentinels = Event[sentinel.Setup]{"mcp-sentinels"}
+	// MCP: something reached a sentinel MCP server (a process started, an HTTP request, an
+	// MCP message such as initialize, tools/list or tools/call).
+	MCP = Event[sentinel.Event]{"mcp"}
 )
 
 // Kinds lists every event kind this package defines (docs/transcript.md lists the same).
 func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
-		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind}
+		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
+		MCPSentinels.Kind, MCP.Kind}
 }
 
 // ObservationInfo is a fact a step checked outside the wire.

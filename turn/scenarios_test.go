@@ -94,7 +94,7 @@ func TestScenariosPass(t *testing.T) {
 	if ids := findingIDs(r); len(ids) > 0 {
 		t.Errorf("turn findings against the passing persona: %v", ids)
 	}
-	for _, s := range probe.Scenarios {
+	for _, s := range probe.DefaultScenarios {
 		if tr := turnOf(t, r, s); tr.Outcome != probe.TurnPassed {
 			t.Errorf("%s: %s (%s), want passed", s, tr.Outcome, tr.Reason)
 		}
@@ -145,6 +145,70 @@ func TestScenarioFaults(t *testing.T) {
 			}
 			if ids := findingIDs(r); !slices.Contains(ids, c.want) {
 				t.Errorf("findings %v, want %s", ids, c.want)
+			}
+		})
+	}
+}
+
+// mcpOf is the MCP facts of a report, by transport.
+func mcpOf(t *testing.T, r *probe.Result) map[string]probe.MCPTruth {
+	t.Helper()
+	out := map[string]probe.MCPTruth{}
+	for _, m := range turnOf(t, r, probe.ScenarioMCP).MCP {
+		out[m.Transport] = m
+	}
+	if len(out) != 3 {
+		t.Fatalf("MCP facts for %d transports, want stdio, http and sse: %+v", len(out), out)
+	}
+	return out
+}
+
+func milestones(m probe.MCPTruth) string {
+	show := func(b *bool) string {
+		switch {
+		case b == nil:
+			return "?"
+		case *b:
+			return "y"
+		}
+		return "n"
+	}
+	return strings.Join([]string{show(m.Delivered), show(m.Connected), show(m.Listed), show(m.Visible), show(m.Asked), show(m.Called), show(m.Returned)}, "")
+}
+
+// The sentinels, one per transport, against the model persona: every milestone, from
+// delivered to the tool's result back at the model; with --no-mcp it never connects; with
+// --hide-mcp-tools it lists the tools and never offers them to the model. Each missed milestone
+// of an advertised transport is a CAPABILITY finding; no sentinel outlives the run.
+func TestMCPScenario(t *testing.T) {
+	for _, c := range []struct {
+		fault, want, stopped string
+		findings             int
+	}{
+		{"", "yyyyyyy", "", 0},
+		{"--no-mcp", "ynnnnnn", "connected", 3},
+		{"--hide-mcp-tools", "yyynnnn", "visible", 3},
+	} {
+		t.Run("fault"+c.fault, func(t *testing.T) {
+			t.Parallel()
+			var faults []string
+			if c.fault != "" {
+				faults = []string{c.fault}
+			}
+			r := runTurns(t, faults, probe.ScenarioMCP)
+			for tr, m := range mcpOf(t, r) {
+				if got := milestones(m); got != c.want || m.StoppedAt != c.stopped || !m.Advertised {
+					t.Errorf("%s: milestones %s stopped at %q (advertised %v), want %s stopped at %q", tr, got, m.StoppedAt, m.Advertised, c.want, c.stopped)
+				}
+			}
+			n := 0
+			for _, f := range r.Findings {
+				if f.ID == "mcp.milestone-missed" {
+					n++
+				}
+			}
+			if n != c.findings {
+				t.Errorf("%d mcp.milestone-missed findings, want %d: %v", n, c.findings, findingIDs(r))
 			}
 		})
 	}

@@ -79,7 +79,8 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"check/keep-sandbox": {"--turns", "acptest-claude"}, "check/pass-env": {"--turns", "acptest-claude"},
 		"matrix/scenario": {"--turns", "acptest-claude"}, "matrix/backend": {"--turns", "acptest-claude"},
 		"matrix/profiles": {"--turns", "acptest-claude"}, "matrix/turn-timeout": {"--turns", "acptest-claude"},
-		"matrix/keep-sandbox": {"--turns", "acptest-claude"}, "matrix/pass-env": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
+		"matrix/keep-sandbox": {"--turns", "acptest-claude"}, "matrix/pass-env": {"--turns", "acptest-claude"},
+		"matrix/mcp": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 	for _, c := range commands() {

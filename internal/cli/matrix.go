@@ -59,7 +59,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
 	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens on every agent (see acpprobe turn), each in its own sandbox; adds the columns Completion, Model truth, Permission, Cancel")
 	var tf turnFlags
-	tf.register(fs)
+	tf.register(fs, true)
 	if err := parseFlags(fs, args, "acpprobe matrix [IDS...] [--config FILE] [--parallel N] [--format text|md|json|html] [--out DIR]", stdio.Out); err != nil {
 		return nil, err
 	}

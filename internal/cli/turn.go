@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"slices"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/emulator"
@@ -32,10 +33,17 @@ type turnFlags struct {
 	turnTimeout durationFlag
 	keepSandbox string
 	passEnv     multiFlag
+	// mcp adds the mcp scenario to the default ones (turn and matrix --mcp; check --turns
+	// always runs it).
+	mcp bool
 }
 
-func (t *turnFlags) register(fs *flag.FlagSet) {
-	fs.Var(&t.scenarios, "scenario", "run only this scenario (repeatable; comma lists work): completion, prompt-shapes, model-truth, permission, cancel (default: all)")
+// register defines the turn flags on fs; withMCP adds --mcp.
+func (t *turnFlags) register(fs *flag.FlagSet, withMCP bool) {
+	fs.Var(&t.scenarios, "scenario", "run only this scenario (repeatable; comma lists work): completion, prompt-shapes, model-truth, permission, cancel, mcp (default: all but mcp)")
+	if withMCP {
+		fs.BoolVar(&t.mcp, "mcp", false, "also offer sentinel MCP servers (stdio, http, sse) and report how far the agent gets with each: delivered, connected, listed, visible to the model, called, result returned")
+	}
 	fs.StringVar(&t.backend, "backend", "", "use the generic profile of this model API instead of matching one: anthropic, openai-responses, openai-chat, gemini")
 	fs.StringVar(&t.profilesDir, "profiles", "", "directory of extra backend profiles (JSON, one per agent) merged over the built-in ones")
 	t.turnTimeout.d = turn.DefaultTurnTimeout
@@ -50,7 +58,7 @@ func turnFlagsSet(fs *flag.FlagSet) []string {
 	var set []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "scenario", "backend", "profiles", "turn-timeout", "keep-sandbox", "pass-env":
+		case "scenario", "backend", "profiles", "turn-timeout", "keep-sandbox", "pass-env", "mcp":
 			set = append(set, "--"+f.Name)
 		}
 	})
@@ -72,6 +80,14 @@ func (t *turnFlags) options(target probe.Options, env []string, explicitCwd bool
 				return o, usagef("--scenario: %v", err)
 			}
 			o.Scenarios = append(o.Scenarios, s)
+		}
+	}
+	if t.mcp {
+		if len(o.Scenarios) == 0 {
+			o.Scenarios = slices.Clone(probe.DefaultScenarios)
+		}
+		if !slices.Contains(o.Scenarios, probe.ScenarioMCP) {
+			o.Scenarios = append(o.Scenarios, probe.ScenarioMCP)
 		}
 	}
 	switch o.Backend {
@@ -111,7 +127,7 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	var pf probeFlags
 	var tf turnFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
-	tf.register(fs)
+	tf.register(fs, true)
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding is at or above this tier: mandatory, capability, advisory, info")
 	cl, err := parseArgs(fs, args, "acpprobe turn [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {

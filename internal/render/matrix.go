@@ -140,7 +140,8 @@ var Columns = []Column{
 // TurnColumns are the columns of matrix --turns: how each prompt-turn scenario a user asks
 // about came out (TurnCell).
 var TurnColumns = []Column{turnColumn("Completion", "Turn", probe.ScenarioCompletion), turnColumn("Model truth", "Models", probe.ScenarioModels),
-	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel)}
+	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel),
+	turnColumn("MCP reach", "MCP", probe.ScenarioMCP)}
 
 func turnColumn(title, short string, s probe.Scenario) Column {
 	return Column{Key: "t-" + string(s), Title: title, Short: short, Value: func(r matrix.Row) string { return TurnCell(r.Result, s) }}
@@ -300,7 +301,7 @@ type narrowColumn struct {
 // narrowPriority is the order in which columns join the narrow table after the agent (the
 // status comes last, taking what is left): how the probe went first, then what a client
 // needs to decide, then detail.
-var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
+var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-mcp", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
 
 const (
 	agentMax    = 24 // the most columns the agent id takes in a narrow table

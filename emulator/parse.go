@@ -19,6 +19,17 @@ type Tool struct {
 	Custom bool `json:"custom,omitempty"`
 	// Schema is the tool's input JSON schema; nil when it has none.
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Namespace is the OpenAI Responses "namespace" tool the tool is offered in (codex-acp
+	// offers each MCP server's tools so, as mcp__<server>); a call of it names the namespace.
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// QualifiedName is the tool's name with its namespace, if any ("mcp__srv.tool").
+func (t Tool) QualifiedName() string {
+	if t.Namespace == "" {
+		return t.Name
+	}
+	return t.Namespace + "." + t.Name
 }
 
 // turn is what the emulator understood of one model request, whatever its dialect.
@@ -226,16 +237,31 @@ func parseAnthropic(body []byte) (*turn, error) {
 	return t, nil
 }
 
+// responsesTool is a tool of an OpenAI Responses request.
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+func (tl responsesTool) tool() Tool {
+	name := tl.Name
+	if name == "" {
+		name = tl.Type
+	}
+	return Tool{Name: name, Description: tl.Description, Custom: tl.Type == "custom", Schema: tl.Parameters}
+}
+
 // parseResponses reads an OpenAI Responses API request.
 func parseResponses(body []byte) (*turn, error) {
 	var req struct {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
 		Tools  []struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
+			responsesTool
+			// Tools are the tools of a "namespace" tool.
+			Tools []responsesTool `json:"tools"`
 		} `json:"tools"`
 		Input json.RawMessage `json:"input"`
 		Text  *struct {
@@ -254,11 +280,15 @@ func parseResponses(body []byte) (*turn, error) {
 	}
 	t := &turn{model: req.Model, stream: req.Stream}
 	for _, tl := range req.Tools {
-		name := tl.Name
-		if name == "" {
-			name = tl.Type
+		if tl.Type == "namespace" {
+			for _, in := range tl.Tools {
+				tool := in.tool()
+				tool.Namespace = tl.Name
+				t.addTool(tool)
+			}
+			continue
 		}
-		t.addTool(Tool{Name: name, Description: tl.Description, Custom: tl.Type == "custom", Schema: tl.Parameters})
+		t.addTool(tl.tool())
 	}
 	if r := req.Reasoning; r != nil && r.Effort != "" {
 		t.reasoning = "effort=" + r.Effort

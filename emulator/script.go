@@ -61,6 +61,8 @@ type ToolUse struct {
 	Custom string
 	// IsCustom is true when the tool is free-form (Tool.Custom).
 	IsCustom bool
+	// Namespace is the tool's (Tool.Namespace): the call names it.
+	Namespace string
 }
 
 // APIError is an error answer in the request's dialect.
@@ -98,7 +100,7 @@ func Named(names ...string) ToolPicker {
 func Containing(name string) ToolPicker {
 	return func(tools []Tool) (Tool, bool) {
 		for _, t := range tools {
-			if strings.Contains(t.Name, name) {
+			if strings.Contains(t.QualifiedName(), name) {
 				return t, true
 			}
 		}
@@ -145,7 +147,7 @@ func WritesFiles() ToolPicker {
 func Use(t Tool, values map[string]any) (*ToolUse, error) {
 	if t.Custom {
 		s, _ := values["input"].(string)
-		return &ToolUse{Name: t.Name, Custom: s, IsCustom: true}, nil
+		return &ToolUse{Name: t.Name, Custom: s, IsCustom: true, Namespace: t.Namespace}, nil
 	}
 	base, err := Minimal(t.Schema)
 	if err != nil {
@@ -162,7 +164,7 @@ func Use(t Tool, values map[string]any) (*ToolUse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	return &ToolUse{Name: t.Name, Input: in}, nil
+	return &ToolUse{Name: t.Name, Input: in, Namespace: t.Namespace}, nil
 }
 
 // FileArgs gives the arguments that make a file-writing tool write content to path: the

@@ -1,15 +1,12 @@
 package acpprobe_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -20,7 +17,7 @@ import (
 // floodFrames is the record of a session in which the agent sent n notifications.
 func floodFrames(n int) []jsonrpc.Frame {
 	log := jsonrpc.NewLog()
-	log.Event(string(record.Spawn.Kind), []byte(`{"command":"x","argv":["x"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
+	log.Event(string(record.Spawn.Kind), []byte(`{"command":"x","argv":["x"],"cwd":"/","probedAt":"2026-11-30T12:00:00Z","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
 	log.Append(jsonrpc.Frame{Dir: jsonrpc.DirClient, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)})
 	log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"a","version":"1"}}}`)})
 	for i := range n {
@@ -91,24 +88,8 @@ func TestAnalyzeWithinItsDeadline(t *testing.T) {
 // validResult checks a result against probe/result.schema.json.
 func validResult(t *testing.T, r *probe.Result) {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("result.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("result.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, _ := json.Marshal(r)
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(inst); err != nil {
+	if err := probe.ValidateResult(b); err != nil {
 		t.Errorf("the result does not match result.schema.json: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package turn_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/sandbox"
@@ -46,21 +43,8 @@ func runTurns(t *testing.T, faults []string, scenarios ...probe.Scenario) *probe
 // validate checks the report against the published result schema.
 func validate(t *testing.T, r *probe.Result) {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("result.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("result.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, _ := json.Marshal(r)
-	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err := sch.Validate(v); err != nil {
+	if err := probe.ValidateResult(b); err != nil {
 		t.Errorf("the report does not match result.schema.json: %v", err)
 	}
 }

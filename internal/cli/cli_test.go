@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acpprobe/acpprobe/internal/cli"
 	"github.com/acpprobe/acpprobe/probe"
@@ -137,23 +135,7 @@ func cmdValidResult(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: validresult FILE")
 	}
-	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
-	if err != nil {
-		ts.Fatalf("schema: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("result.schema.json", schemaDoc); err != nil {
-		ts.Fatalf("schema: %v", err)
-	}
-	sch, err := c.Compile("result.schema.json")
-	if err != nil {
-		ts.Fatalf("schema: %v", err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(ts.ReadFile(args[0])))
-	if err != nil {
-		ts.Fatalf("%s is not JSON: %v", args[0], err)
-	}
-	err = sch.Validate(inst)
+	err := probe.ValidateResult([]byte(ts.ReadFile(args[0])))
 	if (err == nil) == neg {
 		ts.Fatalf("validresult %s: %v", args[0], err)
 	}

@@ -21,9 +21,9 @@ var (
 	capabilityDetectionUnreliable = &Check{ID: "capability.detection-unreliable", Tier: probe.TierInfo, Side: SideAgent, Title: "The agent answers unknown methods like known ones; method detection is unreliable", SpecRef: specExtensibility, Active: true}
 )
 
-// activePass reads the frames of the extension-methods, invalid-params and fork steps (the
-// index's step ranges and pairing) and the method-detection verdict (detection). Only a session
-// acpprobe drove has steps.
+// activePass reads the frames of the extension-methods and invalid-params steps (the index's
+// step ranges and pairing), the fork-probe connection's fork step, and the method-detection
+// verdict (detection). Only a session acpprobe drove has steps.
 var activePass = pass{
 	name:  "active steps",
 	scope: driven,
@@ -148,16 +148,20 @@ func judgeInvalidParamsStep(in *inputs, out *findings) {
 	}
 }
 
-// judgeForkStep: a fork of a session that does not exist must be refused; a result carrying a
-// sessionId means the agent created a session from nothing.
+// judgeForkStep judges the fork-probe connection: a fork of a session that does not exist
+// must be refused; a result carrying a sessionId means the agent created a session from
+// nothing.
 func judgeForkStep(in *inputs, out *findings) {
-	for _, f := range in.x.StepRange(forkStep{}.Name()) {
+	if in.fork == nil {
+		return
+	}
+	for _, f := range in.fork.StepRange(forkStep{}.Name()) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request || f.Msg.Method != acp.MethodSessionFork {
 			continue
 		}
-		answer, ok := in.x.AnswerTo(f.Seq)
+		answer, ok := in.fork.AnswerTo(f.Seq)
 		if !ok {
-			if !in.x.GoneBefore(f.Seq) {
+			if !in.fork.GoneBefore(f.Seq) {
 				out.add(protocolRequestUnanswered, f.Seq, "", "session/fork of a session that does not exist got no answer", nil)
 			}
 			return

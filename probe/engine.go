@@ -57,7 +57,7 @@ func (e *engine) run(parent context.Context) {
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
 		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: string(e.opts.AuthPolicy),
 		TimeoutMs: ms(e.opts.Timeout), StartupTimeoutMs: ms(e.opts.StartupTimeout), RequestTimeoutMs: ms(e.opts.RequestTimeout),
-		InitializeOnly: e.opts.InitializeOnly,
+		InitializeOnly: e.opts.InitializeOnly, Purpose: e.opts.Purpose,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
 	if err != nil {
@@ -84,6 +84,7 @@ func (e *engine) run(parent context.Context) {
 	}
 	if e.opts.InitializeOnly {
 		e.skipMethods("not probed (initialize only)")
+		e.runSteps(ctx)
 		return
 	}
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {

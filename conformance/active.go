@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -162,7 +163,10 @@ func judgeForkStep(in *inputs, out *findings) {
 		answer, ok := in.fork.AnswerTo(f.Seq)
 		if !ok {
 			if !in.fork.GoneBefore(f.Seq) {
-				out.add(protocolRequestUnanswered, f.Seq, "", "session/fork of a session that does not exist got no answer", nil)
+				// Some agents work for seconds on this fork (claude-agent-acp starts Claude
+				// Code): say which budget ran out, so that a slow machine can raise it.
+				budget := time.Duration(in.fork.Spawn().RequestTimeoutMs * float64(time.Millisecond))
+				out.add(protocolRequestUnanswered, f.Seq, "", fmt.Sprintf("session/fork of a session that does not exist got no answer within %s (--request-timeout)", budget), nil)
 			}
 			return
 		}

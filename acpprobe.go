@@ -48,8 +48,9 @@ type Verdict struct {
 // Analyze turns the record of a session (a live log's frames, or a transcript's) into the
 // whole report: the result derived from it, the findings of every conformance pass that
 // applies to it, the vendor extension inventory, the prompt shapes and, when asked, the
-// verdict. The record may hold the second connection of `check --deep` after the first; the
-// tap's records are judged as sessions between an editor and an agent. The error is non-nil
+// verdict. The record may hold the extra connections of `check` after the main one (the fork
+// probe, --deep; see record.Split); the tap's records are judged as sessions between an
+// editor and an agent. The error is non-nil
 // only when the options are unusable (an unknown schema set).
 //
 // ctx bounds the judging (see conformance.Evaluate): when it ends, Analyze returns at once
@@ -63,10 +64,11 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 		}
 		frames = red
 	}
-	main, deep := record.Split(frames)
-	x := record.New(main)
+	conns := record.Split(frames)
+	x := record.New(conns.Main)
 	r := probe.Derive(x, o.Catalogue)
-	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
+	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Catalogue: o.Catalogue,
+		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe)})
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +107,9 @@ type Options struct {
 }
 
 // Check chooses the active checks of `acpprobe check`: an unknown extension method and
-// notification and invalid params always, the rest on request.
+// notification and invalid params always, and a fork of a session that does not exist, on a
+// short connection of its own after the main one, when the agent supports session/fork; the
+// rest on request.
 type Check struct {
 	PromptShapes bool // send prompt shapes no agent can start a turn on (--prompt-shapes)
 	AllowPrompt  bool // send one valid prompt and cancel it at once; may spend tokens (--allow-prompt)
@@ -148,16 +152,39 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Check != nil && o.Check.Deep && ctx.Err() == nil {
-		deep := po
-		deep.ProtocolVersion = DeepVersion
-		deep.InitializeOnly = true
-		deep.Steps = nil
-		_, _ = probe.Drive(ctx, deep) // the same log: the record keeps both connections
+	if o.Check != nil {
+		if steps := forkProbe(ctx, log); steps != nil {
+			_, _ = probe.Drive(ctx, extraConnection(po, record.PurposeForkProbe, steps))
+		}
+		if o.Check.Deep && ctx.Err() == nil {
+			deep := extraConnection(po, record.PurposeDeep, nil)
+			deep.ProtocolVersion = DeepVersion
+			_, _ = probe.Drive(ctx, deep)
+		}
 	}
 	actx, cancel := context.WithTimeout(ctx, analysisBudget(po.Timeout, time.Since(start)))
 	defer cancel()
 	return Analyze(actx, log.Frames(), o.Analyze)
+}
+
+// extraConnection is the options of a short connection check opens after the main one, into
+// the same log (the record keeps every connection; record.Split tells them apart by purpose):
+// initialize only, then steps, and the agent ended at once, since how it leaves is not judged.
+func extraConnection(po probe.Options, purpose string, steps []probe.Step) probe.Options {
+	po.Purpose = purpose
+	po.InitializeOnly = true
+	po.Steps = steps
+	po.WaitForExit = false
+	return po
+}
+
+// forkProbe is the steps of check's fork-probe connection (see conformance.ForkProbe), nil
+// when the agent does not support session/fork or the probe was interrupted.
+func forkProbe(ctx context.Context, log *jsonrpc.Log) []probe.Step {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return conformance.ForkProbe(record.New(log.Frames()))
 }
 
 // analysisBudget is the time the analysis of a live probe gets: what is left of the total

@@ -65,6 +65,9 @@ type Faults struct {
 	// Drift plays the next release of the persona: agentInfo.version 0.2.0, and session/delete
 	// implemented and advertised (for testing acpprobe diff).
 	Drift bool
+	// ForkAnySession answers session/fork of a session that does not exist with a new session,
+	// as sudocode does: a session created from nothing (the persona must implement fork).
+	ForkAnySession bool
 	// RequireAdmission refuses session/new without the private codebuddy.ai/sessionAdmissionV2
 	// _meta, as CodeBuddy's multi-owner plane does (a breach of the zero-_meta contract on the
 	// standard plane).
@@ -410,6 +413,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 	}
 	s := a.sessions[params.String("sessionId")]
 	if s == nil {
+		if a.cfg.ForkAnySession && msg.Method == acp.MethodSessionFork {
+			return a.newSession(), nil
+		}
 		if behaviour == InvalidParamsOnUnknown {
 			return nil, invalidParams("Session not found: " + params.String("sessionId"))
 		}

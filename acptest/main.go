@@ -79,6 +79,7 @@ func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	fs.BoolVar(&cfg.SetsidDaemon, "setsid-daemon", false, "start a process in a session of its own that outlives the agent")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the agent)")
 	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
+	fs.BoolVar(&cfg.ForkAnySession, "fork-any-session", false, "answer session/fork of a session that does not exist with a new session (as sudocode does)")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
 	for _, f := range modelFlags(&cfg.ModelFaults) {
 		fs.BoolVar(f.on, f.name, false, f.usage)
@@ -153,7 +154,7 @@ func (c Config) Args() []string {
 	}{
 		{c.StdoutBanner, "--stdout-banner"}, {c.BadEnvelope, "--bad-envelope"}, {c.WrongInvalidParamsCode, "--wrong-code-for-invalid-params"},
 		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
-		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
+		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.ForkAnySession, "--fork-any-session"}, {c.Drift, "--drift"},
 		{c.WrongID, "--wrong-id"}, {c.DuplicateID, "--duplicate-id"}, {c.InvalidBytes, "--invalid-bytes"},
 		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.SetsidDaemon, "--setsid-daemon"},
 		{c.IgnoreSIGTERM, "--ignore-sigterm"},

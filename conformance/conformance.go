@@ -37,9 +37,12 @@ type Options struct {
 	// Schema is the schema set to validate against (schema.V1, V1Unstable, V2); empty means v1,
 	// or v2 when protocol version 2 was negotiated.
 	Schema string
-	// Deep holds the frames of the second, initialize-only connection of --deep (see
-	// record.Split), which asked for a version no agent supports.
+	// Deep holds the frames of the initialize-only connection of --deep (see record.Split),
+	// which asked for a version no agent supports.
 	Deep []jsonrpc.Frame
+	// ForkProbe holds the frames of check's fork-probe connection (see ForkProbe and
+	// record.Split), which forked a session that does not exist.
+	ForkProbe []jsonrpc.Frame
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
 }
@@ -81,6 +84,8 @@ type inputs struct {
 	turns []probe.Turn
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
+	// fork is the fork-probe connection's index (nil without one).
+	fork *record.Index
 }
 
 // Evaluate judges a recorded session: its index and the result derived from it (which it does
@@ -126,8 +131,8 @@ func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Option
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that
-// the derived result does not state (method detection, the prompt shapes, the --deep
-// connection). The extension inventory, the one input whose cost grows with the record, is
+// the derived result does not state (method detection, the prompt shapes, the --deep and
+// fork-probe connections). The extension inventory, the one input whose cost grows with the record, is
 // taken once, by the first pass that reads it (inputs.extensions).
 func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 	sets, err := loadSchemas(opts.Schema, r)
@@ -145,7 +150,16 @@ func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options
 		shapes:    deriveShapes(x, r),
 		turns:     deriveTurns(x),
 		deep:      deriveDeep(opts.Deep, cat),
+		fork:      indexOf(opts.ForkProbe),
 	}, nil
+}
+
+// indexOf indexes the frames of an extra connection (nil when there is none).
+func indexOf(frames []jsonrpc.Frame) *record.Index {
+	if frames == nil {
+		return nil
+	}
+	return record.New(frames)
 }
 
 // extensions is the vendor extension inventory, taken on the first call: it stops when the

@@ -77,7 +77,8 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 	p.wantMethods(t, claudeMethods)
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
-	// It keeps running after its stdin closes: the ladder has to SIGTERM it.
+	// A probe does not wait on the agent after closing its stdin: it signals at once (check
+	// waits, and sees it leave by itself: TestCheckClaudeAgentACP has no stdin-exit finding).
 	if r.Exit != nil {
 		check(t, "exit.by", r.Exit.By, "sigterm")
 		check(t, "exit.signal", r.Exit.Signal, "SIGTERM")

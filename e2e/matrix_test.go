@@ -28,6 +28,10 @@ var matrixTitles = []string{"Agent", "Version", "Protocol", "Auth", "Prompt cont
 	"load", "resume", "list", "close", "fork", "delete", "Modes", "Models", "Config options", "Reasoning",
 	"Findings M/C/A/I", "Startup ms", "Status"}
 
+// notKnown is the cell of what an agent never said: the modes, models, config options and
+// reasoning levels of one whose session/new did not succeed (render.NotKnown).
+const notKnown = "?"
+
 // matrixRow is what the suite expects of one agent of the matrix.
 type matrixRow struct {
 	version, auth, prompt, mcp, sessions string
@@ -97,15 +101,17 @@ func TestMatrixRealAgents(t *testing.T) {
 		},
 		"codex": {
 			version: "codex-acp 0.16.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
-			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: "-", config: "-",
+			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: notKnown, config: notKnown,
 			status: codexAuth, htmlStatus: "auth",
+			// The answer to the notification is also a response without an id: its
+			// envelope.invalid-message is the finding's related evidence, not a finding.
 			findings: []string{"ADVISORY protocol.stdin-exit", "INFO schema.legacy-field /result/authMethods/1/type",
 				"INFO schema.legacy-field /result/authMethods/2/type", "INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp",
-				"MANDATORY envelope.invalid-message", "MANDATORY protocol.notification-answered"},
+				"MANDATORY protocol.notification-answered"},
 		},
 		"gemini": {
 			version: "gemini-cli 0.61.0", auth: "auth_required", prompt: "image, audio, resource", mcp: "stdio, http, sse",
-			sessions: "load", methods: "yes no no no no no", modes: "-", config: "-", htmlStatus: "auth",
+			sessions: "load", methods: "yes no no no no no", modes: notKnown, config: notKnown, htmlStatus: "auth",
 			status:   "auth_required: session/new requires authentication: -32000 Gemini API key is missing or not configured.",
 			findings: []string{"ADVISORY protocol.invalid-params /error/code", "INFO capability.legacy-method"},
 		},
@@ -118,7 +124,7 @@ func TestMatrixRealAgents(t *testing.T) {
 		},
 		"acptest-codex": {
 			version: "acptest-codex 0.1.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
-			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: "-", config: "-",
+			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: notKnown, config: notKnown,
 			status: codexAuth, htmlStatus: "auth",
 			findings: []string{"INFO schema.legacy-field /result/authMethods/1/type", "INFO schema.legacy-field /result/authMethods/2/type",
 				"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp"},
@@ -136,7 +142,9 @@ func TestMatrixRealAgents(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &generic); err != nil {
 		t.Fatal(err)
 	}
-	leftover := false // codex's optional protocol.leftover-processes (leftoverWhy)
+	// codex's optional protocol.leftover-processes (leftoverWhy): how many it had (up to two:
+	// the group killed, and the survivors found by the run's marker).
+	leftover := 0
 	for i, row := range m.Rows {
 		id := row.ID
 		t.Run(id, func(t *testing.T) {
@@ -169,7 +177,7 @@ func TestMatrixRealAgents(t *testing.T) {
 			for _, f := range r.Findings {
 				if id == "codex" && f.ID == "protocol.leftover-processes" {
 					t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
-					leftover = true
+					leftover++
 					continue
 				}
 				findings = append(findings, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
@@ -283,10 +291,13 @@ func TestMatrixRealAgents(t *testing.T) {
 		t.Errorf("matrix wall time %v is not below 0.8 × the sum of the agents' totalMs (%.0f ms): not parallel", wall, sum)
 	}
 
-	if leftover && len(m.Rows) > 1 && m.Rows[1].Result != nil {
+	if leftover > 0 && len(m.Rows) > 1 && m.Rows[1].Result != nil {
 		// The finding is ADVISORY: it shows in the findings count.
 		w := want["codex"]
-		w.findings = append(slices.Clone(w.findings), "ADVISORY protocol.leftover-processes")
+		w.findings = slices.Clone(w.findings)
+		for range leftover {
+			w.findings = append(w.findings, "ADVISORY protocol.leftover-processes")
+		}
 		want["codex"] = w
 	}
 	checkMatrixFormats(t, &m, stdout, want)
@@ -324,9 +335,13 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		for _, mo := range x.Models {
 			models = append(models, mo.ID)
 		}
-		modelCell := "-"
+		modelCell, reasoning := "-", "-"
 		if len(models) > 0 {
 			modelCell = strings.Join(models, ", ")
+		}
+		if w.auth == string(probe.AuthRequired) {
+			// No session: what it would offer is not known, which is not "none".
+			modelCell, reasoning = notKnown, notKnown
 		}
 		if r.ID == "claude" && !strings.HasPrefix(modelCell, "default") {
 			t.Errorf("claude: models %q, want the default model first", modelCell)
@@ -337,7 +352,7 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		}
 		row := []string{r.ID, w.version, "1", w.auth, w.prompt, w.mcp, w.sessions}
 		row = append(row, strings.Fields(w.methods)...)
-		row = append(row, w.modes, modelCell, w.config, "-",
+		row = append(row, w.modes, modelCell, w.config, reasoning,
 			fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo]),
 			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), w.status)
 		cells[r.ID] = row
@@ -363,9 +378,17 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		}
 		check(t, "header", table[0], "| "+strings.Join(matrixTitles, " | ")+" |")
 		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|")
+		// The cells come from the agents, so they are escaped: of the characters Markdown
+		// escapes, these cells only hold the brackets of claude-agent-acp's model ids
+		// ("sonnet[1m]" is "sonnet\[1m\]"); internal/render's tests cover the rest.
+		mdCell := strings.NewReplacer("[", `\[`, "]", `\]`)
 		for i, r := range m.Rows {
 			got := strings.Split(strings.TrimSuffix(strings.TrimPrefix(table[2+i], "| "), " |"), " | ")
-			check(t, "row "+r.ID, got, cells[r.ID])
+			var wantCells []string
+			for _, c := range cells[r.ID] {
+				wantCells = append(wantCells, mdCell.Replace(c))
+			}
+			check(t, "row "+r.ID, got, wantCells)
 		}
 	})
 

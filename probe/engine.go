@@ -63,7 +63,7 @@ func (e *engine) run(parent context.Context) {
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
 		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: string(e.opts.AuthPolicy),
 		TimeoutMs: Millis(e.opts.Timeout), StartupTimeoutMs: Millis(e.opts.StartupTimeout), RequestTimeoutMs: Millis(e.opts.RequestTimeout),
-		InitializeOnly: e.opts.InitializeOnly,
+		InitializeOnly: e.opts.InitializeOnly, Purpose: e.opts.Purpose,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
 	if err != nil {
@@ -90,6 +90,7 @@ func (e *engine) run(parent context.Context) {
 	}
 	if e.opts.InitializeOnly {
 		e.skipMethods("not probed (initialize only)")
+		e.runSteps(ctx)
 		return
 	}
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {

@@ -95,7 +95,8 @@ type Options struct {
 	// write a transcript as it happens.
 	Log *jsonrpc.Log
 	// Steps are extra exchanges (the conformance package's active checks) run after method
-	// detection and before teardown, when initialize succeeded and the agent is still there.
+	// detection (right after initialize with InitializeOnly) and before teardown, when
+	// initialize succeeded and the agent is still there.
 	Steps []Step
 	// Authenticate, when set, is the authMethods id the probe calls authenticate with after
 	// initialize, before session/new. Only prompt turns against the model emulator use it,
@@ -111,9 +112,13 @@ type Options struct {
 	// Without it the agent's group is signalled as soon as its stdin is closed, as real
 	// clients do: nobody waits on an agent that ignores EOF.
 	WaitForExit bool
-	// InitializeOnly stops after initialize (no session/new, no method detection): a second,
-	// short connection such as the version-negotiation check.
+	// InitializeOnly stops after initialize (no session/new, no method detection), then runs
+	// Steps: a second, short connection such as the version-negotiation check or the fork
+	// probe.
 	InitializeOnly bool
+	// Purpose names what a connection opened after the main one, in the same Log, is for
+	// (record.PurposeDeep, record.PurposeForkProbe): the record is split by it (record.Split).
+	Purpose string
 }
 
 func (o Options) withDefaults() (Options, error) {

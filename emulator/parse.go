@@ -97,17 +97,26 @@ func (t *turn) finish(msgs []message) {
 	if lastUser < 0 {
 		return
 	}
-	var text strings.Builder
+	var texts []string
 	for _, c := range msgs[lastUser].parts {
 		t.lastKinds = append(t.lastKinds, c.kind)
-		if c.kind == "text" && text.Len() < maxExcerpt {
-			if text.Len() > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c.text)
+		if c.kind == "text" {
+			texts = append(texts, excerptN(c.text, maxPartExcerpt))
 		}
 	}
-	t.lastText = excerpt(text.String())
+	t.lastText = lastTexts(texts)
+}
+
+// lastTexts joins the excerpts of a message's text parts, one per line, keeping the latest
+// parts within maxExcerpt: agents put their own context (system reminders, skill lists tens
+// of kilobytes long) before the user's words, which come last.
+func lastTexts(texts []string) string {
+	first, size := len(texts), 0
+	for first > 0 && size+len(texts[first-1])+1 <= maxExcerpt+1 {
+		first--
+		size += len(texts[first]) + 1
+	}
+	return strings.Join(texts[first:], "\n")
 }
 
 // addTool appends a tool, bounded.
@@ -401,7 +410,10 @@ func parseChat(body []byte) (*turn, error) {
 			} `json:"json_schema"`
 		} `json:"response_format"`
 		ReasoningEffort string `json:"reasoning_effort"`
-		StreamOptions   *struct {
+		// Reasoning is OpenRouter's form, {"effort": …}, which qwen-code sends; other
+		// providers put other shapes there, which are not an error.
+		Reasoning     json.RawMessage `json:"reasoning"`
+		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
@@ -418,6 +430,13 @@ func parseChat(body []byte) (*turn, error) {
 	}
 	if req.ReasoningEffort != "" {
 		t.reasoning = "effort=" + req.ReasoningEffort
+	} else {
+		var r struct {
+			Effort string `json:"effort"`
+		}
+		if json.Unmarshal(req.Reasoning, &r) == nil && r.Effort != "" {
+			t.reasoning = "effort=" + r.Effort
+		}
 	}
 	if rf := req.ResponseFormat; rf != nil {
 		switch rf.Type {

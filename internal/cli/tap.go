@@ -17,7 +17,6 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/tap"
 	"github.com/acpprobe/acpprobe/transcript"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // TapOptions are the options of acpprobe tap: sit between an editor (on stdio) and an agent.
@@ -96,27 +95,7 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 	if err != nil {
 		return err
 	}
-	if sig, ok := signalByName[exit.Signal]; ok && exit.Code == nil {
-		return &agentExit{status: 128 + int(sig), signal: sig} // the editor sees the agent's own end
-	}
-	return &agentExit{status: agentStatus(exit)}
-}
-
-// agentStatus is the exit status a shell would report for the agent.
-func agentStatus(x transport.Exit) int {
-	switch {
-	case x.Code != nil:
-		return *x.Code
-	case x.Signal == "SIGKILL":
-		return 128 + 9
-	case x.Signal == "SIGTERM":
-		return 128 + 15
-	case x.Signal == "SIGINT":
-		return 128 + 2
-	case x.Signal == "SIGHUP":
-		return 128 + 1
-	}
-	return 1
+	return agentEnd(exit) // the editor sees the agent's own end
 }
 
 // liveJudge evaluates the session while it runs and prints each finding once.

@@ -52,9 +52,9 @@ type Verdict struct {
 // tap's records are judged as sessions between an editor and an agent. The error is non-nil
 // only when the options are unusable (an unknown schema set).
 //
-// ctx bounds the judging (see conformance.Evaluate): when it ends, Analyze returns at once
-// with what was judged, and Result.Coverage names the passes that did not judge the whole
-// record.
+// ctx bounds deriving and judging (see probe.DeriveContext and conformance.Evaluate): when it
+// ends, Analyze returns at once with what was derived and judged, and Result.Coverage says
+// which totals are partial and names the passes that did not judge the whole record.
 func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
@@ -65,7 +65,7 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 	}
 	main, deep := record.Split(frames)
 	x := record.New(main)
-	r := probe.Derive(x, o.Catalogue)
+	r := probe.DeriveContext(ctx, x, o.Catalogue)
 	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
 	if err != nil {
 		return nil, err

@@ -5,8 +5,8 @@
 //
 // There is one way from a record to a report: Analyze. Run drives a live session (through
 // probe.Drive, which only records), then analyses its record with Analyze; the CLI, the tap's
-// live checks, the matrix and `acpprobe analyze` of a transcript all end in Analyze too, so
-// they cannot disagree.
+// live checks (Live, which judges a session window by window as it is recorded), the matrix
+// and `acpprobe analyze` of a transcript all end in Analyze too, so they cannot disagree.
 package acpprobe
 
 import (
@@ -56,6 +56,12 @@ type Verdict struct {
 // ends, Analyze returns at once with what was derived and judged, and Result.Coverage says
 // which totals are partial and names the passes that did not judge the whole record.
 func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
+	return analyze(ctx, frames, o, 0)
+}
+
+// analyze is Analyze judging frame by frame only the frames after seq from (all when 0); the
+// earlier ones are context (see conformance.Options.From and Live).
+func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from int64) (*probe.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
 		for i, f := range frames {
@@ -66,7 +72,7 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 	main, deep := record.Split(frames)
 	x := record.New(main)
 	r := probe.DeriveContext(ctx, x, o.Catalogue)
-	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
+	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue, From: from})
 	if err != nil {
 		return nil, err
 	}

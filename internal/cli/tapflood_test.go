@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -161,5 +162,50 @@ func TestTapCheckLinear(t *testing.T) {
 	}
 	if strings.Count(spread.stderr, "acpprobe tap:") != strings.Count(once.stderr, "acpprobe tap:") {
 		t.Errorf("the findings differ:\nat once: %s\nspread: %s", once.stderr, spread.stderr)
+	}
+}
+
+// TestProbeFloodWithinBudget (issue 11, F1): --timeout bounds the whole run, the report
+// included, and memory is bounded by the record's budget: against an agent that floods its
+// output for ever, a probe ends within the budget plus the graces and the analysis's floor (a
+// second), about when it ends against a silent agent, and its memory stays within a few times
+// the record's 64 MiB budget (before: 101.7 s and 1.59 GB under --timeout 10s; at b07b153,
+// deriving the whole record still ran past the budget, 3.6 s for 5 s of flood).
+func TestProbeFloodWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two probes of several seconds")
+	}
+	const timeout = 6 * time.Second
+	note := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"flood"}}}}`
+	probe := func(agent string) (time.Duration, int64, string) {
+		// --no-redact: the redactor's pace would slow the flood down (the record, not the
+		// redactor, is what this fills).
+		cmd := exec.Command("acpprobe", "probe", "--json", "--no-redact", "--timeout", timeout.String(), "--grace", "200ms", "--", "/bin/sh", "-c", agent)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		took := time.Since(start)
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
+			t.Fatalf("%s: %v (want exit 3: no answer to initialize)\n%s", agent, err, stderr.String())
+		}
+		return took, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024, stdout.String()
+	}
+	silentTook, silentRSS, _ := probe("cat >/dev/null")
+	floodTook, floodRSS, out := probe("yes '" + note + "'")
+	t.Logf("silent agent: %v, %d MiB; flood: %v, %d MiB", silentTook, silentRSS>>20, floodTook, floodRSS>>20)
+	if floodTook > silentTook*7/5 {
+		t.Errorf("against a flood the probe took %v, against a silent agent %v: want at most 1.4 times as long", floodTook, silentTook)
+	}
+	budget := int64(64 << 20)
+	if raceDetector {
+		budget *= 3 // the race detector's shadow memory
+	}
+	if floodRSS-silentRSS > 5*budget {
+		t.Errorf("the flood cost %d MiB more than a silent agent: want at most 5 times the record's budget", (floodRSS-silentRSS)>>20)
+	}
+	if !strings.Contains(out, `"coverage"`) {
+		t.Errorf("the result does not say what of the flood it left out:\n%.500s", out)
 	}
 }

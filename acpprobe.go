@@ -5,8 +5,8 @@
 //
 // There is one way from a record to a report: Analyze. Run drives a live session (through
 // probe.Drive, which only records), then analyses its record with Analyze; the CLI, the tap's
-// live checks, the matrix and `acpprobe analyze` of a transcript all end in Analyze too, so
-// they cannot disagree.
+// live checks (Live, which judges a session window by window as it is recorded), the matrix
+// and `acpprobe analyze` of a transcript all end in Analyze too, so they cannot disagree.
 package acpprobe
 
 import (
@@ -53,10 +53,16 @@ type Verdict struct {
 // editor and an agent. The error is non-nil
 // only when the options are unusable (an unknown schema set).
 //
-// ctx bounds the judging (see conformance.Evaluate): when it ends, Analyze returns at once
-// with what was judged, and Result.Coverage names the passes that did not judge the whole
-// record.
+// ctx bounds deriving and judging (see probe.DeriveContext and conformance.Evaluate): when it
+// ends, Analyze returns at once with what was derived and judged, and Result.Coverage says
+// which totals are partial and names the passes that did not judge the whole record.
 func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
+	return analyze(ctx, frames, o, 0)
+}
+
+// analyze is Analyze judging frame by frame only the frames after seq from (all when 0); the
+// earlier ones are context (see conformance.Options.From and Live).
+func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from int64) (*probe.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
 		for i, f := range frames {
@@ -66,9 +72,9 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 	}
 	conns := record.Split(frames)
 	x := record.New(conns.Main)
-	r := probe.Derive(x, o.Catalogue)
+	r := probe.DeriveContext(ctx, x, o.Catalogue)
 	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Catalogue: o.Catalogue,
-		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe)})
+		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe), From: from})
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sort"
 
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/extensions"
@@ -45,6 +46,11 @@ type Options struct {
 	ForkProbe []jsonrpc.Frame
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
+	// From, when not 0, judges only the frames after this seq, frame by frame: the earlier
+	// ones are context (the index pairs answers with their requests, the facts come from the
+	// handshake) that an earlier evaluation judged. The tap's live judge evaluates a session
+	// window by window this way, so that each frame is judged once.
+	From int64
 }
 
 // Outcome is what an evaluation adds to a result: the findings, most severe first, and the
@@ -66,8 +72,9 @@ type Outcome struct {
 // the first pass that reads it). Passes only read them.
 type inputs struct {
 	// ctx bounds the evaluation: scans stop when it ends.
-	ctx    context.Context
-	x      *record.Index
+	ctx context.Context
+	x   *record.Index
+	// frames are the frames to judge one by one: the record's, or those after Options.From.
 	frames []jsonrpc.Frame
 	// r is the result derived from the record (the facts the passes judge).
 	r       *probe.Result
@@ -144,7 +151,7 @@ func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options
 		cat = extensions.Default()
 	}
 	return &inputs{
-		ctx: ctx, x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		ctx: ctx, x: x, frames: after(x.Frames(), opts.From), r: r, schemas: sets, catalogue: cat,
 		client:    clientCapsOf(x),
 		detection: detectMethods(x, r),
 		shapes:    deriveShapes(x, r),
@@ -162,11 +169,16 @@ func indexOf(frames []jsonrpc.Frame) *record.Index {
 	return record.New(frames)
 }
 
+// after is the frames after seq from (all of them when from is 0); frames are in seq order.
+func after(frames []jsonrpc.Frame, from int64) []jsonrpc.Frame {
+	return frames[sort.Search(len(frames), func(i int) bool { return frames[i].Seq > from }):]
+}
+
 // extensions is the vendor extension inventory, taken on the first call: it stops when the
 // evaluation's context ends (the passes reading it are cut then too).
 func (in *inputs) extensions() extensionFacts {
 	if in.ext == nil {
-		f := takeExtensions(in.ctx, in.x, in.catalogue, in.schemas.known())
+		f := takeExtensions(in.ctx, in.x, in.frames, in.catalogue, in.schemas.known())
 		in.ext = &f
 	}
 	return *in.ext

@@ -65,13 +65,16 @@ type Result struct {
 // Coverage says what of the session a report left out. Frames beyond the record's memory
 // budget were counted — notifications, requests and stderr are in the totals — but neither
 // kept nor judged. When the analysis ran out of time, the conformance passes it names did not
-// judge the whole record.
+// judge the whole record, and the totals may be partial.
 type Coverage struct {
 	FoldedFrames int64 `json:"foldedFrames"`
 	FoldedBytes  int64 `json:"foldedBytes"`
 	// Unjudged names the conformance passes that did not judge the whole record before the
 	// analysis's deadline (see conformance.Outcome.Unjudged).
 	Unjudged []string `json:"unjudged,omitempty"`
+	// Partial is true when the analysis ended before deriving had read the whole record (see
+	// DeriveContext): the totals and timings hold what it had counted.
+	Partial bool `json:"partial,omitempty"`
 	// Note says it in words.
 	Note string `json:"note"`
 }

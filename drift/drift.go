@@ -50,6 +50,11 @@ var Volatile = []string{
 	// Which processes survived is in the findings' messages (by command); their pids and
 	// argv (temporary paths), in the evidence, change from run to run.
 	"findings[*].evidence",
+	// The files an agent writes carry session ids and grow from run to run, processes have
+	// new pids, launches new times and a kept sandbox its own directory; what drifts is the
+	// level, the launch count, the network names and the auth oracle's answer.
+	"sideEffects.files", "sideEffects.processes", "sideEffects.browser.launches", "sideEffects.isolation.kept",
+	"authAB.evidence", "authAB.identities",
 }
 
 // Doc is a loaded probe result or matrix.

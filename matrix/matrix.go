@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -78,6 +80,12 @@ type Options struct {
 	Catalogue *extensions.Catalogue
 	// Progress, when set, is called as agents start and finish (from several goroutines).
 	Progress func(Event)
+	// Isolate, when set, runs every agent in a sandbox of its own made from these options
+	// (acpprobe matrix does by default). With KeepDir, each agent's sandbox is kept in a
+	// directory of its own under it, named like its files (FileName).
+	Isolate *sandbox.Options
+	// AuthAB runs the auth oracle on every agent (see acpprobe.Options.AuthAB).
+	AuthAB bool
 }
 
 // DefaultParallel is the number of agents probed at once by default.
@@ -149,7 +157,20 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	row.Transcript = rec.Path
 	opts := t.Options
 	opts.Log = rec.Log
-	r, err := acpprobe.Run(ctx, acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}})
+	ro := acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}, AuthAB: o.AuthAB}
+	if o.Isolate != nil {
+		so := *o.Isolate
+		if so.KeepDir != "" {
+			if err := os.MkdirAll(so.KeepDir, 0o700); err != nil {
+				row.Problem = "--keep-sandbox: " + err.Error()
+				_ = rec.Close()
+				return row
+			}
+			so.KeepDir = filepath.Join(so.KeepDir, FileName(t.ID))
+		}
+		ro.Isolate = &so
+	}
+	r, err := acpprobe.Run(ctx, ro)
 	if err != nil {
 		row.Problem = err.Error()
 	}

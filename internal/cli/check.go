@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
 )
 
 // CheckOptions are the options of acpprobe check: a probe with the active checks and a
@@ -31,6 +32,8 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	fs := newFlagSet("check")
 	var pf probeFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
+	var iso isolateFlags
+	iso.register(fs, sandbox.LevelNone)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
 	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))
@@ -75,6 +78,9 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		return nil, withJSON(err, pf.json)
 	}
 	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
+	if err := iso.apply(&opts.ProbeOptions, fs); err != nil {
+		return nil, withJSON(err, pf.json)
+	}
 	opts.Check = &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}
 	opts.Report.Schema = *schemaName
 	opts.Report.Verdict = verdict

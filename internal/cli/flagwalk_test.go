@@ -60,7 +60,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"config": config, "transcript": filepath.Join(dir, "t.ndjson"), "catalogue": filepath.Join(dir, "cat"),
 		"max-line-size": "1000", "persona": "gemini", "schema": "v2", "fail-on": "info", "baseline": baseline,
 		"findings": filepath.Join(dir, "f.ndjson"), "parallel": "2", "format": "md", "out": dir, "ignore": "x",
-		"vendor": "gemini",
+		"vendor": "gemini", "keep-sandbox": filepath.Join(dir, "kept"), "pass-env": "PASS_ME",
+		// matrix runs isolated by default: what changes it is turning it off.
+		"matrix/isolate": "=off",
 	}
 	// base is the command line a flag is added to: per command, and per command/flag where the
 	// flag needs another one to mean anything.
@@ -91,7 +93,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 				}
 				stdio := Stdio{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
 				set := []string{"--" + name}
-				if v, ok := sample[name]; ok {
+				if v, ok := sample[c.name+"/"+name]; ok {
+					set = []string{"--" + name + v} // a flag whose default differs per command
+				} else if v, ok := sample[name]; ok {
 					set = append(set, v)
 				} else if !isBool(t, help.String(), name) {
 					t.Fatalf("no sample value for --%s", name)

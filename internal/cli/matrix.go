@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -35,6 +36,11 @@ type MatrixOptions struct {
 	Secrets  []string
 	// Catalogue classifies vendor extensions (the built-in one when nil).
 	Catalogue *extensions.Catalogue
+	// Isolate, when set, runs each agent in a sandbox of its own made from these options:
+	// the default (--isolate=off turns it off).
+	Isolate *sandbox.Options
+	// AuthAB runs the auth oracle on each agent (--auth-ab).
+	AuthAB bool
 }
 
 // matrixFormats are the writers of --format.
@@ -47,6 +53,8 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	fs := newFlagSet("matrix")
 	var pf probeFlags
 	pf.register(fs, jsonFlag|agentsFlag|budgetFlags)
+	var iso isolateFlags
+	iso.register(fs, sandbox.LevelEnvHome)
 	parallel := fs.Int("parallel", matrix.DefaultParallel, "agents probed at once")
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
@@ -86,9 +94,13 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	}
 	rc := pf.recording()
 	opts := &MatrixOptions{IO: stdio, Parallel: *parallel, Format: *format, OutDir: *outDir,
-		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat}
+		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat, AuthAB: iso.authAB}
 	for _, id := range ids {
 		target, source, err := pf.resolve(id, explicit)
+		if err == nil {
+			// Every agent gets a sandbox of its own from the same options.
+			opts.Isolate, err = iso.sandboxOptions(&target, explicit["cwd"])
+		}
 		var (
 			nr      *errNotRunnable
 			unknown *registry.UnknownAgentError
@@ -137,6 +149,7 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	m := matrix.Run(ctx, opts.Targets, matrix.Options{
 		Parallel: opts.Parallel, Check: &acpprobe.Check{}, OutDir: opts.OutDir,
 		Redactor: red, Catalogue: opts.Catalogue, Progress: progress.Update,
+		Isolate: opts.Isolate, AuthAB: opts.AuthAB,
 	})
 	progress.Finish()
 	var fileErr error

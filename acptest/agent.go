@@ -233,6 +233,7 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+	a.sideEffectsOn(msg.Method)
 	if msg.Method == acp.MethodSessionNew {
 		if err := a.askClient(acp.ParseObject(msg.Params).String("cwd")); err != nil {
 			return err

@@ -68,13 +68,7 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 	main, deep := record.Split(frames)
 	x := record.New(main)
 	r := probe.Derive(x, o.Catalogue)
-	// The run's own facts follow its last connection.
-	if se, ok := record.FindRun(frames, record.SideEffects); ok {
-		r.SideEffects = probe.DeriveSideEffects(x, se)
-	}
-	if _, ok := record.FindRun(frames, record.AuthIdentity); ok {
-		r.AuthAB = probe.JudgeAuth(authIdentities(frames, x, r))
-	}
+	probe.DeriveRun(r, x, frames) // the run's own facts follow its last connection
 	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
 	if err != nil {
 		return nil, err

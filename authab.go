@@ -118,23 +118,6 @@ func newLog(l transport.Launcher, o Options) *jsonrpc.Log {
 	return log
 }
 
-// authIdentities are the auth facts of the run recorded in frames: the main run's (x, r),
-// when it stands for one identity, and those of the auth-identity events.
-func authIdentities(frames []jsonrpc.Frame, x *record.Index, r *probe.Result) []record.AuthIdentityInfo {
-	var ids []record.AuthIdentityInfo
-	if r.SideEffects != nil {
-		if main := probe.MainIdentity(r.SideEffects.Isolation); main != "" {
-			ids = append(ids, probe.IdentityFacts(x, r, main, r.SideEffects.Isolation))
-		}
-	}
-	for _, f := range frames {
-		if id, ok := record.AuthIdentity.Decode(f); ok {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // recordNotIsolated records that isolation was asked for an agent that is not a process:
 // nothing was isolated or observed.
 func recordNotIsolated(log *jsonrpc.Log) {

@@ -78,12 +78,15 @@ func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Opti
 	for _, f := range a.Files {
 		sections[f.Name] = string(f.Data)
 	}
-	x := record.New(buildFrames(t, sections["frames"]))
+	frames := buildFrames(t, sections["frames"])
+	x := record.New(frames)
 	opts := Options{}
 	if deep, ok := sections["deep"]; ok {
 		opts.Deep = buildFrames(t, deep)
 	}
-	return x, probe.Derive(x, nil), opts, sections
+	r := probe.Derive(x, nil)
+	probe.DeriveRun(r, x, frames) // as acpprobe.Analyze
+	return x, r, opts, sections
 }
 
 func expectedFindings(section string) []string {

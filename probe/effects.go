@@ -2,6 +2,7 @@ package probe
 
 import (
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
@@ -69,6 +70,30 @@ type EscapedProcess struct {
 	PID     int              `json:"pid"`
 	Command string           `json:"command"`
 	Seen    transport.Moment `json:"seen"`
+}
+
+// DeriveRun adds to r, derived from the session x, the facts of the whole run that follow
+// its last connection in frames (the whole record): the side effects, and the auth oracle's
+// answer when the run has auth-identity events (--auth-ab).
+func DeriveRun(r *Result, x *record.Index, frames []jsonrpc.Frame) {
+	if se, ok := record.FindRun(frames, record.SideEffects); ok {
+		r.SideEffects = DeriveSideEffects(x, se)
+	}
+	var ids []record.AuthIdentityInfo
+	for _, f := range frames {
+		if id, ok := record.AuthIdentity.Decode(f); ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	if r.SideEffects != nil {
+		if main := MainIdentity(r.SideEffects.Isolation); main != "" {
+			ids = append([]record.AuthIdentityInfo{IdentityFacts(x, r, main, r.SideEffects.Isolation)}, ids...)
+		}
+	}
+	r.AuthAB = JudgeAuth(ids)
 }
 
 // DeriveSideEffects builds the side-effect report of a run from its side-effects event (se)

@@ -84,6 +84,7 @@ func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	for _, f := range modelFlags(&cfg.ModelFaults) {
 		fs.BoolVar(f.on, f.name, false, f.usage)
 	}
+	fs.StringVar(&cfg.RequireAuthEnv, "require-auth-env", "", "refuse session/new (-32000) unless this variable has a value; advertise and answer auth/status, push _auth/status_update")
 	fs.Func("leak-env", "write this environment variable's value on stderr and in the initialize answer (repeatable)", func(name string) error {
 		cfg.LeakEnv = append(cfg.LeakEnv, name)
 		return nil
@@ -136,6 +137,9 @@ func (c Config) Args() []string {
 	}
 	if c.Drip > 0 {
 		args = append(args, "--drip", c.Drip.String())
+	}
+	if c.RequireAuthEnv != "" {
+		args = append(args, "--require-auth-env", c.RequireAuthEnv)
 	}
 	if c.CloseStdoutBefore != "" {
 		args = append(args, "--close-stdout-before", c.CloseStdoutBefore)

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 }
 
 // agentCommand launches this test binary as the reference agent with cfg.
-func agentCommand(t *testing.T, cfg acptest.Config) transport.Command {
+func agentCommand(t testing.TB, cfg acptest.Config) transport.Command {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -106,6 +106,9 @@ func TestTextGolden(t *testing.T) {
 		"text-spawn-failure": loadResult(t, filepath.Join("testdata", "spawn-failure.result.json")),
 		// A baseline: a known finding with its reason, a stale entry.
 		"text-check-baseline": loadResult(t, filepath.Join("testdata", "check-baseline.result.json")),
+		// check --isolate --auth-ab of the side-effects fault: files, a login opened, a setsid
+		// daemon and a leaked child, the kept sandbox, your identity against an empty one.
+		"text-side-effects": loadResult(t, filepath.Join("testdata", "side-effects.result.json")),
 	}
 	for name, r := range results {
 		t.Run(name, func(t *testing.T) {

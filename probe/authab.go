@@ -129,7 +129,7 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
 		}
 	}
 	methods := 0
-	refused := false
+	refused := false // either identity was told it has no login
 	for _, id := range []*record.AuthIdentityInfo{user, iso} {
 		if id == nil {
 			continue
@@ -137,9 +137,7 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
 		ab.Identities = append(ab.Identities, *id)
 		ab.Evidence = append(ab.Evidence, identityEvidence(*id)...)
 		methods = max(methods, len(id.AuthMethods))
-		if id.SessionNew == record.SessionNewAuthError || id.AuthStatus == "unauthenticated" || last(id.StatusUpdates) == "unauthenticated" {
-			refused = true
-		}
+		refused = refused || notSignedIn(*id)
 	}
 	if user == nil {
 		ab.Evidence = append(ab.Evidence, "no run with the user's identity")
@@ -147,8 +145,19 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
 	if iso == nil {
 		ab.Evidence = append(ab.Evidence, "no isolated run with an empty identity")
 	}
+	isoOK := iso != nil && iso.SessionNew == record.SessionNewOK
 	switch {
-	case iso != nil && (iso.SessionNew == record.SessionNewOK || iso.AuthStatus == "not_required" && iso.SessionNew != record.SessionNewAuthError):
+	case iso != nil && iso.AuthStatus == "not_required" && iso.SessionNew != record.SessionNewAuthError:
+		ab.Status = AuthClassNoAuthNeeded
+	case isoOK && notSignedIn(*iso):
+		// session/new worked, yet auth/status or a status update says there is no login.
+		ab.Status = AuthClassRequired
+		ab.Evidence = append(ab.Evidence, "session/new works without a login, but the agent reports it is not signed in: a prompt would ask for one")
+	case isoOK && methods > 0:
+		// Only a prompt would tell whether the login it advertises is needed, and a probe
+		// spends no tokens.
+		ab.Evidence = append(ab.Evidence, "session/new works without a login, but the agent advertises authMethods: whether a prompt needs one is not known without sending one")
+	case isoOK:
 		ab.Status = AuthClassNoAuthNeeded
 	case user != nil && user.SessionNew == record.SessionNewOK:
 		ab.Status = AuthClassAuthenticated
@@ -159,6 +168,12 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
 		ab.Status = AuthClassRequired
 	}
 	return ab
+}
+
+// notSignedIn says whether an identity was told it has no login: session/new refused it for
+// that, or auth/status or the last status update says unauthenticated.
+func notSignedIn(id record.AuthIdentityInfo) bool {
+	return id.SessionNew == record.SessionNewAuthError || id.AuthStatus == "unauthenticated" || last(id.StatusUpdates) == "unauthenticated"
 }
 
 // identityEvidence says what one identity showed, one fact a line.

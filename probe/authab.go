@@ -159,6 +159,7 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
 		ab.Evidence = append(ab.Evidence, "session/new works without a login, but the agent advertises authMethods: whether a prompt needs one is not known without sending one")
 	case isoOK:
 		ab.Status = AuthClassNoAuthNeeded
+		ab.Evidence = append(ab.Evidence, "session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show")
 	case user != nil && user.SessionNew == record.SessionNewOK:
 		ab.Status = AuthClassAuthenticated
 	case refused && methods == 0:

@@ -211,6 +211,13 @@ func identityEvidence(id record.AuthIdentityInfo) []string {
 	for _, t := range id.TerminalArgs {
 		out = append(out, fmt.Sprintf("%s: terminal auth %s", who, t))
 	}
+	if f := id.Files; f != nil && f.Created+f.Changed+f.Deleted > 0 {
+		where := "in its sandbox, since removed"
+		if id.Isolation == sandbox.LevelNone {
+			where = "in the places agents keep their state under your HOME (" + strings.Join(f.Watched, ", ") + ")"
+		}
+		out = append(out, fmt.Sprintf("%s: that run created %d, changed %d and deleted %d files %s", who, f.Created, f.Changed, f.Deleted, where))
+	}
 	if len(id.Credentials) > 0 {
 		out = append(out, fmt.Sprintf("%s: credential variables present (names only): %s", who, strings.Join(id.Credentials, ", ")))
 	} else {

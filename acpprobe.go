@@ -171,8 +171,10 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	// The report needs compiled schema types: build them while the agent starts.
 	go conformance.Warm()
+	stopNetwork := ob.serveNetwork(ctx)
 	log, err := probe.Drive(ctx, po)
 	if err != nil {
+		stopNetwork()
 		return nil, err
 	}
 	if o.Check != nil && o.Check.Deep && ctx.Err() == nil {
@@ -182,6 +184,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		deep.Steps = nil
 		_, _ = probe.Drive(ctx, deep) // the same log: the record keeps both connections
 	}
+	stopNetwork()
 	if ob != nil {
 		ob.finish(log)
 	} else if o.Isolate != nil || o.Sandbox != nil {

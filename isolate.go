@@ -1,6 +1,7 @@
 package acpprobe
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -153,16 +154,28 @@ func (ob *observer) finish(log *jsonrpc.Log) {
 			}
 		}
 	}
-	info.Network.Note = networkNote(ob.iso.Level)
+	if ob.box != nil {
+		info.Network = ob.box.Network()
+	} else {
+		info.Network.Note = "not observed: the agent had the network (only --isolate=net cuts it)"
+	}
 	record.SideEffects.Emit(log, info)
 }
 
-// networkNote says what was seen of the network at a level.
-func networkNote(l sandbox.Level) string {
-	if l == sandbox.LevelNet {
-		return "cut: the agent saw no network but its own loopback; its lookups and connection attempts were not recorded"
+// serveNetwork answers and records the agent's lookups and connections when its sandbox has
+// the network sink (sandbox.Options.NetSink), until the returned function is called (once the
+// agent is gone).
+func (ob *observer) serveNetwork(ctx context.Context) (stop func()) {
+	if ob == nil || ob.box == nil {
+		return func() {}
 	}
-	return "not observed: the agent had the network (only --isolate=net cuts it)"
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ob.box.ServeNetwork(ctx) // no sink, or no agent: nothing to record
+	}()
+	return func() { cancel(); <-done }
 }
 
 // close removes what the observer made: the shims' directory, and the sandbox Run made

@@ -149,9 +149,11 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			u := newFakeUser(t)
 			parent := t.TempDir()
-			cfg := acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true}}
+			// Only where the network is cut may the agent use it: its lookup and connection
+			// then reach the sink, and nothing else.
+			cfg := acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true, NetEffects: netLevel}}
 			r, log := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agentCommand(t, cfg)}, Check: &acpprobe.Check{},
-				Isolate: &sandbox.Options{Parent: parent, Environ: u.environ, Net: netLevel}})
+				Isolate: &sandbox.Options{Parent: parent, Environ: u.environ, Net: netLevel, NetSink: netLevel}})
 			se := r.SideEffects
 			if se == nil {
 				t.Fatal("no sideEffects in the result")
@@ -210,6 +212,15 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 			}
 			if len(p.Escaped) != 1 || p.Escaped[0].Command != "sleep" {
 				t.Errorf("escaped %+v, want the setsid daemon", p.Escaped)
+			}
+			n := se.Network
+			if netLevel {
+				want := []sandbox.Connect{{Host: "192.0.2.9", Port: 443, Count: 1}}
+				if !n.Observed || !slices.Equal(n.Lookups, []string{acptest.NetEffectsHost}) || !slices.Equal(n.Connects, want) {
+					t.Errorf("network %+v, want the lookup of %s and the connection to %s observed", n, acptest.NetEffectsHost, acptest.NetEffectsAddr)
+				}
+			} else if n.Observed || !strings.HasPrefix(n.Note, "not observed") {
+				t.Errorf("network %+v, want not observed", n)
 			}
 			// Nothing landed outside, nothing survives, the sandbox is gone.
 			if got := append(entries(t, u.home), entries(t, u.tmp)...); len(got) > 0 {

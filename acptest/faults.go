@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,7 +49,17 @@ type Stress struct {
 	// waits for it; every session/load request leaves a `sleep 300` child in its process
 	// group that it never ends.
 	SideEffects bool
+	// NetEffects, on session/new, looks up NetEffectsHost and connects to NetEffectsAddr
+	// (TEST-NET-1, port 443), for a network sink to record. As a process only. It reaches the
+	// network where the network is not cut: use it only inside a net-level sandbox.
+	NetEffects bool
 }
+
+// The NetEffects fault's lookup and connection.
+const (
+	NetEffectsHost = "telemetry.acptest.invalid"
+	NetEffectsAddr = "192.0.2.9:443"
+)
 
 // SideEffectFiles are the SideEffects fault's files, each under the directory its variable
 // names.
@@ -134,15 +145,25 @@ func (a *agent) writeSideEffectFiles() error {
 // sideEffectsOn runs the SideEffects fault's part for a request: the browser login on
 // session/new, a leaked child on session/load.
 func (a *agent) sideEffectsOn(method string) {
-	if !a.cfg.SideEffects || a.cfg.Env == nil {
+	if !a.cfg.SideEffects && !a.cfg.NetEffects || a.cfg.Env == nil {
 		return
 	}
-	switch method {
-	case "session/new":
-		cmd := exec.Command("xdg-open", LoginURL)
-		cmd.Env = a.cfg.Env
-		_ = cmd.Run() // the shim exits 1: no browser here
-	case "session/load":
+	switch {
+	case method == "session/new":
+		if a.cfg.NetEffects {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = net.DefaultResolver.LookupHost(ctx, NetEffectsHost)
+			cancel()
+			if c, err := net.DialTimeout("tcp", NetEffectsAddr, 5*time.Second); err == nil {
+				c.Close()
+			}
+		}
+		if a.cfg.SideEffects {
+			cmd := exec.Command("xdg-open", LoginURL)
+			cmd.Env = a.cfg.Env
+			_ = cmd.Run() // the shim exits 1: no browser here
+		}
+	case method == "session/load" && a.cfg.SideEffects:
 		cmd := exec.Command("sleep", "300")
 		if err := cmd.Start(); err == nil {
 			go func() { _ = cmd.Wait() }()

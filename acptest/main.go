@@ -78,6 +78,7 @@ func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	fs.BoolVar(&cfg.Grandchild, "grandchild", false, "start a process that inherits stdout and outlives the agent")
 	fs.BoolVar(&cfg.SetsidDaemon, "setsid-daemon", false, "start a process in a session of its own that outlives the agent")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the agent)")
+	fs.BoolVar(&cfg.NetEffects, "net-effects", false, "on session/new, look up "+NetEffectsHost+" and connect to "+NetEffectsAddr+" (only inside a net-level sandbox: it reaches the network otherwise)")
 	fs.BoolVar(&cfg.SideEffects, "side-effects", false, "write into $HOME, $XDG_CONFIG_HOME and $TMPDIR, start a setsid daemon, open a login URL with xdg-open on session/new, leave a child per session/load")
 	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
@@ -161,7 +162,7 @@ func (c Config) Args() []string {
 		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
 		{c.WrongID, "--wrong-id"}, {c.DuplicateID, "--duplicate-id"}, {c.InvalidBytes, "--invalid-bytes"},
 		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.SetsidDaemon, "--setsid-daemon"},
-		{c.IgnoreSIGTERM, "--ignore-sigterm"}, {c.SideEffects, "--side-effects"},
+		{c.IgnoreSIGTERM, "--ignore-sigterm"}, {c.SideEffects, "--side-effects"}, {c.NetEffects, "--net-effects"},
 	} {
 		if f.on {
 			args = append(args, f.flag)

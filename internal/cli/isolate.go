@@ -60,7 +60,7 @@ func (f *isolateFlags) sandboxOptions(target *probe.Options, explicitCwd bool) (
 			return nil, usagef("--isolate=net is not available here: %s", c.NetUnavailable)
 		}
 	}
-	so := &sandbox.Options{KeepDir: f.keep, PassEnv: f.pass, Net: level == sandbox.LevelNet}
+	so := &sandbox.Options{KeepDir: f.keep, PassEnv: f.pass, Net: level == sandbox.LevelNet, NetSink: level == sandbox.LevelNet}
 	if cmd, ok := target.Launcher.(transport.Command); ok {
 		wd, _ := os.Getwd()
 		if explicitCwd || (cmd.Dir != "" && cmd.Dir != wd) {

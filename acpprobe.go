@@ -11,8 +11,9 @@ package acpprobe
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -73,6 +75,7 @@ func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from
 	conns := record.Split(frames)
 	x := record.New(conns.Main)
 	r := probe.DeriveContext(ctx, x, o.Catalogue)
+	probe.DeriveRun(r, x, frames) // the run's own facts follow its last connection
 	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Catalogue: o.Catalogue,
 		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe), From: from})
 	if err != nil {
@@ -110,6 +113,21 @@ type Options struct {
 	Analyze AnalyzeOptions
 	// NoRedact keeps secrets in the record and the report (only when Run makes the log).
 	NoRedact bool
+
+	// Isolate, when set, runs the agent in a sandbox made from these options for this run,
+	// removed after it unless KeepDir is set (--isolate, --keep-sandbox, --pass-env). The
+	// command's own Env joins the sandbox's Env (given on purpose); a Cwd left empty becomes
+	// the sandbox's workspace.
+	Isolate *sandbox.Options
+	// Sandbox, when set, is a sandbox the caller made (and set up, and closes after Run) to
+	// run the agent in; Isolate is then not used. Either way the report's sideEffects say the
+	// level actually in force: an agent that is not a process (transport.Pipe) is never
+	// isolated, and the report does not claim it was.
+	Sandbox *sandbox.Sandbox
+	// AuthAB runs the agent a second time under the other identity — the user's own, or an
+	// empty one in a sandbox — and combines every auth signal of both into Result.AuthAB
+	// (--auth-ab). Neither run calls authenticate or logout.
+	AuthAB bool
 }
 
 // Check chooses the active checks of `acpprobe check`: an unknown extension method and
@@ -124,38 +142,51 @@ type Check struct {
 	Deep bool
 }
 
+// errNotProcess: isolation needs an agent that runs as a process of its own.
+var errNotProcess = errors.New("the agent is not a process (it runs inside this one)")
+
 // DeepVersion is the protocol version the --deep connection asks for: no agent supports it.
 const DeepVersion = 999
 
 // Run probes one agent and returns the whole report, as `acpprobe probe --json` (or, with
 // Check, `acpprobe check --json`) prints it. The error is non-nil only when the options are
-// unusable; everything that goes wrong with the agent is in Result.Error. Cancelling ctx
-// interrupts the probe and still tears the agent down; the analysis then judges nothing more.
-// The analysis gets what is left of the total budget (Probe.Timeout), at least a second.
+// unusable (or the sandbox asked for cannot be made); everything that goes wrong with the
+// agent is in Result.Error. Cancelling ctx interrupts the probe and still tears the agent
+// down; the analysis then judges nothing more. The analysis gets what is left of the total
+// budget (Probe.Timeout), at least a second.
+//
+// An agent launched as a process runs with the browser shims first on its PATH, and what it
+// did to the machine is in Result.SideEffects: under Isolate or Sandbox, in its sandbox;
+// otherwise in the places agents keep their state under the real HOME.
 func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	start := time.Now()
 	po := o.Probe
 	if po.Log == nil {
-		po.Log = jsonrpc.NewLog()
-		if !o.NoRedact && po.Launcher != nil {
-			cat := o.Analyze.Catalogue
-			if cat == nil {
-				cat = extensions.Default()
-			}
-			red := transcript.NewRedactor(transcript.SecretArgs(po.Launcher.CommandLine()), os.Environ(), cat.CredentialKeys())
-			po.Log.SetFilter(red.Frame)
-		}
+		po.Log = newLog(po.Launcher, o)
+	}
+	user := po // the run as asked, before it moves into a sandbox (--auth-ab's user identity)
+	ob, err := observe(o, &po)
+	if err != nil {
+		return nil, err
+	}
+	if ob != nil {
+		defer ob.close()
 	}
 	if o.Check != nil {
 		// The active checks first, then the caller's own steps (the turn scenarios of
 		// check --turns).
-		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt}), po.Steps...)
+		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt,
+			AuthStatus: o.AuthAB}), po.Steps...)
 		po.WaitForExit = true // check judges how the agent leaves when its stdin closes
+	} else if o.AuthAB {
+		po.Steps = append(slices.Clone(po.Steps), conformance.AuthStatusStep)
 	}
 	// The report needs compiled schema types: build them while the agent starts.
 	go conformance.Warm()
+	stopNetwork := ob.serveNetwork(ctx)
 	log, err := probe.Drive(ctx, po)
 	if err != nil {
+		stopNetwork()
 		return nil, err
 	}
 	if o.Check != nil {
@@ -167,6 +198,15 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 			deep.ProtocolVersion = DeepVersion
 			_, _ = probe.Drive(ctx, deep)
 		}
+	}
+	stopNetwork()
+	if ob != nil {
+		ob.finish(log)
+	} else if o.Isolate != nil || o.Sandbox != nil {
+		recordNotIsolated(log)
+	}
+	if o.AuthAB && ctx.Err() == nil {
+		authOther(ctx, o, user, ob, log)
 	}
 	actx, cancel := context.WithTimeout(ctx, analysisBudget(po.Timeout, time.Since(start)))
 	defer cancel()

@@ -72,6 +72,11 @@ type Faults struct {
 	// _meta, as CodeBuddy's multi-owner plane does (a breach of the zero-_meta contract on the
 	// standard plane).
 	RequireAdmission bool
+	// RequireAuthEnv names a variable that stands for a login: session/new answers -32000
+	// unless the agent's environment (Config.Env) gives it a value. The agent also advertises
+	// auth/status (agentCapabilities.auth.status), answers it with the state, and pushes the
+	// state after initialize as the vendor _auth/status_update.
+	RequireAuthEnv string
 	// LeakSecrets writes the values of the environment variables named in LeakEnv on stderr
 	// (whole, and the first split across two writes) and in the initialize answer (_meta
 	// credential keys, a bearer header, plain text, \uXXXX escapes), to test that they are
@@ -236,6 +241,7 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+	a.sideEffectsOn(msg.Method)
 	if msg.Method == acp.MethodSessionNew {
 		if err := a.askClient(acp.ParseObject(msg.Params).String("cwd")); err != nil {
 			return err
@@ -280,6 +286,11 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	}
 	if a.cfg.DuplicateID && msg.Method == acp.MethodInitialize {
 		if err := a.writeResult(msg.ID, result); err != nil {
+			return err
+		}
+	}
+	if msg.Method == acp.MethodInitialize && a.cfg.RequireAuthEnv != "" {
+		if err := a.notify(acp.MethodVendorAuthStatusUpdate, map[string]string{"state": a.authState()}); err != nil {
 			return err
 		}
 	}
@@ -364,6 +375,19 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 				o["agentInfo"], _ = json.Marshal(info)
 			}
 		}
+		if a.cfg.RequireAuthEnv != "" {
+			caps := o.Object("agentCapabilities")
+			if caps == nil {
+				caps = acp.Object{}
+			}
+			auth := caps.Object("auth")
+			if auth == nil {
+				auth = acp.Object{}
+			}
+			auth["status"] = json.RawMessage("{}")
+			caps["auth"], _ = json.Marshal(auth)
+			o["agentCapabilities"], _ = json.Marshal(caps)
+		}
 		if a.cfg.ExtraKeys {
 			o["vendorBuild"] = json.RawMessage(`"acptest"`)
 			caps := o.Object("agentCapabilities")
@@ -375,7 +399,14 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		}
 		out, _ := json.Marshal(o)
 		return out, nil
+	case acp.MethodAuthStatus:
+		if a.cfg.RequireAuthEnv != "" {
+			return raw(`{"state":"` + a.authState() + `"}`), nil
+		}
 	case acp.MethodSessionNew:
+		if a.authState() == "unauthenticated" {
+			return nil, errAuth
+		}
 		if a.cfg.RequireAdmission && !params.Object("_meta").Has("codebuddy.ai/sessionAdmissionV2") {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "ACP Session request is missing sessionAdmissionV2 metadata"}
 		}
@@ -432,6 +463,21 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		return raw(`{}`), nil
 	}
 	return raw(`{}`), nil
+}
+
+// authState is the RequireAuthEnv fault's state: "unauthenticated" when the variable it
+// names has no value in the agent's environment, "authenticated" when it has; "" without the
+// fault.
+func (a *agent) authState() string {
+	if a.cfg.RequireAuthEnv == "" {
+		return ""
+	}
+	for _, kv := range a.cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == a.cfg.RequireAuthEnv && v != "" {
+			return "authenticated"
+		}
+	}
+	return "unauthenticated"
 }
 
 func (a *agent) newSession() json.RawMessage {

@@ -184,11 +184,12 @@ func (in *inputs) extensions() extensionFacts {
 	return *in.ext
 }
 
-// Warm loads the v1 schema sets (stable, unstable, newer: unstable fields such as
-// sessionCapabilities.fork are common) and compiles the types of the handshake answers, so that a
-// later Evaluate finds them ready. It is safe to run concurrently with Evaluate.
+// Warm loads the v1 schema sets (stable, unstable, newer and its unstable drafts: unstable
+// fields such as sessionCapabilities.fork are common) and compiles the types of the handshake
+// answers, so that a later Evaluate finds them ready. It is safe to run concurrently with
+// Evaluate.
 func Warm() {
-	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next} {
+	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next, schema.V1NextUnstable} {
 		s, err := schema.Load(name)
 		if err != nil {
 			return

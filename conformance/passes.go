@@ -87,6 +87,7 @@ var passes = []*pass{
 	&deepPass,
 	&extensionsPass,
 	&clientPass,
+	&sideEffectsPass,
 }
 
 // maxPerCheck bounds the findings of one check; the last one says how many more there were.

@@ -92,7 +92,8 @@ func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Opti
 			appendFrames(t, log, section, fmt.Sprintf(`{"command":"scenario","argv":["scenario"],"cwd":"/w","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000,"purpose":%q,"initializeOnly":true}`, e.purpose))
 		}
 	}
-	conns := record.Split(log.Frames())
+	frames := log.Frames()
+	conns := record.Split(frames)
 	for _, e := range extras {
 		if _, ok := sections[e.section]; ok && conns.Of(e.purpose) == nil {
 			t.Fatalf("the %s section is not a connection of its own: its spawn event must name its purpose", e.section)
@@ -100,7 +101,9 @@ func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Opti
 	}
 	x := record.New(conns.Main)
 	opts := Options{Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe)}
-	return x, probe.Derive(x, nil), opts, sections
+	r := probe.Derive(x, nil)
+	probe.DeriveRun(r, x, frames) // as acpprobe.Analyze
+	return x, r, opts, sections
 }
 
 func expectedFindings(section string) []string {

@@ -26,6 +26,8 @@ const (
 type StepOptions struct {
 	PromptShapes bool // send the prompt shapes of --prompt-shapes
 	AllowPrompt  bool // send one valid prompt and cancel it (may spend tokens)
+	// AuthStatus asks auth/status when the agent advertises it (the auth oracle, --auth-ab).
+	AuthStatus bool
 }
 
 // Steps returns the active checks to pass to probe.Options.Steps, in the order they run.
@@ -36,6 +38,9 @@ func Steps(o StepOptions) []probe.Step {
 	}
 	if o.AllowPrompt {
 		steps = append(steps, promptStep{})
+	}
+	if o.AuthStatus {
+		steps = append(steps, AuthStatusStep)
 	}
 	return steps
 }
@@ -56,6 +61,27 @@ func ForkProbe(main *record.Index) []probe.Step {
 		return nil
 	}
 	return []probe.Step{forkStep{}}
+}
+
+// AuthStatusStep asks auth/status when the agent advertises it (agentCapabilities.auth.status,
+// unstable): the state it answers is one of the auth oracle's signals (--auth-ab). The method
+// changes nothing by the spec, and must not be refused with -32000.
+var AuthStatusStep probe.Step = authStatusStep{}
+
+type authStatusStep struct{}
+
+func (authStatusStep) Name() string { return "auth-status" }
+
+func (authStatusStep) Run(ctx context.Context, s *probe.Session) {
+	init := record.New(s.Log().Frames()).First(acp.MethodInitialize)
+	if init == nil || init.Answer == nil || init.Answer.Msg == nil ||
+		!acp.ParseInitializeResult(init.Answer.Msg.Result).Capabilities.Object("auth").Has("status") {
+		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: authStatusStep{}.Name(), Reason: "auth/status is not advertised"})
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
+	defer cancel()
+	_, _ = s.Call(cctx, acp.MethodAuthStatus, map[string]any{})
 }
 
 // extensionStep sends an unknown _-prefixed notification, then an unknown _-prefixed request:

@@ -356,10 +356,16 @@ func (e *engine) teardown() {
 		cctx, cancel := context.WithTimeout(tctx, min(e.opts.RequestTimeout, grace))
 		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
 		cancel()
+		e.sweep(transport.AfterSessionClose, false)
 	}
 	ladder := transport.Ladder{Grace: grace}
 	if e.opts.WaitForExit {
 		ladder.StdinWait = grace
+	}
+	if ladder.StdinWait > 0 {
+		// Without a wait, what runs an instant after stdin closed says nothing: the agent had
+		// no time to end anything.
+		ladder.AfterStdin = func(left bool) { e.sweep(transport.AfterStdin, left) }
 	}
 	wait := Millis(ladder.StdinWait)
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
@@ -371,6 +377,24 @@ func (e *engine) teardown() {
 		record.Interrupted.Emit(e.log, record.StageInfo{Stage: record.StageTeardown})
 	}
 	record.Exit.Emit(e.log, exit)
+}
+
+// sweep records the agent's other processes alive at a moment of the teardown (a processes
+// event), signalling none of them. An in-memory agent has none.
+func (e *engine) sweep(at transport.Moment, agentExited bool) {
+	scope := e.agent.Scope()
+	if scope == (transport.Scope{}) {
+		return
+	}
+	info := record.ProcessesInfo{Moment: at, AgentExited: agentExited, Processes: []transport.Proc{}}
+	procs, err := transport.Sweep(scope)
+	if err != nil {
+		info.Error = err.Error()
+	}
+	if procs != nil {
+		info.Processes = procs
+	}
+	record.Processes.Emit(e.log, info)
 }
 
 // InterruptGrace bounds the teardown of an interrupted probe (Ctrl-C): each step of the

@@ -52,6 +52,11 @@ type Result struct {
 	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
 	// Turns are the prompt turns of acpprobe turn (and check --turns), one per scenario.
 	Turns []Turn `json:"turns,omitempty"`
+	// SideEffects is what the run did to the machine, under the isolation it had (a live run
+	// of acpprobe.Run; absent from reports of records that do not say).
+	SideEffects *SideEffects `json:"sideEffects,omitempty"`
+	// AuthAB is the auth oracle of --auth-ab: the user's identity against an empty one.
+	AuthAB *AuthAB `json:"authAB,omitempty"`
 	// Verdict is filled by acpprobe check: how the findings compare with --fail-on and the
 	// baseline.
 	Verdict *Verdict `json:"verdict,omitempty"`

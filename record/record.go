@@ -118,7 +118,7 @@ func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
 		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
-		MCPSentinels.Kind, MCP.Kind}
+		MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
 }
 
 // ObservationInfo is a fact a step checked outside the wire.

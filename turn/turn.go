@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 			po.MCPServers = append(po.MCPServers, s)
 		}
 	}
-	po.Launcher = isolate(box, cmd)
+	po.Launcher = acpprobe.Sandboxed(box, cmd)
 	if found {
 		setup, err := profile.Setup(emulator.ValuesFor(srv, box.Home()))
 		if err != nil {
@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	if po.Cwd == "" {
 		po.Cwd = box.Workspace()
 	}
-	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze})
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box})
 }
 
 // profile chooses the backend profile: by hand (Backend), by registry id or config name, or
@@ -175,7 +175,7 @@ func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbo
 	}
 	first := o.Probe
 	first.Log = nil
-	first.Launcher = isolate(box, cmd)
+	first.Launcher = acpprobe.Sandboxed(box, cmd)
 	first.InitializeOnly = true
 	first.Steps = nil
 	log, err := probe.Drive(ctx, first)
@@ -203,16 +203,4 @@ type scene struct {
 // path is a fresh file name in the workspace for a scenario.
 func (s *scene) path(name string) string {
 	return filepath.Join(s.workspace, fmt.Sprintf("acpprobe-%s-%d.txt", name, os.Getpid()))
-}
-
-// isolate moves an agent command into the sandbox: its environment is the sandbox's (the
-// command's own variables merged over it), its directory the sandbox's workspace unless it
-// has one, and the sandbox prepares it (the network level re-executes it in namespaces).
-func isolate(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
-	cmd.Environ = box.Env()
-	if cmd.Dir == "" {
-		cmd.Dir = box.Workspace()
-	}
-	cmd.Prepare = box.Prepare
-	return cmd
 }

@@ -32,6 +32,9 @@ const (
 	V1Unstable = "v1-unstable" // v1 with the unstable drafts (session/fork, providers, …)
 	V2         = "v2"          // the v2 draft (2.0.0-alpha.3)
 	V1Next     = "v1-next"     // the newer v1 shipped in @agentclientprotocol/sdk 2.4.0 (≥ 1.25)
+	// V1NextUnstable is the newer v1 with its unstable drafts (auth/status,
+	// agentCapabilities.auth.status, auth/status_update, session/status, …).
+	V1NextUnstable = "v1-next-unstable"
 )
 
 var files = map[string]string{
@@ -39,10 +42,12 @@ var files = map[string]string{
 	V1Unstable: "data/v1/schema.unstable.json",
 	V2:         "data/v2/schema.json",
 	V1Next:     "data/npm-sdk-2.4.0/v1/schema.json",
+	// the unstable file of the same release
+	V1NextUnstable: "data/npm-sdk-2.4.0/v1/schema.unstable.json",
 }
 
 // Names lists the selectable sets.
-func Names() []string { return []string{V1, V1Unstable, V2, V1Next} }
+func Names() []string { return []string{V1, V1Unstable, V2, V1Next, V1NextUnstable} }
 
 // Provenance is data/SOURCE.md: where every embedded file comes from.
 func Provenance() string {

@@ -128,6 +128,7 @@ type htmlRow struct {
 	Extensions             []htmlExtension
 	Turns                  []htmlTurn
 	Timings                []htmlKV
+	Effects                []htmlKV // what the run did to the machine (nil when not observed)
 	ErrorAgent, ResultJSON string
 	FindingCount           int
 	AuthClass              string // the style of the auth status
@@ -238,6 +239,9 @@ func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 			c.Values = append(c.Values, htmlChoice{ID: v.Value, Name: name, Description: v.Description, Current: v.Value == cur})
 		}
 		row.Configs = append(row.Configs, c)
+	}
+	if x.SideEffects != nil {
+		row.Effects = effectsKVs(x.SideEffects)
 	}
 	row.Methods = methods(x.Methods)
 	row.Tiers = tiers(x.Findings)

@@ -134,6 +134,15 @@ var Columns = []Column{
 			return fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs)
 		})
 	}},
+	{Key: "effects", Title: "Side effects", Short: "Effects", Value: effectsCell},
+	{Key: "authab", Title: "Auth A/B", Value: func(r matrix.Row) string {
+		return result(r, func(x *probe.Result) string {
+			if x.AuthAB == nil {
+				return None
+			}
+			return string(x.AuthAB.Status)
+		})
+	}},
 	{Key: "status", Title: "Status", Value: Status},
 }
 
@@ -301,7 +310,7 @@ type narrowColumn struct {
 // narrowPriority is the order in which columns join the narrow table after the agent (the
 // status comes last, taking what is left): how the probe went first, then what a client
 // needs to decide, then detail.
-var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-mcp", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
+var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-mcp", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "effects", "authab", "startup"}
 
 const (
 	agentMax    = 24 // the most columns the agent id takes in a narrow table

@@ -76,6 +76,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	if initOK || authKnown {
 		authText(t, r)
 	}
+	authABText(t, r)
 
 	if initOK && !session {
 		t.section("Not known")
@@ -138,6 +139,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	if r.Exit != nil {
 		t.kv("exit", exitText(r))
 	}
+	sideEffectsText(t, r)
 
 	if r.Error != nil {
 		t.section("Error")

@@ -136,9 +136,9 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 			t.Errorf("modelConfig.values %q lack \"default\"", r.ModelConfig.Values)
 		}
 	}
-	if len(r.Models) == 0 || len(r.LegacyModels) != len(r.Models) {
-		t.Errorf("models: %d from the config option, %d legacy; want the same non-empty list in both",
-			len(r.Models), len(r.LegacyModels))
+	if r.ModelConfig != nil && (len(r.Models) == 0 || len(r.Models) != len(r.ModelConfig.Values)) {
+		t.Errorf("models: %d declared in session/new, %d values of the model option; want the same non-empty list in both",
+			len(r.Models), len(r.ModelConfig.Values))
 	}
 	check(t, "reasoning", r.Reasoning, (*probe.Reasoning)(nil))
 

@@ -254,7 +254,7 @@ func (b *builder) newSession() {
 		r.ConfigOptions = s.ConfigOptions
 	}
 	if s.LegacyModels != nil {
-		r.LegacyModels = s.LegacyModels
+		r.Models = s.LegacyModels
 	}
 	deriveModels(r)
 }
@@ -554,7 +554,6 @@ func newResult(s record.SpawnInfo) *Result {
 		AuthMethods:   []json.RawMessage{},
 		Auth:          AuthStatus{Status: AuthUnknown, Evidence: []string{}},
 		Models:        []acp.Model{},
-		LegacyModels:  []acp.Model{},
 		Modes:         []acp.Mode{},
 		ConfigOptions: []acp.ConfigOption{},
 		Methods:       map[string]MethodSupport{},
@@ -574,17 +573,10 @@ func newResult(s record.SpawnInfo) *Result {
 	return r
 }
 
-// deriveModels fills models, modelConfig and reasoning from the config options, falling back
-// to the legacy models list.
+// deriveModels fills modelConfig and reasoning from the config options.
 func deriveModels(r *Result) {
 	if opt := acp.ModelOption(r.ConfigOptions); opt != nil {
 		r.ModelConfig = &ModelConfig{ConfigID: opt.ID, Values: opt.Values(), CurrentValue: opt.Current()}
-		r.Models = make([]acp.Model, 0, len(opt.Options))
-		for _, o := range opt.Options {
-			r.Models = append(r.Models, acp.Model{ID: o.Value, Name: o.Name, Description: o.Description})
-		}
-	} else {
-		r.Models = append([]acp.Model{}, r.LegacyModels...)
 	}
 	if opt := acp.ThoughtLevelOption(r.ConfigOptions); opt != nil {
 		r.Reasoning = &Reasoning{ConfigID: opt.ID, Values: opt.Values(), DefaultValue: opt.Current()}

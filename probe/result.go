@@ -24,10 +24,13 @@ type Result struct {
 	AgentInfo       *acp.Implementation `json:"agentInfo"`
 	Capabilities    Capabilities        `json:"capabilities"`
 	// AuthMethods are verbatim, including type, vars and _meta.
-	AuthMethods   []json.RawMessage  `json:"authMethods"`
-	Auth          AuthStatus         `json:"auth"`
+	AuthMethods []json.RawMessage `json:"authMethods"`
+	Auth        AuthStatus        `json:"auth"`
+	// Models are the models the agent declares in session/new (`models.availableModels`,
+	// removed from ACP in 2026-06 and still sent by many agents), as acp-probe's `models`:
+	// for display. They may hold ids set_config_option will not accept; ModelConfig.Values
+	// are the ones it does.
 	Models        []acp.Model        `json:"models"`
-	LegacyModels  []acp.Model        `json:"legacyModels"`
 	Modes         []acp.Mode         `json:"modes"`
 	CurrentModeID string             `json:"currentModeId,omitempty"`
 	ConfigOptions []acp.ConfigOption `json:"configOptions"`

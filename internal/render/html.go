@@ -122,7 +122,7 @@ type htmlRow struct {
 	AuthMethods            []htmlAuthMethod
 	Modes                  []htmlChoice
 	Configs                []htmlConfig
-	Models, LegacyModels   []htmlChoice
+	Models                 []htmlChoice
 	Methods                []htmlMethod
 	Tiers                  []htmlTier
 	Extensions             []htmlExtension
@@ -221,9 +221,6 @@ func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 	}
 	for _, m := range x.Models {
 		row.Models = append(row.Models, htmlChoice{ID: m.ID, Name: m.Name, Description: m.Description, Current: current != "" && m.ID == current})
-	}
-	for _, m := range x.LegacyModels {
-		row.LegacyModels = append(row.LegacyModels, htmlChoice{ID: m.ID, Name: m.Name, Description: m.Description})
 	}
 	for _, o := range x.ConfigOptions {
 		cur := strings.TrimSpace(string(o.CurrentValue))

@@ -90,11 +90,7 @@ var Columns = []Column{
 	}},
 	{Key: "models", Title: "Models", Value: func(r matrix.Row) string {
 		return session(r, func(x *probe.Result) string {
-			var ids []string
-			for _, m := range x.Models {
-				ids = append(ids, m.ID)
-			}
-			return list(ids...)
+			return list(modelIDs(x)...)
 		})
 	}},
 	{Key: "config", Title: "Config options", Short: "Config", Value: func(r matrix.Row) string {
@@ -443,4 +439,17 @@ func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 		}
 	}
 	return t.err
+}
+
+// modelIDs are the models of a row: the ones set_config_option accepts (modelConfig) when the
+// agent has a model option, else the ones it declares in session/new.
+func modelIDs(x *probe.Result) []string {
+	if x.ModelConfig != nil {
+		return x.ModelConfig.Values
+	}
+	ids := make([]string, 0, len(x.Models))
+	for _, m := range x.Models {
+		ids = append(ids, m.ID)
+	}
+	return ids
 }

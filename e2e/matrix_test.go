@@ -26,7 +26,7 @@ var matrixIDs = []string{"claude", "codex", "gemini", "acptest-claude", "acptest
 // matrixTitles are the column titles of every format.
 var matrixTitles = []string{"Agent", "Version", "Protocol", "Auth", "Prompt content", "MCP", "Session caps",
 	"load", "resume", "list", "close", "fork", "delete", "Modes", "Models", "Config options", "Reasoning",
-	"Findings M/C/A/I", "Startup ms", "Status"}
+	"Findings M/C/A/I", "Startup ms", "Side effects", "Auth A/B", "Status"}
 
 // notKnown is the cell of what an agent never said: the modes, models, config options and
 // reasoning levels of one whose session/new did not succeed (render.NotKnown).
@@ -162,7 +162,12 @@ func TestMatrixRealAgents(t *testing.T) {
 			check(t, "launch", row.Launch, launch[id])
 			check(t, "transcript", row.Transcript, filepath.Join(out, id+".ndjson"))
 			check(t, "agent.id", r.Agent.ID, new(id))
-			check(t, "agent.cwd", r.Agent.Cwd, box.cwd)
+			// The matrix isolates each agent: it ran in a sandbox workspace of its own, gone now.
+			if !sandboxWorkspace.MatchString(r.Agent.Cwd) {
+				t.Errorf("agent.cwd %q, want a sandbox's workspace", r.Agent.Cwd)
+			} else if _, err := os.Stat(r.Agent.Cwd); !os.IsNotExist(err) {
+				t.Errorf("the sandbox workspace %s is still there (%v)", r.Agent.Cwd, err)
+			}
 			check(t, "protocolVersion", r.ProtocolVersion, new(1))
 			w := want[id]
 			if r.AgentInfo == nil || r.AgentInfo.Name+" "+r.AgentInfo.Version != w.version {
@@ -209,7 +214,13 @@ func TestMatrixRealAgents(t *testing.T) {
 
 			// --out: the result (the row's, exactly) and a transcript that validates.
 			checkJSONFile(t, filepath.Join(out, id+".json"), generic.Agents[i]["result"])
-			readTranscriptFile(t, filepath.Join(out, id+".ndjson"), "matrix", r.Agent.Argv, box.cwd)
+			// The header is written before the sandbox exists: its cwd is empty, the spawn
+			// event has the workspace.
+			lines, _ := readTranscriptFile(t, filepath.Join(out, id+".ndjson"), "matrix", r.Agent.Argv, "")
+			var spawn record.SpawnInfo
+			if l := lines[1]; l.Kind != "spawn" || json.Unmarshal(l.Data, &spawn) != nil || spawn.Cwd != r.Agent.Cwd {
+				t.Errorf("the transcript's first event %s %s, want the spawn in %s", l.Kind, l.Data, r.Agent.Cwd)
+			}
 		})
 	}
 
@@ -331,9 +342,13 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		if x == nil {
 			continue
 		}
+		// The models a client can set (the model option's values), else the declared ones.
 		var models []string
 		for _, mo := range x.Models {
 			models = append(models, mo.ID)
+		}
+		if x.ModelConfig != nil {
+			models = x.ModelConfig.Values
 		}
 		modelCell, reasoning := "-", "-"
 		if len(models) > 0 {
@@ -354,7 +369,7 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		row = append(row, strings.Fields(w.methods)...)
 		row = append(row, w.modes, modelCell, w.config, reasoning,
 			fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo]),
-			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), w.status)
+			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), effectsCell(t, x), "-", w.status)
 		cells[r.ID] = row
 	}
 
@@ -377,7 +392,7 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 			t.Fatalf("markdown table has %d lines, want header, rule and %d rows:\n%s", len(table), len(m.Rows), text)
 		}
 		check(t, "header", table[0], "| "+strings.Join(matrixTitles, " | ")+" |")
-		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|")
+		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|---|---|")
 		// The cells come from the agents, so they are escaped: of the characters Markdown
 		// escapes, these cells only hold the brackets of claude-agent-acp's model ids
 		// ("sonnet[1m]" is "sonnet\[1m\]"); internal/render's tests cover the rest.
@@ -447,6 +462,28 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 			}
 		}
 	})
+}
+
+// sandboxWorkspace is the working directory an isolated agent gets.
+var sandboxWorkspace = regexp.MustCompile(`/acpprobe-sandbox-[0-9]+/workspace$`)
+
+// effectsCell is the Side effects cell of an isolated agent: the level, the files it created,
+// changed or deleted in its sandbox, and the processes that outlived the teardown.
+func effectsCell(t *testing.T, x *probe.Result) string {
+	t.Helper()
+	se := x.SideEffects
+	if se == nil || se.Files == nil {
+		t.Errorf("no side effects, or no file inventory, in an isolated run: %+v", se)
+		return ""
+	}
+	if se.Isolation.Level != "env+home" {
+		t.Errorf("isolation level %q, want env+home (the matrix's default)", se.Isolation.Level)
+	}
+	cell := fmt.Sprintf("%s, %d files", se.Isolation.Level, se.Files.Created+se.Files.Changed+se.Files.Deleted)
+	if n := len(se.Processes.AfterTeardown); n > 0 {
+		cell += fmt.Sprintf(", %d survived", n)
+	}
+	return cell
 }
 
 // checkJSONFile asserts that a file holds the JSON value want (decoded, key order ignored).

@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -11,7 +12,8 @@ import (
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// TestKindsAreDocumented keeps docs/transcript.md and the record's event kinds together.
+// TestKindsAreDocumented keeps docs/transcript.md, the transcript schema's list of event kinds
+// and the record's event kinds together.
 func TestKindsAreDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/transcript.md")
 	if err != nil {
@@ -21,6 +23,32 @@ func TestKindsAreDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+string(k)+"`") {
 			t.Errorf("event kind %q is not in docs/transcript.md", k)
 		}
+	}
+	b, err := os.ReadFile("../transcript/transcript.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs map[string]struct {
+			Properties struct {
+				Kind struct {
+					Enum []record.Kind `json:"enum"`
+				} `json:"kind"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var enum []record.Kind
+	for _, d := range schema.Defs {
+		enum = append(enum, d.Properties.Kind.Enum...)
+	}
+	want := record.Kinds()
+	slices.Sort(enum)
+	slices.Sort(want)
+	if !slices.Equal(enum, want) {
+		t.Errorf("transcript.schema.json's event kinds %q, want the record's %q", enum, want)
 	}
 }
 

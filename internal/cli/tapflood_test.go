@@ -202,8 +202,12 @@ func TestProbeFloodWithinBudget(t *testing.T) {
 	if raceDetector {
 		budget *= 3 // the race detector's shadow memory
 	}
-	if floodRSS-silentRSS > 5*budget {
-		t.Errorf("the flood cost %d MiB more than a silent agent: want at most 5 times the record's budget", (floodRSS-silentRSS)>>20)
+	// The live heap holds the record's budget and its index (about 110 MiB under the flood),
+	// the analysis adds to it at the end (about 160 MiB), and the collector lets the heap grow
+	// to twice what is live: 286-331 MiB more than a silent agent here, whatever the flood's
+	// length (before the budget: 1.59 GB in 10 s, and growing).
+	if floodRSS-silentRSS > 6*budget {
+		t.Errorf("the flood cost %d MiB more than a silent agent: want at most 6 times the record's budget", (floodRSS-silentRSS)>>20)
 	}
 	if !strings.Contains(out, `"coverage"`) {
 		t.Errorf("the result does not say what of the flood it left out:\n%.500s", out)

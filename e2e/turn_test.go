@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
@@ -214,5 +218,62 @@ func TestMCPReal(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMatrixTurnsRealAgents runs `acpprobe matrix --turns --scenario mcp` on the three pinned
+// agents by their config names (issue 16: the matrix shows how far each gets with a sentinel
+// MCP server per transport): each row's MCP facts are those TestMCPReal asserts, and the text
+// matrix has the MCP reach column with each agent's cell.
+func TestMatrixTurnsRealAgents(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	box := newSandbox(t)
+	cfg := writeAgentsConfig(t, t.TempDir(), realConfigAgents(t, false))
+	ids := []string{"claude", "codex", "gemini"}
+	code, stdout, stderr := runCLI(t, box, "matrix", append([]string{"--config", cfg, "--turns", "--scenario", "mcp",
+		"--format", "json"}, ids...)...)
+	if code != 0 {
+		t.Fatalf("acpprobe matrix --turns: exit %d\n%s", code, stderr)
+	}
+	var m matrix.Matrix
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	stopped := map[string]map[string]string{
+		"claude": {"stdio": "", "http": "", "sse": ""},
+		"codex":  {"stdio": "", "http": "", "sse": "connected"},
+		"gemini": {"stdio": "", "http": "", "sse": ""},
+	}
+	if len(m.Rows) != len(ids) {
+		t.Fatalf("%d rows, want %d", len(m.Rows), len(ids))
+	}
+	var text bytes.Buffer
+	if err := render.MatrixText(&text, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.SplitN(text.String(), "\n", 2)[0], "MCP reach") {
+		t.Errorf("the text matrix has no MCP reach column:\n%s", text.String())
+	}
+	for _, row := range m.Rows {
+		if row.Result == nil {
+			t.Errorf("%s: no result (%s)", row.ID, row.Problem)
+			continue
+		}
+		seen := 0
+		for _, tr := range row.Result.Turns {
+			for _, mt := range tr.MCP {
+				seen++
+				check(t, row.ID+" "+mt.Transport+" stopped at", mt.StoppedAt, stopped[row.ID][mt.Transport])
+			}
+		}
+		if seen != 3 {
+			t.Errorf("%s: MCP facts for %d transports, want 3", row.ID, seen)
+		}
+		cell := render.TurnCell(row.Result, probe.ScenarioMCP)
+		t.Logf("%s: MCP reach %q", row.ID, cell)
+		if !strings.Contains(text.String(), cell[:min(len(cell), 30)]) {
+			t.Errorf("%s: the text matrix does not show its MCP cell %q", row.ID, cell)
+		}
 	}
 }

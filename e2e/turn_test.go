@@ -8,11 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	sbx "github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
 )
@@ -276,4 +278,48 @@ func TestMatrixTurnsRealAgents(t *testing.T) {
 			t.Errorf("%s: the text matrix does not show its MCP cell %q", row.ID, cell)
 		}
 	}
+}
+
+// TestTurnsNetLevel: gemini-cli 0.61.0 at --isolate=net, with no network but its own loopback,
+// where the emulator and the sentinels are served at their ports: its completion turn and all
+// three sentinels go as far as at the env+home level, and the network sink records what else it
+// reached for — one lookup, play.googleapis.com, answered NXDOMAIN, and no connection.
+func TestTurnsNetLevel(t *testing.T) {
+	requireE2E(t)
+	if c := sbx.Available(); !c.Net {
+		t.Skipf("the net level is not available here: %s", c.NetUnavailable)
+	}
+	r, err := turn.Run(context.Background(), turn.Options{
+		Probe: probe.Options{Launcher: transport.Command{Argv: []string{agentBin(t, "gemini"), "--acp"}}, Timeout: 4 * probeTimeout,
+			StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
+		Keys:         emulator.Keys{RegistryID: "gemini"}, // at the net level the name is not learned first
+		Scenarios:    []probe.Scenario{probe.ScenarioCompletion, probe.ScenarioMCP},
+		SentinelArgv: []string{buildCLI(t), "mcp-sentinel"},
+		Sandbox:      sbx.Options{Net: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := r.SideEffects
+	if se == nil {
+		t.Fatalf("no side effects (error %+v)", r.Error)
+	}
+	check(t, "isolation level", string(se.Isolation.Level), "net")
+	check(t, "network observed", se.Network.Observed, true)
+	check(t, "lookups", strings.Join(se.Network.Lookups, ","), "play.googleapis.com")
+	check(t, "connects", len(se.Network.Connects), 0)
+	for _, tr := range r.Turns {
+		switch tr.Scenario {
+		case string(probe.ScenarioCompletion):
+			completes(t, tr, "gemini")
+		case string(probe.ScenarioMCP):
+			for _, m := range tr.MCP {
+				if m.StoppedAt != "" || m.Returned == nil || !*m.Returned {
+					t.Errorf("%s: stopped at %q, want the tool's result back at the model", m.Transport, m.StoppedAt)
+				}
+			}
+			check(t, "MCP transports", len(tr.MCP), 3)
+		}
+	}
+	check(t, "turns", len(r.Turns), 2)
 }

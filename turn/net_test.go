@@ -75,7 +75,7 @@ func TestNetLevelTurns(t *testing.T) {
 	}
 }
 
-// At the net level the sandbox runs one command, so no initialize-only handshake learns the
+// At the net level only the sandbox's first command gets the listeners, so no initialize-only handshake learns the
 // agent's name first: an agent that its id does not name runs no turn, and the reason says
 // how to name it. Its one run still happened, at the net level.
 func TestNetLevelNeedsAName(t *testing.T) {

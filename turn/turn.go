@@ -170,7 +170,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 
 // profile chooses the backend profile: by hand (Backend), by registry id or config name, or
 // by the agentInfo name a first initialize-only handshake in the sandbox learns — except at the
-// net level, whose sandbox runs one command only. Without one it says why.
+// net level, where only the sandbox's first command gets the listeners inside its namespace. Without one it says why.
 func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbox.Sandbox) (emulator.Profile, bool, string) {
 	if o.Backend != "" {
 		p, ok := o.Profiles.Backend(o.Backend)
@@ -180,7 +180,7 @@ func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbo
 		return p, true, ""
 	}
 	if box.Level() == sandbox.LevelNet {
-		return emulator.Profile{}, false, ErrNoProfile.Error() + ": at the net level the agent runs once, so its name cannot be learned first; name the agent by its id or give a backend (--backend)"
+		return emulator.Profile{}, false, ErrNoProfile.Error() + ": at the net level only the agent's first run reaches the emulator, so its name cannot be learned first; name the agent by its id or give a backend (--backend)"
 	}
 	first := o.Probe
 	first.Log = nil

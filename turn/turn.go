@@ -126,6 +126,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 
 	profile, found, why := o.profile(ctx, cmd, box)
 	po := o.Probe
+	var then []acpprobe.Then
 	if hub != nil {
 		for _, s := range hub.Servers() {
 			po.MCPServers = append(po.MCPServers, s)
@@ -150,6 +151,10 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		if hub != nil {
 			po.Steps = append(po.Steps, mcpStep{hub: hub, sc: sc})
 		}
+		if slices.Contains(scenarios, probe.ScenarioSessions) {
+			// Load, close and resume run on fresh agent processes after the main connection.
+			then = sessionsThen(sc, setup.Authenticate)
+		}
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
@@ -165,7 +170,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		po.Cwd = box.Workspace()
 	}
 	defer serveInside(ctx, box, srv, hub)()
-	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box})
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box, Then: then})
 }
 
 // profile chooses the backend profile: by hand (Backend), by registry id or config name, or

@@ -52,7 +52,10 @@ func sessionsOf(t *testing.T, argv ...string) (probe.Turn, []string) {
 //     the refused write's tool call completed where the live turn left it in_progress
 //     (sessions.replay-incomplete).
 //   - gemini-cli 0.61.0 advertises load only, and a fresh process cannot load the session:
-//     -32603 "No previous sessions found for this project." (sessions.load-failed).
+//     -32603 "No previous sessions found for this project." (sessions.load-failed). Its chat
+//     file shows why: the loading process appends a fresh start for the same session id
+//     ($set of the messages to the session context alone) before it reads the file back, so
+//     nothing resumable is left.
 func TestSessionsReal(t *testing.T) {
 	requireE2E(t)
 	for _, c := range []struct {

@@ -223,17 +223,18 @@ func TestMCPReal(t *testing.T) {
 	}
 }
 
-// TestMatrixTurnsRealAgents runs `acpprobe matrix --turns --scenario mcp` on the three pinned
-// agents by their config names (issue 16: the matrix shows how far each gets with a sentinel
-// MCP server per transport): each row's MCP facts are those TestMCPReal asserts, and the text
-// matrix has the MCP reach column with each agent's cell.
+// TestMatrixTurnsRealAgents runs `acpprobe matrix --turns --scenario mcp,sessions` on the three
+// pinned agents by their config names (issue 16: the matrix shows how far each gets with a
+// sentinel MCP server per transport, and its session continuity): each row's MCP facts and
+// sessions findings are those TestMCPReal and TestSessionsReal assert, and the text matrix has
+// the MCP reach and Sessions columns with each agent's cells.
 func TestMatrixTurnsRealAgents(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	box := newSandbox(t)
 	cfg := writeAgentsConfig(t, t.TempDir(), realConfigAgents(t, false))
 	ids := []string{"claude", "codex", "gemini"}
-	code, stdout, stderr := runCLI(t, box, "matrix", append([]string{"--config", cfg, "--turns", "--scenario", "mcp",
+	code, stdout, stderr := runCLI(t, box, "matrix", append([]string{"--config", cfg, "--turns", "--scenario", "mcp,sessions",
 		"--format", "json"}, ids...)...)
 	if code != 0 {
 		t.Fatalf("acpprobe matrix --turns: exit %d\n%s", code, stderr)
@@ -254,9 +255,12 @@ func TestMatrixTurnsRealAgents(t *testing.T) {
 	if err := render.MatrixText(&text, &m); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.SplitN(text.String(), "\n", 2)[0], "MCP reach") {
-		t.Errorf("the text matrix has no MCP reach column:\n%s", text.String())
+	for _, title := range []string{"MCP reach", "Sessions"} {
+		if !strings.Contains(strings.SplitN(text.String(), "\n", 2)[0], title) {
+			t.Errorf("the text matrix has no %s column:\n%s", title, text.String())
+		}
 	}
+	sessionsFinding := map[string]string{"claude": "sessions.fork-broken", "codex": "sessions.replay-incomplete", "gemini": "sessions.load-failed"}
 	for _, row := range m.Rows {
 		if row.Result == nil {
 			t.Errorf("%s: no result (%s)", row.ID, row.Problem)
@@ -272,10 +276,19 @@ func TestMatrixTurnsRealAgents(t *testing.T) {
 		if seen != 3 {
 			t.Errorf("%s: MCP facts for %d transports, want 3", row.ID, seen)
 		}
-		cell := render.TurnCell(row.Result, probe.ScenarioMCP)
-		t.Logf("%s: MCP reach %q", row.ID, cell)
-		if !strings.Contains(text.String(), cell[:min(len(cell), 30)]) {
-			t.Errorf("%s: the text matrix does not show its MCP cell %q", row.ID, cell)
+		var ids []string
+		for _, f := range row.Result.Findings {
+			if strings.HasPrefix(f.ID, "sessions.") {
+				ids = append(ids, f.ID)
+			}
+		}
+		check(t, row.ID+" sessions findings", strings.Join(ids, ","), sessionsFinding[row.ID])
+		for _, s := range []probe.Scenario{probe.ScenarioMCP, probe.ScenarioSessions} {
+			cell := render.TurnCell(row.Result, s)
+			t.Logf("%s: %s %q", row.ID, s, cell)
+			if !strings.Contains(text.String(), cell[:min(len(cell), 30)]) {
+				t.Errorf("%s: the text matrix does not show its %s cell %q", row.ID, s, cell)
+			}
 		}
 	}
 }

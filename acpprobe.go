@@ -142,8 +142,6 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt}), po.Steps...)
 		po.WaitForExit = true // check judges how the agent leaves when its stdin closes
 	}
-	// The report needs compiled schema types: build them while the agent starts.
-	go conformance.Warm()
 	log, err := probe.Drive(ctx, po)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,9 @@ var allowed = map[string][]string{
 
 	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
 	"internal/buildinfo": {},
+
+	// the generator of acp/schema's tables (go generate): standard library only
+	"acp/schema/internal/gen": {},
 }
 
 // testAllowed lists what a package's tests may import besides what the package itself may:

@@ -14,9 +14,9 @@ const module = "github.com/acpprobe/acpprobe"
 var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli"},
 	"internal/cli":    {"*"},
-	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift"},
+	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift", "internal/jsonout"},
 	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "transcript"},
-	"matrix":          {".", "probe", "extensions", "transcript"},
+	"matrix":          {".", "probe", "extensions", "transcript", "internal/jsonout"},
 	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "transport"},
 	"drift":           {"probe", "matrix", "internal/safeio"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "internal/safeio"},
@@ -45,6 +45,8 @@ var allowed = map[string][]string{
 
 	// the generator of acp/schema's tables (go generate): standard library only
 	"acp/schema/internal/gen": {},
+	// acpprobe's JSON documents, proportional to their input (render and matrix --out): stdlib only
+	"internal/jsonout": {},
 }
 
 // testAllowed lists what a package's tests may import besides what the package itself may:

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/transcript"
 )
@@ -177,9 +177,10 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	return row
 }
 
-// writeResult writes a result to path as acpprobe probe --json prints it.
+// writeResult writes a result to path as acpprobe probe --json prints it (jsonout: the size
+// of the file stays proportional to the result however deep the agent nested its values).
 func writeResult(path string, r *probe.Result) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := jsonout.Indent(r)
 	if err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func writeResult(path string, r *probe.Result) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

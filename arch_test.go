@@ -21,12 +21,12 @@ var allowed = map[string][]string{
 	"drift":           {"probe", "matrix", "internal/safeio"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "internal/safeio"},
 	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"},
-	"registry":        {"internal/safeio"},
+	"registry":        {"internal/safeio", "internal/schematable"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
 	"record":          {"acp", "emulator", "jsonrpc", "transport"},
 	"acp":             {"jsonrpc"},
-	"acp/schema":      {},
+	"acp/schema":      {"internal/schematable"},
 	"transport":       {"jsonrpc"},
 	"jsonrpc":         {},
 	"internal/safeio": {},
@@ -43,8 +43,13 @@ var allowed = map[string][]string{
 	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
 	"internal/buildinfo": {},
 
-	// the generator of acp/schema's tables (go generate): standard library only
-	"acp/schema/internal/gen": {},
+	// JSON Schemas compiled into static Go tables, and their validator: stdlib (and x/text) only
+	"internal/schematable": {},
+	// the test oracle of schematable (jsonschema/v6 and mutated values): imported by tests only
+	"internal/schematable/schematest": {"internal/schematable"},
+	// the generators of the tables (go generate)
+	"acp/schema/internal/gen": {"internal/schematable"},
+	"registry/internal/gen":   {"internal/schematable"},
 	// acpprobe's JSON documents, proportional to their input (render and matrix --out): stdlib only
 	"internal/jsonout": {},
 }
@@ -55,6 +60,9 @@ var allowed = map[string][]string{
 var testAllowed = map[string][]string{
 	"*":     {"acptest"},
 	"probe": {"transcript"}, // recordings as test input
+	// the validators' tests compare them with their oracle
+	"acp/schema":           {"internal/schematable/schematest"},
+	"internal/schematable": {"internal/schematable/schematest"},
 	// matrix's tests hold in-process agents behind their own transport.Pipe to count the
 	// agents running at once.
 	"matrix": {"transport"},

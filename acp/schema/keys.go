@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // UnknownKey is a key of a spec-typed object that its schema does not define and that is not
@@ -22,15 +24,15 @@ type UnknownKey struct {
 // discriminators it carries); objects the schema leaves open (maps, free-form values) and
 // `_meta` contents are not judged.
 func (s *Set) UnknownKeys(def string, instance json.RawMessage) ([]UnknownKey, error) {
-	n := s.t.def(def)
+	n := s.node(def)
 	if n == 0 {
 		return nil, fmt.Errorf("schema %s has no type %s", s.Name, def)
 	}
-	inst, err := decode(instance)
+	inst, err := schematable.Decode(instance)
 	if err != nil {
 		return nil, fmt.Errorf("instance is not JSON: %w", err)
 	}
-	w := &walker{t: s.t, seen: map[UnknownKey]bool{}}
+	w := &walker{t: &s.s.table, seen: map[UnknownKey]bool{}}
 	w.walk(n, inst, "")
 	sort.Slice(w.out, func(i, j int) bool {
 		if w.out[i].Pointer != w.out[j].Pointer {
@@ -42,7 +44,7 @@ func (s *Set) UnknownKeys(def string, instance json.RawMessage) ([]UnknownKey, e
 }
 
 type walker struct {
-	t    *table
+	t    *schematable.Table
 	out  []UnknownKey
 	seen map[UnknownKey]bool
 }
@@ -82,7 +84,7 @@ func (w *walker) walk(n int32, inst any, ptr string) {
 				schemas = sh.additional
 			}
 			for _, sub := range dedup(schemas) {
-				w.walk(sub, val, ptr+"/"+escape(k))
+				w.walk(sub, val, ptr+"/"+schematable.Escape(k))
 			}
 		}
 	case []any:
@@ -101,39 +103,39 @@ func (w *walker) collect(n int32, inst any, sh *shape, depth int) {
 		sh.open = true
 		return
 	}
-	nd := &w.t.nodes[n]
-	if nd.boolean != 0 {
+	nd := &w.t.Nodes[n]
+	if nd.Boolean != 0 {
 		return
 	}
-	if nd.ref != 0 {
-		w.collect(nd.ref, inst, sh, depth+1)
+	if nd.Ref != 0 {
+		w.collect(nd.Ref, inst, sh, depth+1)
 	}
-	if len(nd.props) > 0 {
+	if len(nd.Props) > 0 {
 		sh.described = true
-		for _, p := range nd.props {
-			sh.props[p.name] = append(sh.props[p.name], p.node)
+		for _, p := range nd.Props {
+			sh.props[p.Name] = append(sh.props[p.Name], p.Node)
 		}
 	}
 	switch {
-	case nd.addl == addlTrue:
+	case nd.Addl == schematable.AddlTrue:
 		sh.open = true
-	case nd.addl > 0:
+	case nd.Addl > 0:
 		sh.open = true
-		sh.additional = append(sh.additional, nd.addl)
+		sh.additional = append(sh.additional, nd.Addl)
 	}
-	if nd.items != 0 && w.t.nodes[nd.items].boolean == 0 {
-		sh.items = append(sh.items, nd.items)
+	if nd.Items != 0 && w.t.Nodes[nd.Items].Boolean == 0 {
+		sh.items = append(sh.items, nd.Items)
 	}
-	for _, sub := range nd.allOf {
+	for _, sub := range nd.AllOf {
 		w.collect(sub, inst, sh, depth+1)
 	}
-	for _, subs := range [][]int32{nd.anyOf, nd.oneOf} {
+	for _, subs := range [][]int32{nd.AnyOf, nd.OneOf} {
 		if len(subs) == 0 {
 			continue
 		}
 		var chosen []int32
 		for _, sub := range subs {
-			if w.t.valid(sub, inst) {
+			if w.t.Valid(sub, inst) {
 				chosen = append(chosen, sub)
 			}
 		}
@@ -166,14 +168,14 @@ func (w *walker) collectNames(n int32, names map[string]bool, depth int) {
 	if depth > 64 {
 		return
 	}
-	nd := &w.t.nodes[n]
-	if nd.ref != 0 {
-		w.collectNames(nd.ref, names, depth+1)
+	nd := &w.t.Nodes[n]
+	if nd.Ref != 0 {
+		w.collectNames(nd.Ref, names, depth+1)
 	}
-	for _, p := range nd.props {
-		names[p.name] = true
+	for _, p := range nd.Props {
+		names[p.Name] = true
 	}
-	for _, sub := range nd.allOf {
+	for _, sub := range nd.AllOf {
 		w.collectNames(sub, names, depth+1)
 	}
 }
@@ -186,13 +188,13 @@ func (w *walker) discriminatorsMatch(branch int32, inst any) bool {
 		return false
 	}
 	found := false
-	for _, p := range w.t.nodes[branch].props {
-		c := w.t.nodes[p.node].cnst
-		if c.kind == kNone {
+	for _, p := range w.t.Nodes[branch].Props {
+		c := w.t.Nodes[p.Node].Const
+		if c.Kind == schematable.KNone {
 			continue
 		}
 		found = true
-		if fmt.Sprint(obj[p.name]) != c.sprint() {
+		if fmt.Sprint(obj[p.Name]) != sprint(c) {
 			return false
 		}
 	}
@@ -200,15 +202,11 @@ func (w *walker) discriminatorsMatch(branch int32, inst any) bool {
 }
 
 // sprint is the constant as fmt.Sprint shows the decoded value it equals.
-func (c value) sprint() string {
-	if c.kind == kNull {
+func sprint(c schematable.Value) string {
+	if c.Kind == schematable.KNull {
 		return "<nil>"
 	}
-	return c.text
-}
-
-func escape(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+	return c.Text
 }
 
 func dedup(nodes []int32) []int32 {
@@ -228,7 +226,7 @@ func dedup(nodes []int32) []int32 {
 // SDKs read leniently (x-deserialize-default-on-error, x-deserialize-skip-invalid-items,
 // x-deserialize-default-on-null): a bad value there is defaulted or dropped, not fatal.
 func (s *Set) Tolerated(def string, v Violation) bool {
-	start := s.t.def(def)
+	start := s.node(def)
 	if v.Pointer == "" || start == 0 {
 		return false
 	}
@@ -237,20 +235,20 @@ func (s *Set) Tolerated(def string, v Violation) bool {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		var next []int32
 		for _, n := range at {
-			for _, m := range s.t.expand(n, 0) {
-				nd := &s.t.nodes[m]
-				if p := nd.prop(tok); p != 0 {
+			for _, m := range expand(&s.s.table, n, 0) {
+				nd := &s.s.table.Nodes[m]
+				if p := nd.Prop(tok); p != 0 {
 					next = append(next, p)
 				}
-				if nd.items != 0 && s.t.nodes[nd.items].boolean == 0 {
+				if nd.Items != 0 && s.s.table.Nodes[nd.Items].Boolean == 0 {
 					if _, err := strconv.Atoi(tok); err == nil {
-						next = append(next, nd.items)
+						next = append(next, nd.Items)
 					}
 				}
 			}
 		}
 		for _, n := range next {
-			if s.t.nodes[n].lenient {
+			if s.s.table.Nodes[n].Lenient {
 				return true
 			}
 		}
@@ -263,18 +261,18 @@ func (s *Set) Tolerated(def string, v Violation) bool {
 }
 
 // expand returns n and every schema it reaches through $ref, allOf, anyOf and oneOf.
-func (t *table) expand(n int32, depth int) []int32 {
+func expand(t *schematable.Table, n int32, depth int) []int32 {
 	if depth > 16 {
 		return nil
 	}
 	out := []int32{n}
-	nd := &t.nodes[n]
-	if nd.ref != 0 {
-		out = append(out, t.expand(nd.ref, depth+1)...)
+	nd := &t.Nodes[n]
+	if nd.Ref != 0 {
+		out = append(out, expand(t, nd.Ref, depth+1)...)
 	}
-	for _, subs := range [][]int32{nd.allOf, nd.anyOf, nd.oneOf} {
+	for _, subs := range [][]int32{nd.AllOf, nd.AnyOf, nd.OneOf} {
 		for _, sub := range subs {
-			out = append(out, t.expand(sub, depth+1)...)
+			out = append(out, expand(t, sub, depth+1)...)
 		}
 	}
 	return out

@@ -1,7 +1,7 @@
 // Package schema holds the pinned official ACP JSON schemas (see data/SOURCE.md for their
 // provenance) and validates messages against the type their method implies. The schemas are
-// compiled at build time into Go tables (go generate; internal/gen), so validating costs no
-// parse and no compile at run time.
+// compiled at build time into Go tables (go generate: internal/gen, with internal/schematable),
+// so validating costs no parse and no compile at run time.
 //
 // JSON Schema validation alone misses one class of deviation: the ACP schemas never forbid
 // extra keys, yet the protocol reserves every non-`_meta` key of a spec type. UnknownKeys walks
@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // data holds data/SOURCE.md, the provenance of the pinned documents. The documents stay in
@@ -31,8 +33,20 @@ const (
 	V1Next     = "v1-next"     // the newer v1 shipped in @agentclientprotocol/sdk 2.4.0 (≥ 1.25)
 )
 
-// sets are the compiled sets (tables_gen.go), in the order of Names.
-var sets = []*Set{{V1, &tableV1}, {V1Unstable, &tableV1Unstable}, {V2, &tableV2}, {V1Next, &tableV1Next}}
+//go:generate go run ./internal/gen
+
+// set is one compiled set (tables_gen.go): its table, its pinned file and its method index.
+type set struct {
+	file string // relative to acp/schema
+	// methods map side|part|method to the type that describes it, sorted by key.
+	methods []method
+	table   schematable.Table
+}
+
+type method struct{ key, def string }
+
+// sets are the selectable sets, in the order of Names.
+var sets = []*Set{{V1, &setV1}, {V1Unstable, &setV1Unstable}, {V2, &setV2}, {V1Next, &setV1Next}}
 
 // Names lists the selectable sets.
 func Names() []string { return []string{V1, V1Unstable, V2, V1Next} }
@@ -66,7 +80,7 @@ const (
 // Set is one pinned schema set: its types ($defs), its method index and a validator.
 type Set struct {
 	Name string
-	t    *table
+	s    *set
 }
 
 // Load returns the named set (see Names). The sets are compiled at build time: Load only
@@ -87,7 +101,7 @@ func key(side Side, part Part, method string) string {
 // TypeFor returns the $defs name describing part of method, handled by side.
 func (s *Set) TypeFor(method string, side Side, part Part) (string, bool) {
 	k := key(side, part, method)
-	ms := s.t.methods
+	ms := s.s.methods
 	i := sort.Search(len(ms), func(i int) bool { return ms[i].key >= k })
 	if i < len(ms) && ms[i].key == k {
 		return ms[i].def, true
@@ -98,7 +112,7 @@ func (s *Set) TypeFor(method string, side Side, part Part) (string, bool) {
 // Methods lists the methods the set defines for side, sorted.
 func (s *Set) Methods(side Side) []string {
 	var out []string
-	for _, m := range s.t.methods {
+	for _, m := range s.s.methods {
 		parts := strings.SplitN(m.key, "|", 3)
 		if parts[0] == string(side) && !slices.Contains(out, parts[2]) {
 			out = append(out, parts[2])
@@ -109,44 +123,36 @@ func (s *Set) Methods(side Side) []string {
 }
 
 // Has reports whether the set defines the named type.
-func (s *Set) Has(def string) bool { return s.t.def(def) != 0 }
+func (s *Set) Has(def string) bool { return def != "" && s.s.table.Def(def) != 0 }
 
-// Violation is one way an instance does not match its type.
-type Violation struct {
-	Pointer string // JSON pointer into the instance
-	Keyword string // the location of the failing schema: acp:NAME#/$defs/…
-	Message string
-}
+// Violation is one way an instance does not match its type; its Keyword is the location of
+// the failing schema, as acp:NAME#/$defs/….
+type Violation = schematable.Violation
 
 // Validate checks instance (raw JSON) against the named $defs type. It returns the leaf
 // violations (nil means valid): for a union no branch matches, those of every branch.
 func (s *Set) Validate(def string, instance json.RawMessage) ([]Violation, error) {
-	n := s.t.def(def)
+	n := s.node(def)
 	if n == 0 {
 		return nil, fmt.Errorf("schema %s has no type %s", s.Name, def)
 	}
-	v, err := decode(instance)
+	v, err := schematable.Decode(instance)
 	if err != nil {
 		return nil, fmt.Errorf("instance is not JSON: %w", err)
 	}
-	if s.t.valid(n, v) {
-		return nil, nil
+	out := s.s.table.Violations(n, v)
+	for i := range out {
+		out[i].Keyword = "acp:" + s.Name + out[i].Keyword
 	}
-	c := &violations{t: s.t}
-	c.check(n, v)
-	for i := range c.out { // name the location as acp:NAME#/…
-		c.out[i].Keyword = "acp:" + s.Name + c.out[i].Keyword
-	}
-	return c.out, nil
+	return out, nil
 }
 
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escape(t))
+// node is the node of the named type (0 for none; the document's root is no type).
+func (s *Set) node(def string) int32 {
+	if def == "" {
+		return 0
 	}
-	return b.String()
+	return s.s.table.Def(def)
 }
 
 // DiscriminatorValues lists the constant values property prop takes across the branches of
@@ -158,19 +164,19 @@ func (s *Set) DiscriminatorValues(def, prop string) []string {
 		if n == 0 || depth > 8 {
 			return
 		}
-		nd := &s.t.nodes[n]
-		if p := nd.prop(prop); p != 0 {
-			if c := s.t.nodes[p].cnst; c.kind == kString && !slices.Contains(out, c.text) {
-				out = append(out, c.text)
+		nd := &s.s.table.Nodes[n]
+		if p := nd.Prop(prop); p != 0 {
+			if c := s.s.table.Nodes[p].Const; c.Kind == schematable.KString && !slices.Contains(out, c.Text) {
+				out = append(out, c.Text)
 			}
 		}
-		visit(nd.ref, depth+1)
-		for _, subs := range [][]int32{nd.anyOf, nd.oneOf, nd.allOf} {
+		visit(nd.Ref, depth+1)
+		for _, subs := range [][]int32{nd.AnyOf, nd.OneOf, nd.AllOf} {
 			for _, sub := range subs {
 				visit(sub, depth+1)
 			}
 		}
 	}
-	visit(s.t.def(def), 0)
+	visit(s.node(def), 0)
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // benchMessage is one payload an agent sends, with the type it is validated as.
@@ -80,13 +82,13 @@ func BenchmarkValidate(b *testing.B) {
 	b.Run("jsonschema-v6", func(b *testing.B) {
 		o := oracleFor(b, s)
 		for _, m := range benchMessages {
-			o.validate(b, s.Name, m.def, m.body)
+			o.Validate(b, "#/$defs/"+m.def, m.body)
 		}
 		b.SetBytes(benchBytes)
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, m := range benchMessages {
-				o.validate(b, s.Name, m.def, m.body)
+				o.Validate(b, "#/$defs/"+m.def, m.body)
 			}
 		}
 		b.ReportMetric(float64(len(benchMessages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
@@ -115,7 +117,7 @@ func BenchmarkParseBaseline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, m := range benchMessages {
-			if _, err := decode(m.body); err != nil {
+			if _, err := schematable.Decode(m.body); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -151,7 +153,7 @@ func BenchmarkColdStart(b *testing.B) {
 				oracles.Delete(name) // a fresh process has nothing compiled
 				o := oracleFor(b, s)
 				for _, m := range benchMessages[:3] {
-					o.validate(b, name, m.def, m.body)
+					o.Validate(b, "#/$defs/"+m.def, m.body)
 				}
 			}
 		})

@@ -151,7 +151,7 @@ func TestDiscriminatorValues(t *testing.T) {
 // generator reads the documents as they are).
 func TestPinnedSetsAreValidSchemas(t *testing.T) {
 	for _, s := range sets {
-		name, path := s.Name, s.t.file
+		name, path := s.Name, s.s.file
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

@@ -5,14 +5,15 @@
 //
 // There is one way from a record to a report: Analyze. Run drives a live session (through
 // probe.Drive, which only records), then analyses its record with Analyze; the CLI, the tap's
-// live checks, the matrix and `acpprobe analyze` of a transcript all end in Analyze too, so
-// they cannot disagree.
+// live checks (Live, which judges a session window by window as it is recorded), the matrix
+// and `acpprobe analyze` of a transcript all end in Analyze too, so they cannot disagree.
 package acpprobe
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -48,14 +50,21 @@ type Verdict struct {
 // Analyze turns the record of a session (a live log's frames, or a transcript's) into the
 // whole report: the result derived from it, the findings of every conformance pass that
 // applies to it, the vendor extension inventory, the prompt shapes and, when asked, the
-// verdict. The record may hold the second connection of `check --deep` after the first; the
-// tap's records are judged as sessions between an editor and an agent. The error is non-nil
+// verdict. The record may hold the extra connections of `check` after the main one (the fork
+// probe, --deep; see record.Split); the tap's records are judged as sessions between an
+// editor and an agent. The error is non-nil
 // only when the options are unusable (an unknown schema set).
 //
-// ctx bounds the judging (see conformance.Evaluate): when it ends, Analyze returns at once
-// with what was judged, and Result.Coverage names the passes that did not judge the whole
-// record.
+// ctx bounds deriving and judging (see probe.DeriveContext and conformance.Evaluate): when it
+// ends, Analyze returns at once with what was derived and judged, and Result.Coverage says
+// which totals are partial and names the passes that did not judge the whole record.
 func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
+	return analyze(ctx, frames, o, 0)
+}
+
+// analyze is Analyze judging frame by frame only the frames after seq from (all when 0); the
+// earlier ones are context (see conformance.Options.From and Live).
+func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from int64) (*probe.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
 		for i, f := range frames {
@@ -63,10 +72,12 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*pr
 		}
 		frames = red
 	}
-	main, deep := record.Split(frames)
-	x := record.New(main)
-	r := probe.Derive(x, o.Catalogue)
-	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Deep: deep, Catalogue: o.Catalogue})
+	conns := record.Split(frames)
+	x := record.New(conns.Main)
+	r := probe.DeriveContext(ctx, x, o.Catalogue)
+	probe.DeriveRun(r, x, frames) // the run's own facts follow its last connection
+	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Catalogue: o.Catalogue,
+		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe), From: from})
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +113,27 @@ type Options struct {
 	Analyze AnalyzeOptions
 	// NoRedact keeps secrets in the record and the report (only when Run makes the log).
 	NoRedact bool
+
+	// Isolate, when set, runs the agent in a sandbox made from these options for this run,
+	// removed after it unless KeepDir is set (--isolate, --keep-sandbox, --pass-env). The
+	// command's own Env joins the sandbox's Env (given on purpose); a Cwd left empty becomes
+	// the sandbox's workspace.
+	Isolate *sandbox.Options
+	// Sandbox, when set, is a sandbox the caller made (and set up, and closes after Run) to
+	// run the agent in; Isolate is then not used. Either way the report's sideEffects say the
+	// level actually in force: an agent that is not a process (transport.Pipe) is never
+	// isolated, and the report does not claim it was.
+	Sandbox *sandbox.Sandbox
+	// AuthAB runs the agent a second time under the other identity — the user's own, or an
+	// empty one in a sandbox — and combines every auth signal of both into Result.AuthAB
+	// (--auth-ab). Neither run calls authenticate or logout.
+	AuthAB bool
 }
 
 // Check chooses the active checks of `acpprobe check`: an unknown extension method and
-// notification and invalid params always, the rest on request.
+// notification and invalid params always, and a fork of a session that does not exist, on a
+// short connection of its own after the main one, when the agent supports session/fork; the
+// rest on request.
 type Check struct {
 	PromptShapes bool // send prompt shapes no agent can start a turn on (--prompt-shapes)
 	AllowPrompt  bool // send one valid prompt and cancel it at once; may spend tokens (--allow-prompt)
@@ -114,48 +142,93 @@ type Check struct {
 	Deep bool
 }
 
+// errNotProcess: isolation needs an agent that runs as a process of its own.
+var errNotProcess = errors.New("the agent is not a process (it runs inside this one)")
+
 // DeepVersion is the protocol version the --deep connection asks for: no agent supports it.
 const DeepVersion = 999
 
 // Run probes one agent and returns the whole report, as `acpprobe probe --json` (or, with
 // Check, `acpprobe check --json`) prints it. The error is non-nil only when the options are
-// unusable; everything that goes wrong with the agent is in Result.Error. Cancelling ctx
-// interrupts the probe and still tears the agent down; the analysis then judges nothing more.
-// The analysis gets what is left of the total budget (Probe.Timeout), at least a second.
+// unusable (or the sandbox asked for cannot be made); everything that goes wrong with the
+// agent is in Result.Error. Cancelling ctx interrupts the probe and still tears the agent
+// down; the analysis then judges nothing more. The analysis gets what is left of the total
+// budget (Probe.Timeout), at least a second.
+//
+// An agent launched as a process runs with the browser shims first on its PATH, and what it
+// did to the machine is in Result.SideEffects: under Isolate or Sandbox, in its sandbox;
+// otherwise in the places agents keep their state under the real HOME.
 func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	start := time.Now()
 	po := o.Probe
 	if po.Log == nil {
-		po.Log = jsonrpc.NewLog()
-		if !o.NoRedact && po.Launcher != nil {
-			cat := o.Analyze.Catalogue
-			if cat == nil {
-				cat = extensions.Default()
-			}
-			red := transcript.NewRedactor(transcript.SecretArgs(po.Launcher.CommandLine()), os.Environ(), cat.CredentialKeys())
-			po.Log.SetFilter(red.Frame)
-		}
+		po.Log = newLog(po.Launcher, o)
+	}
+	user := po // the run as asked, before it moves into a sandbox (--auth-ab's user identity)
+	ob, err := observe(o, &po)
+	if err != nil {
+		return nil, err
+	}
+	if ob != nil {
+		defer ob.close()
 	}
 	if o.Check != nil {
 		// The active checks first, then the caller's own steps (the turn scenarios of
 		// check --turns).
-		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt}), po.Steps...)
+		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt,
+			AuthStatus: o.AuthAB}), po.Steps...)
 		po.WaitForExit = true // check judges how the agent leaves when its stdin closes
+	} else if o.AuthAB {
+		po.Steps = append(slices.Clone(po.Steps), conformance.AuthStatusStep)
 	}
+	stopNetwork := ob.serveNetwork(ctx)
 	log, err := probe.Drive(ctx, po)
 	if err != nil {
+		stopNetwork()
 		return nil, err
 	}
-	if o.Check != nil && o.Check.Deep && ctx.Err() == nil {
-		deep := po
-		deep.ProtocolVersion = DeepVersion
-		deep.InitializeOnly = true
-		deep.Steps = nil
-		_, _ = probe.Drive(ctx, deep) // the same log: the record keeps both connections
+	if o.Check != nil {
+		if steps := forkProbe(ctx, log); steps != nil {
+			_, _ = probe.Drive(ctx, extraConnection(po, record.PurposeForkProbe, steps))
+		}
+		if o.Check.Deep && ctx.Err() == nil {
+			deep := extraConnection(po, record.PurposeDeep, nil)
+			deep.ProtocolVersion = DeepVersion
+			_, _ = probe.Drive(ctx, deep)
+		}
+	}
+	stopNetwork()
+	if ob != nil {
+		ob.finish(log)
+	} else if o.Isolate != nil || o.Sandbox != nil {
+		recordNotIsolated(log)
+	}
+	if o.AuthAB && ctx.Err() == nil {
+		authOther(ctx, o, user, ob, log)
 	}
 	actx, cancel := context.WithTimeout(ctx, analysisBudget(po.Timeout, time.Since(start)))
 	defer cancel()
 	return Analyze(actx, log.Frames(), o.Analyze)
+}
+
+// extraConnection is the options of a short connection check opens after the main one, into
+// the same log (the record keeps every connection; record.Split tells them apart by purpose):
+// initialize only, then steps, and the agent ended at once, since how it leaves is not judged.
+func extraConnection(po probe.Options, purpose string, steps []probe.Step) probe.Options {
+	po.Purpose = purpose
+	po.InitializeOnly = true
+	po.Steps = steps
+	po.WaitForExit = false
+	return po
+}
+
+// forkProbe is the steps of check's fork-probe connection (see conformance.ForkProbe), nil
+// when the agent does not support session/fork or the probe was interrupted.
+func forkProbe(ctx context.Context, log *jsonrpc.Log) []probe.Step {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return conformance.ForkProbe(record.New(log.Frames()))
 }
 
 // analysisBudget is the time the analysis of a live probe gets: what is left of the total

@@ -12,19 +12,19 @@ const module = "github.com/acpprobe/acpprobe"
 // packages it may import directly (DESIGN.md "Parts"). Anything outside the module is free
 // (stdlib and pinned libraries).
 var allowed = map[string][]string{
-	"cmd/acpprobe":    {"internal/cli"},
+	"cmd/acpprobe":    {"internal/cli", "sandbox"}, // sandbox.Init: the namespace helper is the binary itself
 	"internal/cli":    {"*"},
 	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift", "internal/jsonout"},
-	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "transcript"},
-	"matrix":          {".", "probe", "extensions", "transcript", "internal/jsonout"},
-	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "transport"},
+	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "sandbox", "transcript", "transport"},
+	"matrix":          {".", "probe", "extensions", "sandbox", "transcript", "internal/jsonout"},
+	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "sentinel", "transport"},
 	"drift":           {"probe", "matrix", "internal/safeio"},
-	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "internal/safeio"},
-	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"},
+	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "sentinel", "internal/safeio"},
+	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo", "sandbox"},
 	"registry":        {"internal/safeio", "internal/schematable"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
-	"record":          {"acp", "emulator", "jsonrpc", "transport"},
+	"record":          {"acp", "emulator", "jsonrpc", "sandbox", "sentinel", "transport"},
 	"acp":             {"jsonrpc"},
 	"acp/schema":      {"internal/schematable"},
 	"transport":       {"jsonrpc"},
@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "record", "transport"},
 	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
-	"sandbox":         {}, // standard library only: the transport and the CLI call it, never the reverse
+	"sandbox":         {}, // standard library only: the root package, turn and the CLI call it; record and probe hold its report types
 	"sentinel":        {}, // sentinel MCP servers: the MCP Go SDK only
 	"bench/driver":    {}, // benchmark programs: standard library only
 	"bench/rawclient": {},
@@ -60,6 +60,8 @@ var allowed = map[string][]string{
 var testAllowed = map[string][]string{
 	"*":     {"acptest"},
 	"probe": {"transcript"}, // recordings as test input
+	// the root's tests find exchanges in the record by their ACP method name.
+	".": {"acp"},
 	// the validators' tests compare them with their oracle
 	"acp/schema":           {"internal/schematable/schematest"},
 	"internal/schematable": {"internal/schematable/schematest"},

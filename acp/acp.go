@@ -34,6 +34,9 @@ const (
 	MethodSetModel        = "session/set_model" // removed from ACP in 2026-06; still seen
 	MethodSessionPrompt   = "session/prompt"
 	MethodSessionCancel   = "session/cancel"
+	// MethodAuthStatus asks the agent's authentication state without changing it (unstable;
+	// advertised by agentCapabilities.auth.status; it MUST NOT answer -32000).
+	MethodAuthStatus = "auth/status"
 )
 
 // Agent → client methods.
@@ -44,6 +47,11 @@ const (
 	MethodWriteTextFile     = "fs/write_text_file"
 	MethodTerminalCreate    = "terminal/create"
 	MethodElicitationCreate = "elicitation/create"
+	// MethodAuthStatusUpdate is the agent's push of a changed authentication state (unstable),
+	// and MethodVendorAuthStatusUpdate the same push under the vendor prefix some agents used
+	// before it was specified.
+	MethodAuthStatusUpdate       = "auth/status_update"
+	MethodVendorAuthStatusUpdate = "_auth/status_update"
 )
 
 // Both directions.

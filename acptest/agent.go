@@ -65,10 +65,18 @@ type Faults struct {
 	// Drift plays the next release of the persona: agentInfo.version 0.2.0, and session/delete
 	// implemented and advertised (for testing acpprobe diff).
 	Drift bool
+	// ForkAnySession answers session/fork of a session that does not exist with a new session,
+	// as sudocode does: a session created from nothing (the persona must implement fork).
+	ForkAnySession bool
 	// RequireAdmission refuses session/new without the private codebuddy.ai/sessionAdmissionV2
 	// _meta, as CodeBuddy's multi-owner plane does (a breach of the zero-_meta contract on the
 	// standard plane).
 	RequireAdmission bool
+	// RequireAuthEnv names a variable that stands for a login: session/new answers -32000
+	// unless the agent's environment (Config.Env) gives it a value. The agent also advertises
+	// auth/status (agentCapabilities.auth.status), answers it with the state, and pushes the
+	// state after initialize as the vendor _auth/status_update.
+	RequireAuthEnv string
 	// LeakSecrets writes the values of the environment variables named in LeakEnv on stderr
 	// (whole, and the first split across two writes) and in the initialize answer (_meta
 	// credential keys, a bearer header, plain text, \uXXXX escapes), to test that they are
@@ -233,6 +241,7 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+	a.sideEffectsOn(msg.Method)
 	if msg.Method == acp.MethodSessionNew {
 		if err := a.askClient(acp.ParseObject(msg.Params).String("cwd")); err != nil {
 			return err
@@ -277,6 +286,11 @@ func (a *agent) handle(ctx context.Context, raw []byte) error {
 	}
 	if a.cfg.DuplicateID && msg.Method == acp.MethodInitialize {
 		if err := a.writeResult(msg.ID, result); err != nil {
+			return err
+		}
+	}
+	if msg.Method == acp.MethodInitialize && a.cfg.RequireAuthEnv != "" {
+		if err := a.notify(acp.MethodVendorAuthStatusUpdate, map[string]string{"state": a.authState()}); err != nil {
 			return err
 		}
 	}
@@ -361,6 +375,19 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 				o["agentInfo"], _ = json.Marshal(info)
 			}
 		}
+		if a.cfg.RequireAuthEnv != "" {
+			caps := o.Object("agentCapabilities")
+			if caps == nil {
+				caps = acp.Object{}
+			}
+			auth := caps.Object("auth")
+			if auth == nil {
+				auth = acp.Object{}
+			}
+			auth["status"] = json.RawMessage("{}")
+			caps["auth"], _ = json.Marshal(auth)
+			o["agentCapabilities"], _ = json.Marshal(caps)
+		}
 		if a.cfg.ExtraKeys {
 			o["vendorBuild"] = json.RawMessage(`"acptest"`)
 			caps := o.Object("agentCapabilities")
@@ -372,7 +399,14 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		}
 		out, _ := json.Marshal(o)
 		return out, nil
+	case acp.MethodAuthStatus:
+		if a.cfg.RequireAuthEnv != "" {
+			return raw(`{"state":"` + a.authState() + `"}`), nil
+		}
 	case acp.MethodSessionNew:
+		if a.authState() == "unauthenticated" {
+			return nil, errAuth
+		}
 		if a.cfg.RequireAdmission && !params.Object("_meta").Has("codebuddy.ai/sessionAdmissionV2") {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "ACP Session request is missing sessionAdmissionV2 metadata"}
 		}
@@ -410,6 +444,9 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 	}
 	s := a.sessions[params.String("sessionId")]
 	if s == nil {
+		if a.cfg.ForkAnySession && msg.Method == acp.MethodSessionFork {
+			return a.newSession(), nil
+		}
 		if behaviour == InvalidParamsOnUnknown {
 			return nil, invalidParams("Session not found: " + params.String("sessionId"))
 		}
@@ -426,6 +463,21 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 		return raw(`{}`), nil
 	}
 	return raw(`{}`), nil
+}
+
+// authState is the RequireAuthEnv fault's state: "unauthenticated" when the variable it
+// names has no value in the agent's environment, "authenticated" when it has; "" without the
+// fault.
+func (a *agent) authState() string {
+	if a.cfg.RequireAuthEnv == "" {
+		return ""
+	}
+	for _, kv := range a.cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == a.cfg.RequireAuthEnv && v != "" {
+			return "authenticated"
+		}
+	}
+	return "unauthenticated"
 }
 
 func (a *agent) newSession() json.RawMessage {

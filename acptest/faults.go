@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -40,7 +42,36 @@ type Stress struct {
 	SetsidDaemon bool
 	// IgnoreSIGTERM ignores SIGTERM (as a process; only SIGKILL stops it).
 	IgnoreSIGTERM bool
+	// SideEffects does everything a probe must see and contain, as a process (Config.Env
+	// set; an in-process agent does none of it): at start it writes SideEffectFiles under
+	// $HOME, $XDG_CONFIG_HOME (default $HOME/.config) and $TMPDIR (default /tmp) and starts
+	// the SetsidDaemon; on session/new it opens LoginURL with xdg-open, found on PATH, and
+	// waits for it; every session/load request leaves a `sleep 300` child in its process
+	// group that it never ends.
+	SideEffects bool
+	// NetEffects, on session/new, looks up NetEffectsHost and connects to NetEffectsAddr
+	// (TEST-NET-1, port 443), for a network sink to record. As a process only. It reaches the
+	// network where the network is not cut: use it only inside a net-level sandbox.
+	NetEffects bool
 }
+
+// The NetEffects fault's lookup and connection.
+const (
+	NetEffectsHost = "telemetry.acptest.invalid"
+	NetEffectsAddr = "192.0.2.9:443"
+)
+
+// SideEffectFiles are the SideEffects fault's files, each under the directory its variable
+// names.
+var SideEffectFiles = map[string]string{
+	"HOME":            ".acptest/state.json",
+	"XDG_CONFIG_HOME": "acptest/config.json",
+	"TMPDIR":          "acptest-side-effect.tmp",
+}
+
+// LoginURL is the login the SideEffects fault opens before any authenticate: its query looks
+// like a secret, which a report must not show.
+const LoginURL = "https://login.acptest.invalid/oauth/authorize?client_id=acptest&state=s3cr3t-state-0123456789"
 
 // InvalidLine is what the InvalidBytes fault writes.
 const InvalidLine = "acptest \xff\xfe invalid UTF-8 and a NUL \x00 byte"
@@ -62,7 +93,12 @@ func (a *agent) stressStart() (done bool, err error) {
 			go func() { _ = cmd.Wait() }()
 		}
 	}
-	if s.SetsidDaemon {
+	if s.SideEffects && a.cfg.Env != nil {
+		if err := a.writeSideEffectFiles(); err != nil {
+			return false, err
+		}
+	}
+	if s.SetsidDaemon || s.SideEffects && a.cfg.Env != nil {
 		cmd := exec.Command("sleep", "300")
 		leaveSession(cmd)
 		if err := cmd.Start(); err != nil {
@@ -71,6 +107,68 @@ func (a *agent) stressStart() (done bool, err error) {
 		go func() { _ = cmd.Wait() }()
 	}
 	return false, nil
+}
+
+// writeSideEffectFiles writes the SideEffects fault's files.
+func (a *agent) writeSideEffectFiles() error {
+	env := func(name string) string {
+		v := ""
+		for _, kv := range a.cfg.Env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+				v = val
+			}
+		}
+		return v
+	}
+	dirs := map[string]string{"HOME": env("HOME"), "XDG_CONFIG_HOME": env("XDG_CONFIG_HOME"), "TMPDIR": env("TMPDIR")}
+	if dirs["XDG_CONFIG_HOME"] == "" && dirs["HOME"] != "" {
+		dirs["XDG_CONFIG_HOME"] = filepath.Join(dirs["HOME"], ".config")
+	}
+	if dirs["TMPDIR"] == "" {
+		dirs["TMPDIR"] = "/tmp"
+	}
+	for name, rel := range SideEffectFiles {
+		if dirs[name] == "" {
+			continue
+		}
+		p := filepath.Join(dirs[name], rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte("{\"written by\":\"acptest side-effects fault\"}\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sideEffectsOn runs the SideEffects fault's part for a request: the browser login on
+// session/new, a leaked child on session/load.
+func (a *agent) sideEffectsOn(method string) {
+	if !a.cfg.SideEffects && !a.cfg.NetEffects || a.cfg.Env == nil {
+		return
+	}
+	switch {
+	case method == "session/new":
+		if a.cfg.NetEffects {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = net.DefaultResolver.LookupHost(ctx, NetEffectsHost)
+			cancel()
+			if c, err := net.DialTimeout("tcp", NetEffectsAddr, 5*time.Second); err == nil {
+				c.Close()
+			}
+		}
+		if a.cfg.SideEffects {
+			cmd := exec.Command("xdg-open", LoginURL)
+			cmd.Env = a.cfg.Env
+			_ = cmd.Run() // the shim exits 1: no browser here
+		}
+	case method == "session/load" && a.cfg.SideEffects:
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err == nil {
+			go func() { _ = cmd.Wait() }()
+		}
+	}
 }
 
 // beforeFirstAnswer runs the faults that write ahead of the first answer.

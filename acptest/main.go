@@ -78,11 +78,15 @@ func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	fs.BoolVar(&cfg.Grandchild, "grandchild", false, "start a process that inherits stdout and outlives the agent")
 	fs.BoolVar(&cfg.SetsidDaemon, "setsid-daemon", false, "start a process in a session of its own that outlives the agent")
 	fs.BoolVar(&cfg.IgnoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the agent)")
+	fs.BoolVar(&cfg.NetEffects, "net-effects", false, "on session/new, look up "+NetEffectsHost+" and connect to "+NetEffectsAddr+" (only inside a net-level sandbox: it reaches the network otherwise)")
+	fs.BoolVar(&cfg.SideEffects, "side-effects", false, "write into $HOME, $XDG_CONFIG_HOME and $TMPDIR, start a setsid daemon, open a login URL with xdg-open on session/new, leave a child per session/load")
 	fs.BoolVar(&cfg.Drift, "drift", false, "play the next release of the persona: version 0.2.0, session/delete advertised and implemented")
+	fs.BoolVar(&cfg.ForkAnySession, "fork-any-session", false, "answer session/fork of a session that does not exist with a new session (as sudocode does)")
 	fs.BoolVar(&cfg.RequireAdmission, "require-admission", false, "refuse session/new without codebuddy.ai/sessionAdmissionV2 _meta (a private-channel demand)")
 	for _, f := range modelFlags(&cfg.ModelFaults) {
 		fs.BoolVar(f.on, f.name, false, f.usage)
 	}
+	fs.StringVar(&cfg.RequireAuthEnv, "require-auth-env", "", "refuse session/new (-32000) unless this variable has a value; advertise and answer auth/status, push _auth/status_update")
 	fs.Func("leak-env", "write this environment variable's value on stderr and in the initialize answer (repeatable)", func(name string) error {
 		cfg.LeakEnv = append(cfg.LeakEnv, name)
 		return nil
@@ -136,6 +140,9 @@ func (c Config) Args() []string {
 	if c.Drip > 0 {
 		args = append(args, "--drip", c.Drip.String())
 	}
+	if c.RequireAuthEnv != "" {
+		args = append(args, "--require-auth-env", c.RequireAuthEnv)
+	}
 	if c.CloseStdoutBefore != "" {
 		args = append(args, "--close-stdout-before", c.CloseStdoutBefore)
 	}
@@ -153,10 +160,10 @@ func (c Config) Args() []string {
 	}{
 		{c.StdoutBanner, "--stdout-banner"}, {c.BadEnvelope, "--bad-envelope"}, {c.WrongInvalidParamsCode, "--wrong-code-for-invalid-params"},
 		{c.AnswerNotifications, "--answer-notifications"}, {c.IgnoreStdinEOF, "--ignore-stdin-eof"}, {c.ExtraKeys, "--extra-keys"},
-		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.Drift, "--drift"},
+		{c.IgnoreUnknownRequests, "--ignore-unknown-requests"}, {c.GenericErrors, "--generic-errors"}, {c.RequireAdmission, "--require-admission"}, {c.ForkAnySession, "--fork-any-session"}, {c.Drift, "--drift"},
 		{c.WrongID, "--wrong-id"}, {c.DuplicateID, "--duplicate-id"}, {c.InvalidBytes, "--invalid-bytes"},
 		{c.ExitImmediately, "--exit-immediately"}, {c.Grandchild, "--grandchild"}, {c.SetsidDaemon, "--setsid-daemon"},
-		{c.IgnoreSIGTERM, "--ignore-sigterm"},
+		{c.IgnoreSIGTERM, "--ignore-sigterm"}, {c.SideEffects, "--side-effects"}, {c.NetEffects, "--net-effects"},
 	} {
 		if f.on {
 			args = append(args, f.flag)

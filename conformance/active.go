@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -21,9 +22,9 @@ var (
 	capabilityDetectionUnreliable = &Check{ID: "capability.detection-unreliable", Tier: probe.TierInfo, Side: SideAgent, Title: "The agent answers unknown methods like known ones; method detection is unreliable", SpecRef: specExtensibility, Active: true}
 )
 
-// activePass reads the frames of the extension-methods, invalid-params and fork steps (the
-// index's step ranges and pairing) and the method-detection verdict (detection). Only a session
-// acpprobe drove has steps.
+// activePass reads the frames of the extension-methods and invalid-params steps (the index's
+// step ranges and pairing), the fork-probe connection's fork step, and the method-detection
+// verdict (detection). Only a session acpprobe drove has steps.
 var activePass = pass{
 	name:  "active steps",
 	scope: driven,
@@ -148,17 +149,24 @@ func judgeInvalidParamsStep(in *inputs, out *findings) {
 	}
 }
 
-// judgeForkStep: a fork of a session that does not exist must be refused; a result carrying a
-// sessionId means the agent created a session from nothing.
+// judgeForkStep judges the fork-probe connection: a fork of a session that does not exist
+// must be refused; a result carrying a sessionId means the agent created a session from
+// nothing.
 func judgeForkStep(in *inputs, out *findings) {
-	for _, f := range in.x.StepRange(forkStep{}.Name()) {
+	if in.fork == nil {
+		return
+	}
+	for _, f := range in.fork.StepRange(forkStep{}.Name()) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request || f.Msg.Method != acp.MethodSessionFork {
 			continue
 		}
-		answer, ok := in.x.AnswerTo(f.Seq)
+		answer, ok := in.fork.AnswerTo(f.Seq)
 		if !ok {
-			if !in.x.GoneBefore(f.Seq) {
-				out.add(protocolRequestUnanswered, f.Seq, "", "session/fork of a session that does not exist got no answer", nil)
+			if !in.fork.GoneBefore(f.Seq) {
+				// Some agents work for seconds on this fork (claude-agent-acp starts Claude
+				// Code): say which budget ran out, so that a slow machine can raise it.
+				budget := time.Duration(in.fork.Spawn().RequestTimeoutMs * float64(time.Millisecond))
+				out.add(protocolRequestUnanswered, f.Seq, "", fmt.Sprintf("session/fork of a session that does not exist got no answer within %s (--request-timeout)", budget), nil)
 			}
 			return
 		}

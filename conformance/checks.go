@@ -44,6 +44,7 @@ const (
 	specSessionFork   = "https://agentclientprotocol.com/rfds/session-fork"
 	specToolCalls     = "https://agentclientprotocol.com/protocol/tool-calls"
 	specCancellation  = "https://agentclientprotocol.com/protocol/cancellation"
+	specMCP           = "https://agentclientprotocol.com/protocol/session-setup#mcp-servers"
 	specJSONRPC       = "https://www.jsonrpc.org/specification"
 )
 

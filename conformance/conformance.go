@@ -23,6 +23,7 @@ package conformance
 import (
 	"context"
 	"slices"
+	"sort"
 
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -35,11 +36,19 @@ type Options struct {
 	// Schema is the schema set to validate against (schema.V1, V1Unstable, V2); empty means v1,
 	// or v2 when protocol version 2 was negotiated.
 	Schema string
-	// Deep holds the frames of the second, initialize-only connection of --deep (see
-	// record.Split), which asked for a version no agent supports.
+	// Deep holds the frames of the initialize-only connection of --deep (see record.Split),
+	// which asked for a version no agent supports.
 	Deep []jsonrpc.Frame
+	// ForkProbe holds the frames of check's fork-probe connection (see ForkProbe and
+	// record.Split), which forked a session that does not exist.
+	ForkProbe []jsonrpc.Frame
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
+	// From, when not 0, judges only the frames after this seq, frame by frame: the earlier
+	// ones are context (the index pairs answers with their requests, the facts come from the
+	// handshake) that an earlier evaluation judged. The tap's live judge evaluates a session
+	// window by window this way, so that each frame is judged once.
+	From int64
 }
 
 // Outcome is what an evaluation adds to a result: the findings, most severe first, and the
@@ -61,8 +70,9 @@ type Outcome struct {
 // the first pass that reads it). Passes only read them.
 type inputs struct {
 	// ctx bounds the evaluation: scans stop when it ends.
-	ctx    context.Context
-	x      *record.Index
+	ctx context.Context
+	x   *record.Index
+	// frames are the frames to judge one by one: the record's, or those after Options.From.
 	frames []jsonrpc.Frame
 	// r is the result derived from the record (the facts the passes judge).
 	r       *probe.Result
@@ -79,6 +89,8 @@ type inputs struct {
 	turns []probe.Turn
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
+	// fork is the fork-probe connection's index (nil without one).
+	fork *record.Index
 }
 
 // Evaluate judges a recorded session: its index and the result derived from it (which it does
@@ -124,8 +136,8 @@ func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Option
 }
 
 // prepare computes the inputs of the passes: the schema sets, and the facts of the record that
-// the derived result does not state (method detection, the prompt shapes, the --deep
-// connection). The extension inventory, the one input whose cost grows with the record, is
+// the derived result does not state (method detection, the prompt shapes, the --deep and
+// fork-probe connections). The extension inventory, the one input whose cost grows with the record, is
 // taken once, by the first pass that reads it (inputs.extensions).
 func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
 	sets, err := loadSchemas(opts.Schema, r)
@@ -137,20 +149,34 @@ func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options
 		cat = extensions.Default()
 	}
 	return &inputs{
-		ctx: ctx, x: x, frames: x.Frames(), r: r, schemas: sets, catalogue: cat,
+		ctx: ctx, x: x, frames: after(x.Frames(), opts.From), r: r, schemas: sets, catalogue: cat,
 		client:    clientCapsOf(x),
 		detection: detectMethods(x, r),
 		shapes:    deriveShapes(x, r),
 		turns:     deriveTurns(x),
 		deep:      deriveDeep(opts.Deep, cat),
+		fork:      indexOf(opts.ForkProbe),
 	}, nil
+}
+
+// indexOf indexes the frames of an extra connection (nil when there is none).
+func indexOf(frames []jsonrpc.Frame) *record.Index {
+	if frames == nil {
+		return nil
+	}
+	return record.New(frames)
+}
+
+// after is the frames after seq from (all of them when from is 0); frames are in seq order.
+func after(frames []jsonrpc.Frame, from int64) []jsonrpc.Frame {
+	return frames[sort.Search(len(frames), func(i int) bool { return frames[i].Seq > from }):]
 }
 
 // extensions is the vendor extension inventory, taken on the first call: it stops when the
 // evaluation's context ends (the passes reading it are cut then too).
 func (in *inputs) extensions() extensionFacts {
 	if in.ext == nil {
-		f := takeExtensions(in.ctx, in.x, in.catalogue, in.schemas.known())
+		f := takeExtensions(in.ctx, in.x, in.frames, in.catalogue, in.schemas.known())
 		in.ext = &f
 	}
 	return *in.ext

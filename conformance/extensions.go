@@ -71,15 +71,15 @@ type extensionFacts struct {
 	client *extensions.Inventory
 }
 
-// takeExtensions inventories the record's messages (see extensionFacts); when ctx ends first,
-// the inventories hold the messages taken until then.
-func takeExtensions(ctx context.Context, x *record.Index, cat *extensions.Catalogue, known extensions.Known) extensionFacts {
+// takeExtensions inventories the messages of frames, a part of the record x indexes (see
+// extensionFacts); when ctx ends first, the inventories hold the messages taken until then.
+func takeExtensions(ctx context.Context, x *record.Index, frames []jsonrpc.Frame, cat *extensions.Catalogue, known extensions.Known) extensionFacts {
 	if !clientIsAcpprobe(x) {
-		inv := cat.Take(extensionMessages(ctx, x, "", nil), known)
+		inv := cat.Take(extensionMessages(ctx, x, frames, "", nil), known)
 		return extensionFacts{inventory: inv, client: inv}
 	}
-	own := cat.Take(extensionMessages(ctx, x, jsonrpc.DirClient, nil), known)
-	return extensionFacts{inventory: cat.Take(extensionMessages(ctx, x, jsonrpc.DirAgent, own), known), client: own}
+	own := cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirClient, nil), known)
+	return extensionFacts{inventory: cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirAgent, own), known), client: own}
 }
 
 // clientIsAcpprobe reports whether acpprobe was the client: in a session it drove, or in a
@@ -92,15 +92,15 @@ func clientIsAcpprobe(x *record.Index) bool {
 	return ex != nil && acp.ParseObject(ex.Request.Msg.Params).Object("clientInfo").String("name") == "acpprobe"
 }
 
-// extensionMessages are the session's messages for the inventory (of one direction, or both
-// when dir is ""), with each response's method; answers are marked as echoing what echoed
+// extensionMessages are the messages of frames for the inventory (of one direction, or both
+// when dir is ""), with each response's method (from x); answers are marked as echoing what echoed
 // holds (when not nil). They come in the order of position: each answer where its request was,
 // so that the places kept for a name, and their order, do not depend on the order concurrent
 // answers arrived in. They end early when ctx ends.
-func extensionMessages(ctx context.Context, x *record.Index, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
+func extensionMessages(ctx context.Context, x *record.Index, frames []jsonrpc.Frame, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
 	return func(yield func(extensions.Message) bool) {
 		var msgs []extensions.Message
-		for i, f := range x.Frames() {
+		for i, f := range frames {
 			if i%checkEvery == 0 && ctx.Err() != nil {
 				return
 			}
@@ -137,21 +137,23 @@ func extensionMessages(ctx context.Context, x *record.Index, dir jsonrpc.Dir, ec
 }
 
 // zeroMeta checks the zero-_meta contract: session/new and session/prompt must work for a
-// client that sends no vendor _meta. An error that demands metadata breaks it.
+// client that sends no vendor _meta. An error that demands metadata breaks it. It is judged at
+// the answer, which may come in a later window than its request (Options.From).
 func zeroMeta(in *inputs, out *findings) {
-	for f := range in.scan(out) {
-		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request {
+	for answer := range in.scan(out) {
+		if answer.Dir != jsonrpc.DirAgent || answer.Msg == nil || answer.Msg.Kind() != jsonrpc.Response {
 			continue
 		}
+		reply := in.x.ReplyOf(answer.Seq)
+		if reply.Exchange == nil || !reply.First || reply.Exchange.Request.Dir != jsonrpc.DirClient {
+			continue
+		}
+		f := reply.Exchange.Request
 		if f.Msg.Method != acp.MethodSessionNew && f.Msg.Method != acp.MethodSessionPrompt {
 			continue
 		}
 		if strings.Contains(string(f.Msg.Params), `"_meta"`) {
 			continue // the client sent _meta: not the zero-_meta plane
-		}
-		answer, ok := in.x.AnswerTo(f.Seq)
-		if !ok {
-			continue
 		}
 		rpcErr := answer.Msg.Err()
 		if rpcErr == nil {

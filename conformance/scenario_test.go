@@ -31,7 +31,13 @@ import (
 //	                   2 TEXT            the agent wrote TEXT on stderr
 //	                   2* N TEXT         … N times
 //	                   ! KIND [JSON]     an engine event (spawn is added when missing)
-//	-- deep --       frames of the --deep connection (same syntax)
+//	-- deep --       frames of the --deep connection (same syntax; its spawn event must name
+//	                 the purpose "deep", or say initializeOnly as records before purposes did)
+//	-- fork-probe -- frames of the fork-probe connection (same syntax; a spawn event with the
+//	                 purpose "fork-probe" is added when missing)
+//
+// The sections are one record, in this order, split by record.Split as Analyze splits it.
+//
 //	-- findings --   "ID SEQ" per expected finding (SEQ 0 when the finding has none), or "none"
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.txtar")
@@ -66,8 +72,8 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// loadScenario reads a scenario: its record, the result derived from it, the options with its
-// --deep connection, and its sections.
+// loadScenario reads a scenario: its main connection's index, the result derived from it, the
+// options with its extra connections (--deep, the fork probe), and its sections.
 func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Options, map[string]string) {
 	t.Helper()
 	a, err := txtar.ParseFile(file)
@@ -78,12 +84,26 @@ func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Opti
 	for _, f := range a.Files {
 		sections[f.Name] = string(f.Data)
 	}
-	x := record.New(buildFrames(t, sections["frames"]))
-	opts := Options{}
-	if deep, ok := sections["deep"]; ok {
-		opts.Deep = buildFrames(t, deep)
+	log := jsonrpc.NewLog()
+	appendFrames(t, log, sections["frames"], defaultSpawn)
+	extras := []struct{ section, purpose string }{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe}}
+	for _, e := range extras {
+		if section, ok := sections[e.section]; ok {
+			appendFrames(t, log, section, fmt.Sprintf(`{"command":"scenario","argv":["scenario"],"cwd":"/w","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000,"purpose":%q,"initializeOnly":true}`, e.purpose))
+		}
 	}
-	return x, probe.Derive(x, nil), opts, sections
+	frames := log.Frames()
+	conns := record.Split(frames)
+	for _, e := range extras {
+		if _, ok := sections[e.section]; ok && conns.Of(e.purpose) == nil {
+			t.Fatalf("the %s section is not a connection of its own: its spawn event must name its purpose", e.section)
+		}
+	}
+	x := record.New(conns.Main)
+	opts := Options{Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe)}
+	r := probe.Derive(x, nil)
+	probe.DeriveRun(r, x, frames) // as acpprobe.Analyze
+	return x, r, opts, sections
 }
 
 func expectedFindings(section string) []string {
@@ -99,13 +119,24 @@ func expectedFindings(section string) []string {
 	return want
 }
 
+// defaultSpawn is the spawn event of a scenario whose frames do not begin with one.
+const defaultSpawn = `{"command":"scenario","argv":["scenario"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`
+
 // buildFrames turns a frames section into a log's frames.
 func buildFrames(t *testing.T, section string) []jsonrpc.Frame {
 	t.Helper()
 	log := jsonrpc.NewLog()
+	appendFrames(t, log, section, defaultSpawn)
+	return log.Frames()
+}
+
+// appendFrames appends a frames section to log, after a spawn event with the payload spawn
+// when the section does not begin with one.
+func appendFrames(t *testing.T, log *jsonrpc.Log, section, spawn string) {
+	t.Helper()
 	lines := strings.Split(strings.TrimRight(section, "\n"), "\n")
 	if len(lines) == 0 || !strings.HasPrefix(lines[0], "! spawn") {
-		log.Event(string(record.Spawn.Kind), []byte(`{"command":"scenario","argv":["scenario"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
+		log.Event(string(record.Spawn.Kind), []byte(spawn))
 	}
 	for i, line := range lines {
 		if strings.TrimSpace(line) == "" {
@@ -151,7 +182,6 @@ func buildFrames(t *testing.T, section string) []jsonrpc.Frame {
 			t.Fatalf("line %d: unknown frame tag %q", i+1, tag)
 		}
 	}
-	return log.Frames()
 }
 
 // TestEveryCheckHasAFailingScenario keeps the catalogue and the scenarios together: each check

@@ -39,7 +39,11 @@ func loadSchemas(name string, r *probe.Result) (*schemas, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.alts = []*schema.Set{s.unstable, next}
+		nextUnstable, err := schema.Load(schema.V1NextUnstable)
+		if err != nil {
+			return nil, err
+		}
+		s.alts = []*schema.Set{s.unstable, next, nextUnstable}
 	}
 	return s, nil
 }

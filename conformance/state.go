@@ -47,13 +47,13 @@ func runState(in *inputs, out *findings) {
 			out.add(stateModesConfigSync, seq, "/result/modes", "modes and the mode config option should stay in sync: "+strings.Join(diffs, "; "), nil)
 		}
 	}
-	if r.ModelConfig != nil && len(r.LegacyModels) > 0 {
+	if r.ModelConfig != nil && len(r.Models) > 0 {
 		accepted := map[string]bool{}
 		for _, v := range r.ModelConfig.Values {
 			accepted[v] = true
 		}
 		var rejected []string
-		for _, m := range r.LegacyModels {
+		for _, m := range r.Models {
 			if !accepted[m.ID] {
 				rejected = append(rejected, m.ID)
 			}
@@ -61,7 +61,7 @@ func runState(in *inputs, out *findings) {
 		if len(rejected) > 0 {
 			out.add(stateLegacyModels, seq, "/result/models/availableModels",
 				fmt.Sprintf("%d of %d legacy model ids are not values of config option %s, so set_config_option will not accept them: %s",
-					len(rejected), len(r.LegacyModels), r.ModelConfig.ConfigID, strings.Join(rejected, ", ")), rejected)
+					len(rejected), len(r.Models), r.ModelConfig.ConfigID, strings.Join(rejected, ", ")), rejected)
 		}
 	}
 	for i, o := range r.ConfigOptions {

@@ -26,24 +26,62 @@ const (
 type StepOptions struct {
 	PromptShapes bool // send the prompt shapes of --prompt-shapes
 	AllowPrompt  bool // send one valid prompt and cancel it (may spend tokens)
-	// Sandboxed adds the steps that may change the agent's state on disk: the agent runs in a
-	// throwaway home (sandbox), so what it creates is thrown away with it.
-	Sandboxed bool
+	// AuthStatus asks auth/status when the agent advertises it (the auth oracle, --auth-ab).
+	AuthStatus bool
 }
 
 // Steps returns the active checks to pass to probe.Options.Steps, in the order they run.
 func Steps(o StepOptions) []probe.Step {
 	steps := []probe.Step{extensionStep{}, invalidParamsStep{}}
-	if o.Sandboxed {
-		steps = append(steps, forkStep{})
-	}
 	if o.PromptShapes {
 		steps = append(steps, shapesStep{})
 	}
 	if o.AllowPrompt {
 		steps = append(steps, promptStep{})
 	}
+	if o.AuthStatus {
+		steps = append(steps, AuthStatusStep)
+	}
 	return steps
+}
+
+// ForkProbe returns the steps of the fork-probe connection that check opens after the main
+// one (an initialize-only connection, record.PurposeForkProbe, ended at once), given the main
+// connection's record: a fork of a session that does not exist. It returns nil, and no such
+// connection is needed, unless the main connection's method detection found session/fork
+// supported.
+//
+// The fork has a connection of its own because a fork of a made-up session is not harmless
+// on the main one: claude-agent-acp then no longer exits when its stdin closes, so the main
+// connection's protocol.stdin-exit would judge what the probe caused. It is sent right after
+// initialize, without session/new, which would create a real session: the question is only
+// whether the agent creates one from nothing (claude-agent-acp answers -32002 either way).
+func ForkProbe(main *record.Index) []probe.Step {
+	if probe.Derive(main, nil).Methods[acp.MethodSessionFork].Support != probe.Supported {
+		return nil
+	}
+	return []probe.Step{forkStep{}}
+}
+
+// AuthStatusStep asks auth/status when the agent advertises it (agentCapabilities.auth.status,
+// unstable): the state it answers is one of the auth oracle's signals (--auth-ab). The method
+// changes nothing by the spec, and must not be refused with -32000.
+var AuthStatusStep probe.Step = authStatusStep{}
+
+type authStatusStep struct{}
+
+func (authStatusStep) Name() string { return "auth-status" }
+
+func (authStatusStep) Run(ctx context.Context, s *probe.Session) {
+	init := record.New(s.Log().Frames()).First(acp.MethodInitialize)
+	if init == nil || init.Answer == nil || init.Answer.Msg == nil ||
+		!acp.ParseInitializeResult(init.Answer.Msg.Result).Capabilities.Object("auth").Has("status") {
+		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: authStatusStep{}.Name(), Reason: "auth/status is not advertised"})
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
+	defer cancel()
+	_, _ = s.Call(cctx, acp.MethodAuthStatus, map[string]any{})
 }
 
 // extensionStep sends an unknown _-prefixed notification, then an unknown _-prefixed request:
@@ -71,22 +109,15 @@ func (invalidParamsStep) Run(ctx context.Context, s *probe.Session) {
 	_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": probe.NonexistentSessionID, "prompt": invalidPrompt})
 }
 
-// forkStep forks a session that does not exist, with a valid cwd, when method detection found
-// session/fork supported: the agent must refuse. One that answers with a session created it
-// from nothing (sudocode does), a side effect that method detection, which asks with invalid
-// params, never causes; check reports it. It runs only sandboxed (StepOptions.Sandboxed): the
-// session it may create is the side effect it looks for, and on claude-agent-acp a fork of a
-// made-up session leaves the agent unwilling to exit on EOF.
+// forkStep forks a session that does not exist, with a valid cwd: the agent must refuse. One
+// that answers with a session created it from nothing (sudocode does), a side effect that
+// method detection, which asks with invalid params, never causes; check reports it. It runs
+// on the fork-probe connection (ForkProbe).
 type forkStep struct{}
 
 func (forkStep) Name() string { return "fork-nonexistent-session" }
 
 func (forkStep) Run(ctx context.Context, s *probe.Session) {
-	// What method detection decided is a fact of the record so far.
-	if probe.Derive(record.New(s.Log().Frames()), nil).Methods[acp.MethodSessionFork].Support != probe.Supported {
-		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: forkStep{}.Name(), Reason: "session/fork is not supported"})
-		return
-	}
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
 	_, _ = s.Call(cctx, acp.MethodSessionFork, probe.MethodParams(acp.MethodSessionFork, s.Cwd))

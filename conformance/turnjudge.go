@@ -33,6 +33,10 @@ var (
 		Title: "The agent wrote a file after permission was refused", SpecRef: specToolCalls, Active: true}
 	turnToolNotEnded = &Check{ID: "turn.refused-tool-call-not-ended", Tier: probe.TierAdvisory, Side: SideAgent,
 		Title: "A tool call whose permission was refused never ended failed", SpecRef: specToolCalls, Active: true}
+	mcpMilestone = &Check{ID: "mcp.milestone-missed", Tier: probe.TierCapability, Side: SideAgent,
+		Title: "An advertised MCP transport did not get its sentinel's tool to the model and back", SpecRef: specMCP, Active: true}
+	mcpUnadvertised = &Check{ID: "mcp.unadvertised-transport", Tier: probe.TierInfo, Side: SideAgent,
+		Title: "What the agent did with an MCP server of a transport it does not advertise", SpecRef: specMCP, Active: true}
 	turnCancelStop = &Check{ID: "turn.cancel-not-cancelled", Tier: probe.TierMandatory, Side: SideAgent,
 		Title: "A cancelled turn did not end with stopReason cancelled", SpecRef: specCancellation, Active: true}
 	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: probe.TierCapability, Side: SideAgent,
@@ -45,7 +49,7 @@ var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
 	checks: []*Check{turnNoText, turnTextKind, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
-		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel},
+		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel, mcpMilestone, mcpUnadvertised},
 	run: func(in *inputs, out *findings) {
 		for _, t := range in.turns {
 			for _, f := range judgeTurn(t) {
@@ -111,6 +115,14 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		case p.Asked && p.ToolCall && p.ToolStatus != "failed" && p.ToolStatus != "cancelled":
 			add(turnToolNotEnded, p.AskedSeq, "", "permission was refused (%q) and the turn ended, yet the tool call's last status is %q, not failed: a client shows it still running", p.Answer, orNone(p.ToolStatus, "unset"))
 		}
+	case len(t.MCP) > 0:
+		seq := int64(0)
+		if len(t.Runs) > 0 {
+			seq = t.Runs[0].Seq
+		}
+		for _, m := range t.MCP {
+			judgeMCP(m, seq, add)
+		}
 	case t.Cancel != nil:
 		c := t.Cancel
 		seq := t.Runs[0].AnswerSeq
@@ -134,6 +146,68 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		}
 	}
 	return out
+}
+
+// judgeMCP judges how far the agent got with one sentinel: a milestone missed on an advertised
+// transport is CAPABILITY; on one it does not advertise, INFO, as is an unadvertised transport
+// that works.
+func judgeMCP(m probe.MCPTruth, seq int64, add func(*Check, int64, string, string, ...any)) {
+	reached := MCPReached(m)
+	switch {
+	case m.StoppedAt != "" && m.Advertised:
+		add(mcpMilestone, seq, "", "the %s sentinel: %s; stopped at %s: %s", m.Transport, reached, m.StoppedAt, mcpWhy(m))
+	case m.StoppedAt != "":
+		add(mcpUnadvertised, seq, "", "the %s sentinel (the transport is not advertised): %s; stopped at %s: %s", m.Transport, reached, m.StoppedAt, mcpWhy(m))
+	case !m.Advertised && m.Connected != nil && *m.Connected:
+		add(mcpUnadvertised, seq, "", "the %s sentinel works although the agent does not advertise the transport: %s", m.Transport, reached)
+	}
+}
+
+// MCPReached lists the milestones an MCPTruth reached, in order ("none" when it reached none),
+// and says how far it could be observed.
+func MCPReached(m probe.MCPTruth) string {
+	var got []string
+	observed := 0
+	for i, b := range []*bool{m.Delivered, m.Connected, m.Listed, m.Visible, m.Asked, m.Called, m.Returned} {
+		if b != nil {
+			observed = i + 1
+			if *b {
+				got = append(got, mcpStages[i])
+			}
+		}
+	}
+	if observed == 0 {
+		return "not observed"
+	}
+	s := "reached " + strings.Join(got, ", ")
+	if len(got) == 0 {
+		s = "reached none"
+	}
+	if observed < len(mcpStages) {
+		s += " (observed up to " + mcpStages[observed-1] + ")"
+	}
+	return s
+}
+
+// mcpWhy says what the first missed milestone means.
+func mcpWhy(m probe.MCPTruth) string {
+	switch m.StoppedAt {
+	case "delivered":
+		return "session/new refused the servers: " + m.Error
+	case "connected":
+		return "the agent never connected to the server"
+	case "listed":
+		return "the agent connected but never listed the server's tools"
+	case "visible":
+		return "the server's tool was never offered to the model"
+	case "asked":
+		return "the model was offered the tool and did not ask for it"
+	case "called":
+		return "the model asked for the tool and the agent never called the server"
+	case "returned":
+		return "the tool's result never came back to the model"
+	}
+	return ""
 }
 
 // judgeShape judges one content block type sent on the live session.

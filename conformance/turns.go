@@ -22,6 +22,12 @@ func deriveTurns(x *record.Index) []probe.Turn {
 			skipped[p.Name] = p.Reason
 		}
 	}
+	began := map[string]bool{} // from the index of events: no scan of a record without turns
+	for _, f := range x.Events(record.Step.Kind) {
+		if p, ok := record.Step.Decode(f); ok {
+			began[p.Name] = true
+		}
+	}
 	var turns []probe.Turn
 	for _, s := range probe.Scenarios {
 		name := s.StepName()
@@ -29,10 +35,10 @@ func deriveTurns(x *record.Index) []probe.Turn {
 			turns = append(turns, probe.Turn{Scenario: string(s), Outcome: probe.TurnNotRun, Reason: why, Runs: []probe.TurnRun{}})
 			continue
 		}
-		frames := x.StepRange(name)
-		if frames == nil {
+		if !began[name] {
 			continue
 		}
+		frames := x.StepRange(name)
 		t := probe.Turn{Scenario: string(s), Runs: []probe.TurnRun{}}
 		runs := splitRuns(x, frames)
 		for _, r := range runs {
@@ -47,6 +53,8 @@ func deriveTurns(x *record.Index) []probe.Turn {
 			t.Permission = permissionTruth(x, frames, runs)
 		case probe.ScenarioCancel:
 			t.Cancel = cancelTruth(frames, runs)
+		case probe.ScenarioMCP:
+			t.MCP = mcpTruths(x, frames)
 		}
 		if why := notRun(x, s, t); why != "" {
 			t.Outcome, t.Reason = probe.TurnNotRun, why
@@ -60,6 +68,17 @@ func deriveTurns(x *record.Index) []probe.Turn {
 // login, never called the model, went away, or the scenario's premise did not hold); "" when
 // it ran. A scenario that could not run is never a pass and never a failure of the agent.
 func notRun(x *record.Index, s probe.Scenario, t probe.Turn) string {
+	if s == probe.ScenarioMCP {
+		// What the agent does with the sentinels by itself is observed even when no prompt
+		// could be sent (no backend profile): the milestones say how far it was observed.
+		switch {
+		case len(t.MCP) == 0:
+			return "the sentinel MCP servers were not offered"
+		case t.MCP[0].Delivered == nil:
+			return "session/new was not answered"
+		}
+		return ""
+	}
 	if len(t.Runs) == 0 {
 		if s == probe.ScenarioModels {
 			return "the session has no model or thought level to select"

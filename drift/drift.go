@@ -54,6 +54,11 @@ var Volatile = []string{
 	// outcome and facts, compared.
 	"turns[*].runs", "turns[*].cancel.withinMs", "turns[*].cancel.seq", "turns[*].permission.askedSeq",
 	"turns[*].shapes[*].seq", "turns[*].models[*].seq",
+	// The files an agent writes carry session ids and grow from run to run, processes have
+	// new pids, launches new times and a kept sandbox its own directory; what drifts is the
+	// level, the launch count, the network names and the auth oracle's answer.
+	"sideEffects.files", "sideEffects.processes", "sideEffects.browser.launches", "sideEffects.isolation.kept",
+	"authAB.evidence", "authAB.identities",
 }
 
 // Doc is a loaded probe result or matrix.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -24,13 +25,17 @@ var shapeNames = []string{
 }
 
 // checked is `acpprobe check --prompt-shapes --deep` run through the library (acpprobe.Run):
-// the probe with the active conformance steps, then a second initialize-only connection asking
-// for acpprobe.DeepVersion in the same log, then the analysis and the verdict (fail on
-// MANDATORY, no baseline).
+// the probe with the active conformance steps; then, in the same log, the fork-probe
+// connection when the agent supports session/fork (initialize, a fork of a session that does
+// not exist, the agent stopped at once) and the --deep connection (initialize asking for
+// acpprobe.DeepVersion); then the analysis and the verdict (fail on MANDATORY, no baseline).
 type checked struct {
-	probed // the whole record (both connections); res is the report
-	// deep are the frames of the initialize-only connection, split off the record.
-	deep []jsonrpc.Frame
+	probed // the whole record (every connection); res is the report
+	// deep and fork are the frames of the extra connections, split off the record (fork is
+	// nil when the agent does not support session/fork).
+	deep, fork []jsonrpc.Frame
+	// extra are the purposes of the extra connections, in order.
+	extra []string
 	// optionalSeen lists the "allowed but not required" findings this run had.
 	optionalSeen []string
 }
@@ -48,11 +53,69 @@ func checkAgent(t *testing.T, extraEnv []string, argv ...string) checked {
 	for _, f := range main.res.Findings {
 		t.Logf("finding %s %s [seq %d %s]: %s", f.Tier, f.ID, f.Seq, f.Pointer, f.Message)
 	}
-	_, deep := record.Split(main.log.Frames())
-	c := checked{probed: main, deep: deep}
+	conns := record.Split(main.log.Frames())
+	c := checked{probed: main, deep: conns.Of(record.PurposeDeep), fork: conns.Of(record.PurposeForkProbe)}
+	for _, e := range conns.Extra {
+		c.extra = append(c.extra, e.Purpose)
+	}
 	c.checkDeep(t)
 	c.checkSteps(t)
 	return c
+}
+
+// wantFork asserts the fork-probe connection: when the main connection found session/fork
+// supported (code is then what the agent answers a fork of a session that does not exist), it
+// comes before the deep one, sent initialize and that fork and nothing else, and did not wait
+// for the agent to leave on EOF; otherwise (code 0) there is none.
+func (c checked) wantFork(t *testing.T, code int) {
+	t.Helper()
+	supported := c.res.Methods[acp.MethodSessionFork].Support == probe.Supported
+	check(t, "session/fork supported", supported, code != 0)
+	if code == 0 {
+		check(t, "extra connections", c.extra, []string{record.PurposeDeep})
+		return
+	}
+	check(t, "extra connections", c.extra, []string{record.PurposeForkProbe, record.PurposeDeep})
+	if c.fork == nil {
+		t.Fatal("fork: the record holds no fork-probe connection")
+	}
+	x := record.New(c.fork)
+	spawn := x.Spawn()
+	check(t, "fork: spawn.initializeOnly", spawn.InitializeOnly, true)
+	check(t, "fork: spawn.protocolVersion", spawn.ProtocolVersion, 1)
+	var asked []string
+	for _, ex := range x.Calls(jsonrpc.DirClient) {
+		asked = append(asked, ex.Method())
+		if ex.Answer == nil {
+			t.Errorf("fork: %s got no answer", ex.Method())
+		}
+	}
+	check(t, "fork: client requests", asked, []string{acp.MethodInitialize, acp.MethodSessionFork})
+	fork := x.First(acp.MethodSessionFork)
+	if fork == nil || fork.Answer == nil {
+		t.Fatal("fork: no answered session/fork")
+	}
+	params := acp.ParseObject(fork.Request.Msg.Params)
+	check(t, "fork: sessionId", params.String("sessionId"), probe.NonexistentSessionID)
+	check(t, "fork: cwd", params.String("cwd"), c.box.cwd)
+	got := 0
+	if e := fork.Answer.Msg.Err(); e != nil {
+		got = e.Code
+	}
+	if got != code {
+		t.Errorf("fork: answered %.300s, want error %d", fork.Answer.Raw, code)
+	}
+	for _, f := range x.Events(record.Teardown.Kind) {
+		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder {
+			check(t, "fork: the ladder's wait for EOF (ms)", p.StdinWaitMs, new(0.0))
+		}
+	}
+	if f, ok := x.FirstEvent(record.Exit.Kind); ok {
+		e, _ := record.Exit.Decode(f)
+		t.Logf("fork: the agent ended by %s (%+v): not judged", e.By, e)
+	} else {
+		t.Error("fork: no exit event")
+	}
 }
 
 // checkDeep asserts the deep connection: it asked for DeepVersion, stopped after initialize,
@@ -69,6 +132,7 @@ func (c checked) checkDeep(t *testing.T) {
 		t.Fatalf("deep: the connection does not start with a spawn event")
 	}
 	check(t, "deep: spawn.protocolVersion", spawn.ProtocolVersion, acpprobe.DeepVersion)
+	check(t, "deep: spawn.purpose", spawn.Purpose, record.PurposeDeep)
 	check(t, "deep: spawn.initializeOnly", spawn.InitializeOnly, true)
 	var asked []string
 	for _, f := range frames {
@@ -99,8 +163,7 @@ func (c checked) checkSteps(t *testing.T) {
 	var steps []string
 	requests := map[string]int64{} // id key → seq, of the client's requests after the first step
 	inSteps := false
-	main, _ := record.Split(c.log.Frames())
-	for _, f := range main {
+	for _, f := range record.Split(c.log.Frames()).Main {
 		switch {
 		case record.Step.Is(f):
 			p, _ := record.Step.Decode(f)
@@ -262,15 +325,15 @@ const leftoverWhy = "codex's native child may outlive its node launcher by a mom
 
 // TestCheckCodexACP checks codex-acp 0.16.0. It answers the unknown notification
 // _acpprobe/unknown-notification with an error response that has no id: the only MANDATORY
-// findings (the same line counts as an invalid JSON-RPC message and as an answered
-// notification), so check fails.
+// finding, so check fails. The same line is also an invalid JSON-RPC message (a response
+// without an id): one departure, one finding, so envelope.invalid-message is the answered
+// notification's related evidence.
 func TestCheckCodexACP(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	c := checkAgent(t, nil, agentBin(t, "codex-acp"))
 
 	c.wantFindings(t, []string{
-		"MANDATORY envelope.invalid-message",
 		"MANDATORY protocol.notification-answered",
 		"ADVISORY protocol.stdin-exit",
 		// The env_var auth methods codex-api-key and openai-api-key.
@@ -280,13 +343,16 @@ func TestCheckCodexACP(t *testing.T) {
 		// The serde validator lists audio; promptCapabilities.audio is false.
 		"INFO capability.prompt-content",
 	}, map[string]string{"protocol.leftover-processes": leftoverWhy})
-	c.wantVerdict(t, true, map[probe.Tier]int{probe.TierMandatory: 2, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 4})
+	c.wantVerdict(t, true, map[probe.Tier]int{probe.TierMandatory: 1, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 4})
 	c.wantSays(t, "capability.prompt-content", "audio")
+	c.wantFork(t, 0)
+	c.wantExitBy(t, "sigterm")
 
-	// Both MANDATORY findings are the one line that answers the notification.
-	answer := c.finding(t, "protocol.notification-answered").Seq
-	check(t, "envelope.invalid-message seq", c.finding(t, "envelope.invalid-message").Seq, answer)
-	c.wantSays(t, "envelope.invalid-message", "without an id")
+	// The line that answers the notification is also a response without an id: that is the
+	// answered notification's related evidence, not a finding of its own.
+	notif := c.finding(t, "protocol.notification-answered")
+	answer := notif.Seq
+	wantRelatedInvalidMessage(t, notif)
 	for _, f := range c.log.Frames() {
 		if f.Seq == answer {
 			checkJSON(t, "the answer to the notification", f.Raw,
@@ -301,6 +367,44 @@ func TestCheckCodexACP(t *testing.T) {
 		branches:       branches("text", "image", "audio", "resource_link", "resource"),
 		requiredFields: []string{"type"},
 	})
+}
+
+// wantExitBy asserts how the main connection's agent ended: check waits the grace for it to
+// leave after its stdin closes, so "stdin" means it did (and no protocol.stdin-exit), "sigterm"
+// that it had to be signalled.
+func (c checked) wantExitBy(t *testing.T, by string) {
+	t.Helper()
+	if c.res.Exit == nil {
+		t.Fatal("exit is nil")
+	}
+	t.Logf("exit: by %s, %v ms after its stdin closed", c.res.Exit.By, show(c.res.Exit.AfterStdinCloseMs))
+	check(t, "exit.by", c.res.Exit.By, by)
+}
+
+// wantRelatedInvalidMessage asserts that a protocol.notification-answered finding carries,
+// as its only related evidence, the envelope.invalid-message of its line (a response without
+// an id), MANDATORY.
+func wantRelatedInvalidMessage(t *testing.T, f probe.Finding) {
+	t.Helper()
+	var ev struct {
+		Related []struct {
+			ID      string     `json:"id"`
+			Tier    probe.Tier `json:"tier"`
+			Message string     `json:"message"`
+		} `json:"related"`
+	}
+	if err := json.Unmarshal(f.Evidence, &ev); err != nil {
+		t.Fatalf("%s evidence %s: %v", f.ID, f.Evidence, err)
+	}
+	if len(ev.Related) != 1 {
+		t.Fatalf("%s evidence.related = %s, want one entry", f.ID, f.Evidence)
+	}
+	r := ev.Related[0]
+	check(t, f.ID+" evidence.related[0].id", r.ID, "envelope.invalid-message")
+	check(t, f.ID+" evidence.related[0].tier", r.Tier, probe.TierMandatory)
+	if !strings.Contains(r.Message, "without an id") {
+		t.Errorf("%s evidence.related[0] says %q, want it to mention %q", f.ID, r.Message, "without an id")
+	}
 }
 
 // TestCheckGeminiCLI checks gemini-cli 0.61.0 (`gemini --acp`). No MANDATORY finding: invalid
@@ -319,6 +423,8 @@ func TestCheckGeminiCLI(t *testing.T) {
 	c.wantVerdict(t, false, map[probe.Tier]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 1})
 	c.wantSays(t, "protocol.invalid-params", `-32603 "Internal error"`)
 	c.wantSays(t, "capability.legacy-method", "-32603") // its zod issues: a validation failure
+	c.wantFork(t, 0)
+	c.wantExitBy(t, "stdin")
 
 	c.wantShapes(t, shapesWant{
 		controlCode: -32602, // "Session not found: …"
@@ -377,6 +483,11 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 			c.wantVerdict(t, false, counts)
 			c.wantSays(t, "capability.prompt-content", "audio")
 			c.wantSays(t, "capability.legacy-method", "-32602")
+			// The fork of a session that does not exist, on its own connection: refused with
+			// -32002 and a fresh session id ("Resource not found: <uuid>"), no session made.
+			c.wantFork(t, -32002)
+			// The main connection, which never forked a made-up session, leaves on EOF.
+			c.wantExitBy(t, "stdin")
 
 			c.wantShapes(t, shapesWant{
 				sessionCreated: !tc.refused,

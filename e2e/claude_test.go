@@ -77,7 +77,8 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 	p.wantMethods(t, claudeMethods)
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
-	// It keeps running after its stdin closes: the ladder has to SIGTERM it.
+	// A probe does not wait on the agent after closing its stdin: it signals at once (check
+	// waits, and sees it leave by itself: TestCheckClaudeAgentACP has no stdin-exit finding).
 	if r.Exit != nil {
 		check(t, "exit.by", r.Exit.By, "sigterm")
 		check(t, "exit.signal", r.Exit.Signal, "SIGTERM")
@@ -135,9 +136,9 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 			t.Errorf("modelConfig.values %q lack \"default\"", r.ModelConfig.Values)
 		}
 	}
-	if len(r.Models) == 0 || len(r.LegacyModels) != len(r.Models) {
-		t.Errorf("models: %d from the config option, %d legacy; want the same non-empty list in both",
-			len(r.Models), len(r.LegacyModels))
+	if r.ModelConfig != nil && (len(r.Models) == 0 || len(r.Models) != len(r.ModelConfig.Values)) {
+		t.Errorf("models: %d declared in session/new, %d values of the model option; want the same non-empty list in both",
+			len(r.Models), len(r.ModelConfig.Values))
 	}
 	check(t, "reasoning", r.Reasoning, (*probe.Reasoning)(nil))
 

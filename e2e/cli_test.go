@@ -56,9 +56,9 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 }
 
 // TestCLICheckCodexJSON runs `acpprobe check --json` on codex-acp: its answer to the unknown
-// notification gives two MANDATORY findings, so the failed verdict wins over the
-// authentication error and the exit code is 1, not 4; the stderr envelope still names
-// auth_required, with exitCode 1.
+// notification is a MANDATORY finding (with the response-without-id as its related evidence),
+// so the failed verdict wins over the authentication error and the exit code is 1, not 4; the
+// stderr envelope still names auth_required, with exitCode 1.
 func TestCLICheckCodexJSON(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
@@ -77,16 +77,19 @@ func TestCLICheckCodexJSON(t *testing.T) {
 	} else {
 		check(t, "verdict.failed", v.Failed, true)
 		check(t, "verdict.failOn", v.FailOn, probe.TierMandatory)
-		check(t, "verdict.counts.MANDATORY", v.Counts[probe.TierMandatory], 2)
+		check(t, "verdict.counts.MANDATORY", v.Counts[probe.TierMandatory], 1)
 		check(t, "verdict.known", v.Known, 0)
 	}
 	// Without --prompt-shapes there are no shapes, so no capability.prompt-content; without
 	// --deep no version negotiation. The rest is what TestCheckCodexACP finds.
 	got := []string{}
 	for _, f := range res.Findings {
-		if f.ID == "protocol.leftover-processes" {
+		switch f.ID {
+		case "protocol.leftover-processes":
 			t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
 			continue
+		case "protocol.notification-answered":
+			wantRelatedInvalidMessage(t, f)
 		}
 		got = append(got, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
 	}
@@ -96,7 +99,6 @@ func TestCLICheckCodexJSON(t *testing.T) {
 		"INFO schema.legacy-field /result/authMethods/1/type",
 		"INFO schema.legacy-field /result/authMethods/2/type",
 		"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp",
-		"MANDATORY envelope.invalid-message",
 		"MANDATORY protocol.notification-answered",
 	})
 	if res.PromptShapes != nil {
@@ -140,8 +142,8 @@ func TestCLICheckGeminiText(t *testing.T) {
 
 			for _, re := range append([]string{
 				`(?m)^Findings \(2\)$`,
-				`(?m)^    protocol\.invalid-params \[line \d+ /error/code\]$`,
-				`(?m)^    capability\.legacy-method \[line \d+\]$`,
+				`(?m)^    protocol\.invalid-params \[seq \d+ /error/code\]$`,
+				`(?m)^    capability\.legacy-method \[seq \d+\]$`,
 				`(?m)^  result: +pass \(fail on MANDATORY and above\)$`,
 				`(?m)^  new findings: +MANDATORY 0, CAPABILITY 0, ADVISORY 1, INFO 1$`,
 				`(?m)^  code: +auth_required$`,

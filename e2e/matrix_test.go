@@ -26,7 +26,11 @@ var matrixIDs = []string{"claude", "codex", "gemini", "acptest-claude", "acptest
 // matrixTitles are the column titles of every format.
 var matrixTitles = []string{"Agent", "Version", "Protocol", "Auth", "Prompt content", "MCP", "Session caps",
 	"load", "resume", "list", "close", "fork", "delete", "Modes", "Models", "Config options", "Reasoning",
-	"Findings M/C/A/I", "Startup ms", "Status"}
+	"Findings M/C/A/I", "Startup ms", "Side effects", "Auth A/B", "Status"}
+
+// notKnown is the cell of what an agent never said: the modes, models, config options and
+// reasoning levels of one whose session/new did not succeed (render.NotKnown).
+const notKnown = "?"
 
 // matrixRow is what the suite expects of one agent of the matrix.
 type matrixRow struct {
@@ -97,15 +101,17 @@ func TestMatrixRealAgents(t *testing.T) {
 		},
 		"codex": {
 			version: "codex-acp 0.16.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
-			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: "-", config: "-",
+			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: notKnown, config: notKnown,
 			status: codexAuth, htmlStatus: "auth",
+			// The answer to the notification is also a response without an id: its
+			// envelope.invalid-message is the finding's related evidence, not a finding.
 			findings: []string{"ADVISORY protocol.stdin-exit", "INFO schema.legacy-field /result/authMethods/1/type",
 				"INFO schema.legacy-field /result/authMethods/2/type", "INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp",
-				"MANDATORY envelope.invalid-message", "MANDATORY protocol.notification-answered"},
+				"MANDATORY protocol.notification-answered"},
 		},
 		"gemini": {
 			version: "gemini-cli 0.61.0", auth: "auth_required", prompt: "image, audio, resource", mcp: "stdio, http, sse",
-			sessions: "load", methods: "yes no no no no no", modes: "-", config: "-", htmlStatus: "auth",
+			sessions: "load", methods: "yes no no no no no", modes: notKnown, config: notKnown, htmlStatus: "auth",
 			status:   "auth_required: session/new requires authentication: -32000 Gemini API key is missing or not configured.",
 			findings: []string{"ADVISORY protocol.invalid-params /error/code", "INFO capability.legacy-method"},
 		},
@@ -118,7 +124,7 @@ func TestMatrixRealAgents(t *testing.T) {
 		},
 		"acptest-codex": {
 			version: "acptest-codex 0.1.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
-			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: "-", config: "-",
+			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: notKnown, config: notKnown,
 			status: codexAuth, htmlStatus: "auth",
 			findings: []string{"INFO schema.legacy-field /result/authMethods/1/type", "INFO schema.legacy-field /result/authMethods/2/type",
 				"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp"},
@@ -136,7 +142,9 @@ func TestMatrixRealAgents(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &generic); err != nil {
 		t.Fatal(err)
 	}
-	leftover := false // codex's optional protocol.leftover-processes (leftoverWhy)
+	// codex's optional protocol.leftover-processes (leftoverWhy): how many it had (up to two:
+	// the group killed, and the survivors found by the run's marker).
+	leftover := 0
 	for i, row := range m.Rows {
 		id := row.ID
 		t.Run(id, func(t *testing.T) {
@@ -154,7 +162,12 @@ func TestMatrixRealAgents(t *testing.T) {
 			check(t, "launch", row.Launch, launch[id])
 			check(t, "transcript", row.Transcript, filepath.Join(out, id+".ndjson"))
 			check(t, "agent.id", r.Agent.ID, new(id))
-			check(t, "agent.cwd", r.Agent.Cwd, box.cwd)
+			// The matrix isolates each agent: it ran in a sandbox workspace of its own, gone now.
+			if !sandboxWorkspace.MatchString(r.Agent.Cwd) {
+				t.Errorf("agent.cwd %q, want a sandbox's workspace", r.Agent.Cwd)
+			} else if _, err := os.Stat(r.Agent.Cwd); !os.IsNotExist(err) {
+				t.Errorf("the sandbox workspace %s is still there (%v)", r.Agent.Cwd, err)
+			}
 			check(t, "protocolVersion", r.ProtocolVersion, new(1))
 			w := want[id]
 			if r.AgentInfo == nil || r.AgentInfo.Name+" "+r.AgentInfo.Version != w.version {
@@ -169,7 +182,7 @@ func TestMatrixRealAgents(t *testing.T) {
 			for _, f := range r.Findings {
 				if id == "codex" && f.ID == "protocol.leftover-processes" {
 					t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
-					leftover = true
+					leftover++
 					continue
 				}
 				findings = append(findings, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
@@ -201,7 +214,13 @@ func TestMatrixRealAgents(t *testing.T) {
 
 			// --out: the result (the row's, exactly) and a transcript that validates.
 			checkJSONFile(t, filepath.Join(out, id+".json"), generic.Agents[i]["result"])
-			readTranscriptFile(t, filepath.Join(out, id+".ndjson"), "matrix", r.Agent.Argv, box.cwd)
+			// The header is written before the sandbox exists: its cwd is empty, the spawn
+			// event has the workspace.
+			lines, _ := readTranscriptFile(t, filepath.Join(out, id+".ndjson"), "matrix", r.Agent.Argv, "")
+			var spawn record.SpawnInfo
+			if l := lines[1]; l.Kind != "spawn" || json.Unmarshal(l.Data, &spawn) != nil || spawn.Cwd != r.Agent.Cwd {
+				t.Errorf("the transcript's first event %s %s, want the spawn in %s", l.Kind, l.Data, r.Agent.Cwd)
+			}
 		})
 	}
 
@@ -283,10 +302,13 @@ func TestMatrixRealAgents(t *testing.T) {
 		t.Errorf("matrix wall time %v is not below 0.8 × the sum of the agents' totalMs (%.0f ms): not parallel", wall, sum)
 	}
 
-	if leftover && len(m.Rows) > 1 && m.Rows[1].Result != nil {
+	if leftover > 0 && len(m.Rows) > 1 && m.Rows[1].Result != nil {
 		// The finding is ADVISORY: it shows in the findings count.
 		w := want["codex"]
-		w.findings = append(slices.Clone(w.findings), "ADVISORY protocol.leftover-processes")
+		w.findings = slices.Clone(w.findings)
+		for range leftover {
+			w.findings = append(w.findings, "ADVISORY protocol.leftover-processes")
+		}
 		want["codex"] = w
 	}
 	checkMatrixFormats(t, &m, stdout, want)
@@ -320,13 +342,21 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		if x == nil {
 			continue
 		}
+		// The models a client can set (the model option's values), else the declared ones.
 		var models []string
 		for _, mo := range x.Models {
 			models = append(models, mo.ID)
 		}
-		modelCell := "-"
+		if x.ModelConfig != nil {
+			models = x.ModelConfig.Values
+		}
+		modelCell, reasoning := "-", "-"
 		if len(models) > 0 {
 			modelCell = strings.Join(models, ", ")
+		}
+		if w.auth == string(probe.AuthRequired) {
+			// No session: what it would offer is not known, which is not "none".
+			modelCell, reasoning = notKnown, notKnown
 		}
 		if r.ID == "claude" && !strings.HasPrefix(modelCell, "default") {
 			t.Errorf("claude: models %q, want the default model first", modelCell)
@@ -337,9 +367,9 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		}
 		row := []string{r.ID, w.version, "1", w.auth, w.prompt, w.mcp, w.sessions}
 		row = append(row, strings.Fields(w.methods)...)
-		row = append(row, w.modes, modelCell, w.config, "-",
+		row = append(row, w.modes, modelCell, w.config, reasoning,
 			fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo]),
-			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), w.status)
+			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), effectsCell(t, x), "-", w.status)
 		cells[r.ID] = row
 	}
 
@@ -362,10 +392,18 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 			t.Fatalf("markdown table has %d lines, want header, rule and %d rows:\n%s", len(table), len(m.Rows), text)
 		}
 		check(t, "header", table[0], "| "+strings.Join(matrixTitles, " | ")+" |")
-		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|")
+		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|---|---|")
+		// The cells come from the agents, so they are escaped: of the characters Markdown
+		// escapes, these cells only hold the brackets of claude-agent-acp's model ids
+		// ("sonnet[1m]" is "sonnet\[1m\]"); internal/render's tests cover the rest.
+		mdCell := strings.NewReplacer("[", `\[`, "]", `\]`)
 		for i, r := range m.Rows {
 			got := strings.Split(strings.TrimSuffix(strings.TrimPrefix(table[2+i], "| "), " |"), " | ")
-			check(t, "row "+r.ID, got, cells[r.ID])
+			var wantCells []string
+			for _, c := range cells[r.ID] {
+				wantCells = append(wantCells, mdCell.Replace(c))
+			}
+			check(t, "row "+r.ID, got, wantCells)
 		}
 	})
 
@@ -424,6 +462,28 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 			}
 		}
 	})
+}
+
+// sandboxWorkspace is the working directory an isolated agent gets.
+var sandboxWorkspace = regexp.MustCompile(`/acpprobe-sandbox-[0-9]+/workspace$`)
+
+// effectsCell is the Side effects cell of an isolated agent: the level, the files it created,
+// changed or deleted in its sandbox, and the processes that outlived the teardown.
+func effectsCell(t *testing.T, x *probe.Result) string {
+	t.Helper()
+	se := x.SideEffects
+	if se == nil || se.Files == nil {
+		t.Errorf("no side effects, or no file inventory, in an isolated run: %+v", se)
+		return ""
+	}
+	if se.Isolation.Level != "env+home" {
+		t.Errorf("isolation level %q, want env+home (the matrix's default)", se.Isolation.Level)
+	}
+	cell := fmt.Sprintf("%s, %d files", se.Isolation.Level, se.Files.Created+se.Files.Changed+se.Files.Deleted)
+	if n := len(se.Processes.AfterTeardown); n > 0 {
+		cell += fmt.Sprintf(", %d survived", n)
+	}
+	return cell
 }
 
 // checkJSONFile asserts that a file holds the JSON value want (decoded, key order ignored).

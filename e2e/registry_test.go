@@ -334,19 +334,22 @@ func TestRegistryAgentsAndUnknownIDs(t *testing.T) {
 		code, out, errOut := runCLI(t, empty, "probe", "codex-acp")
 		check(t, "probe codex-acp without it on PATH: exit code", code, 3)
 		check(t, "probe codex-acp without it on PATH: stdout", out, "")
-		re := regexp.MustCompile(`^acpprobe probe: agent "codex-acp" cannot run here: codex-acp not found on PATH; to install: download https://github\.com/zed-industries/codex-acp/releases/download/v0\.9\.2/\S+, extract it and put codex-acp on PATH\n$`)
+		// The second line says where the id came from: the snapshot, its age, and --refresh.
+		re := regexp.MustCompile(`^acpprobe probe: agent "codex-acp" cannot run here: codex-acp not found on PATH; to install: download https://github\.com/zed-industries/codex-acp/releases/download/v0\.9\.2/\S+, extract it and put codex-acp on PATH\n` +
+			`acpprobe probe: note: codex-acp comes from the ACP registry snapshot of 2026-02-07 \(\d+ days old\); 'acpprobe agents --refresh' fetches the current registry\n$`)
 		if !re.MatchString(errOut) {
 			t.Errorf("probe codex-acp without it on PATH: stderr %q, want %s", errOut, re)
 		}
 	}
 
+	// Each line ends by showing how to run a command of that name instead.
 	for _, tc := range []struct {
 		args []string
 		line string
 	}{
-		{[]string{"probe", "gemni"}, `acpprobe probe: unknown agent "gemni"; did you mean: gemini?`},
-		{[]string{"check", "--json", "codex"}, `acpprobe check: unknown agent "codex"; did you mean: codex-acp, acptest-codex?`},
-		{[]string{"probe", "--config", cfg, "claud"}, `acpprobe probe: unknown agent "claud"; did you mean: claude, claude-acp, claude-code-acp, acptest-claude?`},
+		{[]string{"probe", "gemni"}, `acpprobe probe: unknown agent "gemni"; did you mean: gemini?; to run a command of that name, put it after --: acpprobe probe -- gemni`},
+		{[]string{"check", "--json", "codex"}, `acpprobe check: unknown agent "codex"; did you mean: codex-acp, acptest-codex?; to run a command of that name, put it after --: acpprobe check -- codex`},
+		{[]string{"probe", "--config", cfg, "claud"}, `acpprobe probe: unknown agent "claud"; did you mean: claude, claude-acp, claude-code-acp, acptest-claude?; to run a command of that name, put it after --: acpprobe probe -- claud`},
 	} {
 		code, out, errOut := runCLI(t, onPath, tc.args[0], tc.args[1:]...)
 		check(t, fmt.Sprintf("%q: exit code", tc.args), code, 2)

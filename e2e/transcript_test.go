@@ -19,8 +19,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -75,17 +77,22 @@ func TestTranscriptClaudeAgentACP(t *testing.T) {
 //     and in --env), then `analyze --json T`: the same stdout byte for byte, the same stderr
 //     and exit code.
 //  2. T validates line by line against transcript.schema.json, starts with the header, is
-//     numbered 1…n, ends with "done", and its "started" pid is the result's. No planted
-//     secret in T, stdout or stderr.
+//     numbered 1…n, ends with "done", and its main connection's "started" pid is the
+//     result's. After the main connection it holds the fork-probe connection exactly when the
+//     agent supports session/fork. No planted secret in T, stdout or stderr.
 //  3. `check --json --prompt-shapes -- acpprobe replay T`: the live result, structurally, with
 //     the same exit code.
 //  4. `check --json --prompt-shapes --env … -- acpprobe tap --transcript T2 --check --findings
-//     F -- <agent>`: the live result, structurally, with the same exit code. The agent of
+//     F -- <agent>`: the live result, structurally, with the same exit code. The check runs
+//     the tap once per connection (twice for an agent with session/fork: the fork probe is a
+//     connection of its own), so the tap runs through a wrapper (tapWrapper) that gives each
+//     run its own T2 and F, numbered; the first run's are the main connection's. The agent of
 //     T2's "started" event is gone, with its whole group and every process of the sandbox.
 //     T2 validates and ends the agent as the live probe did; `analyze T2` reads it and, when
 //     T2 is in causal order (see answersBeforeRequests), gives the live result minus what
 //     only the probe's own steps can know; F is NDJSON of exactly the findings of that
-//     analysis that the tap reports. No planted secret anywhere.
+//     analysis that the tap reports. The fork probe's tap transcript holds initialize and the
+//     fork. No planted secret anywhere.
 //
 // "Structurally" is internal/cli's sameresult rule (see structural) plus the normalizations
 // below, each for a stated reason; optional lists the findings allowed to come and go (as in
@@ -95,7 +102,9 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	envSecret, flagSecret := plantedMark+"-secret-"+randHex(t), plantedMark+"-flag-"+randHex(t)
 	box := newSandbox(t, append(slices.Clone(extraEnv), plantedVar+"="+envSecret)...)
 	dir := t.TempDir() // acpprobe's files, outside the agent's working directory
-	tr, tapTr, found := filepath.Join(dir, "check.ndjson"), filepath.Join(dir, "tap.ndjson"), filepath.Join(dir, "findings.ndjson")
+	tr := filepath.Join(dir, "check.ndjson")
+	tapDir := t.TempDir()
+	tapTr, found := filepath.Join(tapDir, "tap-1.ndjson"), filepath.Join(tapDir, "findings-1.ndjson")
 	var outputs []named // everything that must not carry a planted secret
 
 	// 1. Live, recorded; then analyzed.
@@ -117,11 +126,19 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	check(t, "analyze: stderr", anErr, liveErr)
 	outputs = append(outputs, named{"analyze stdout", anOut}, named{"analyze stderr", anErr})
 
-	// 2. The transcript.
+	// 2. The transcript: the main connection, then the fork probe when the agent has
+	// session/fork (no --deep here).
 	lines, text := readTranscriptFile(t, tr, "check", argv, box.cwd)
 	outputs = append(outputs, named{"transcript " + tr, text})
+	forks := live.Methods[acp.MethodSessionFork].Support == probe.Supported
+	wantExtra := []string{}
+	if forks {
+		wantExtra = append(wantExtra, record.PurposeForkProbe)
+	}
+	main, extra := connections(t, lines)
+	check(t, "transcript: the extra connections", extra, wantExtra)
 	var started struct{ PID int }
-	if data := onlyEvent(t, tr, lines, "started"); data != nil && json.Unmarshal(data, &started) == nil {
+	if data := onlyEvent(t, tr, main, "started"); data != nil && json.Unmarshal(data, &started) == nil {
 		check(t, "transcript: started pid", started.PID, live.Agent.PID)
 	}
 
@@ -154,8 +171,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	// tap always finishes its own teardown: its transcript shows how the agent ended under the
 	// same 2 s wait as the direct check, while the outer check only sees the tap process leave.
 	tapCode, tapOut, tapErr := runCLI(t, box, "check", append([]string{"--json", "--prompt-shapes", "--grace", "6s",
-		"--env", plantedFlag + "=" + flagSecret, "--", acpprobe, "tap",
-		"--transcript", tapTr, "--check", "--findings", found, "--"}, argv...)...)
+		"--env", plantedFlag + "=" + flagSecret, "--", "/bin/sh", tapWrapper(t, acpprobe, tapDir)}, argv...)...)
 	t.Logf("check through the tap: exit %d in %v", tapCode, time.Since(start).Round(time.Millisecond))
 	check(t, "tap: exit code", tapCode, liveCode)
 	checkGone(t, box, resultDoc(t, tapOut)) // the tap process itself, and the sandbox
@@ -178,6 +194,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 
 	tapLines, tapText := readTranscriptFile(t, tapTr, "tap", argv, box.cwd)
 	outputs = append(outputs, named{"tap transcript " + tapTr, tapText})
+	outputs = append(outputs, checkForkTap(t, tapDir, forks, argv, box.cwd)...)
 	if data := onlyEvent(t, tapTr, tapLines, "spawn"); data != nil {
 		checkJSONKey(t, "tap transcript: spawn.tap", data, "tap", "true")
 	}
@@ -236,7 +253,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 		return optional[id] != "" || (ok && (ch.Active || !ch.InTap()))
 	}
 	check(t, "analyze tap transcript: findings (the live ones without the active checks)",
-		findingKeys(an2Findings, func(id string) bool { return optional[id] != "" }), findingKeys(liveFindings, notSeenByTap))
+		findingKeys(an2Findings, func(id string) bool { return optional[id] != "" }), findingKeys(unfolded(liveFindings, notSeenByTap), notSeenByTap))
 	if code, out, _ := execCLI(t, box, "analyze", tapTr); code != an2Code || out == "" {
 		t.Errorf("analyze (text) of the tap transcript: exit %d and %d bytes, want exit %d and a report", code, len(out), an2Code)
 	}
@@ -277,6 +294,64 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 }
 
 type named struct{ name, text string }
+
+// tapWrapper writes a shell script that runs `acpprobe tap --transcript DIR/tap-N.ndjson
+// --check --findings DIR/findings-N.ndjson -- AGENT…` with the first N whose transcript does
+// not exist yet, and returns its path. A check runs its agent command once per connection, one
+// after the other: the main connection's tap writes tap-1, the fork probe's tap-2.
+func tapWrapper(t *testing.T, acpprobe, dir string) string {
+	t.Helper()
+	script := fmt.Sprintf(`n=1
+while [ -e %[1]s/tap-$n.ndjson ]; do n=$((n+1)); done
+exec %[2]s tap --transcript %[1]s/tap-$n.ndjson --check --findings %[1]s/findings-$n.ndjson -- "$@"
+`, shellQuote(dir), shellQuote(acpprobe))
+	path := filepath.Join(t.TempDir(), "tap.sh")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// shellQuote quotes s as one sh word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// checkForkTap asserts the tap runs past the main connection's (tapWrapper): exactly one more
+// when the agent supports session/fork, the fork probe, whose transcript validates and holds
+// initialize and session/fork as its client's requests, with a findings file; none otherwise.
+// It returns the files, for the planted-secret check.
+func checkForkTap(t *testing.T, dir string, forks bool, argv []string, cwd string) []named {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{"findings-1.ndjson", "tap-1.ndjson"}
+	if forks {
+		want = []string{"findings-1.ndjson", "findings-2.ndjson", "tap-1.ndjson", "tap-2.ndjson"}
+	}
+	check(t, "tap runs: files", names, want)
+	if !forks || !slices.Equal(names, want) {
+		return nil
+	}
+	tr, found := filepath.Join(dir, "tap-2.ndjson"), filepath.Join(dir, "findings-2.ndjson")
+	lines, text := readTranscriptFile(t, tr, "tap", argv, cwd)
+	var asked []string
+	for _, l := range lines[1:] {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if l.Dir == "client" && l.Raw != nil && json.Unmarshal([]byte(*l.Raw), &m) == nil && m.Method != "" && len(m.ID) > 0 {
+			asked = append(asked, m.Method)
+		}
+	}
+	check(t, "fork probe's tap transcript: client requests", asked, []string{acp.MethodInitialize, acp.MethodSessionFork})
+	return []named{{"fork probe's tap transcript " + tr, text}, {"fork probe's findings " + found, readFile(t, found)}}
+}
 
 func randHex(t *testing.T) string {
 	t.Helper()
@@ -327,6 +402,9 @@ func structural(t *testing.T, what, stdout string) map[string]any {
 	delete(doc, "timings")
 	delete(doc, "stderrTail")
 	delete(doc, "stderrBytes")
+	// What a run did to the machine is the run's own: a replay, the tap's agent and a second
+	// probe in the same HOME each do their own (TestIsolate* check it).
+	delete(doc, "sideEffects")
 	if x, ok := doc["exit"].(map[string]any); ok {
 		delete(x, "afterStdinCloseMs")
 		delete(x, "survivors") // pids and temporary paths; the finding's message names them
@@ -515,6 +593,24 @@ func presence(v any, ok bool) string {
 	return show(v)
 }
 
+// unfolded returns findings (decoded JSON) where each one that drop says goes is replaced by
+// its related evidence (evidence.related: findings of the same line folded into it, see
+// conformance's overlaps). Without the probe's steps, a tap record has no answered-notification
+// finding to fold the response-without-an-id into, so that one stands on its own.
+func unfolded(findings []any, drop func(id string) bool) []any {
+	var out []any
+	for _, f := range findings {
+		m := asMap(f)
+		id, _ := m["id"].(string)
+		if !drop(id) {
+			out = append(out, f)
+			continue
+		}
+		out = append(out, asList(asMap(m["evidence"])["related"])...)
+	}
+	return out
+}
+
 // findingKeys is the sorted multiset "TIER id pointer" of findings (decoded JSON), without
 // those skip says.
 func findingKeys(findings []any, skip func(id string) bool) []string {
@@ -628,8 +724,13 @@ func readTranscriptFile(t *testing.T, path, tool string, argv []string, cwd stri
 			t.Errorf("%s line %d has seq %d, want %d", path, i+2, l.Seq, i+1)
 		}
 	}
-	if last := lines[len(lines)-1]; last.Dir != "event" || last.Kind != "done" {
-		t.Errorf("%s ends with %+v, want the done event", path, last)
+	// The last connection ends with done; only the events of the whole run follow it.
+	end := len(lines) - 1
+	for end > 1 && lines[end].Dir == "event" && (lines[end].Kind == "side-effects" || lines[end].Kind == "auth-identity") {
+		end--
+	}
+	if last := lines[end]; last.Dir != "event" || last.Kind != "done" {
+		t.Errorf("%s ends with %+v, want the done event (and the run's side-effects and auth-identity)", path, last)
 	}
 	t.Logf("%s: %d events, %d bytes", filepath.Base(path), len(lines)-1, len(text))
 	return lines, text
@@ -666,6 +767,30 @@ func answersBeforeRequests(lines []transcriptLine) []string {
 		}
 	}
 	return out
+}
+
+// connections splits a transcript's lines (header first) into its main connection (the
+// header and the lines up to its first "done" event) and the purposes of the connections after
+// it, in order: each starts right after a "done" with a "spawn" event that names its purpose
+// (as record.Split reads a record).
+func connections(t *testing.T, lines []transcriptLine) (main []transcriptLine, extra []string) {
+	t.Helper()
+	extra = []string{}
+	end := len(lines)
+	for i := 1; i < len(lines); i++ {
+		if i > 1 && lines[i-1].Dir == "event" && lines[i-1].Kind == "done" && lines[i].Dir == "event" && lines[i].Kind == "spawn" {
+			var s record.SpawnInfo
+			if err := json.Unmarshal(lines[i].Data, &s); err != nil {
+				t.Errorf("spawn event %s: %v", lines[i].Data, err)
+			}
+			if s.Purpose == "" {
+				t.Errorf("a second connection without a purpose: %s", lines[i].Data)
+			}
+			extra = append(extra, s.Purpose)
+			end = min(end, i)
+		}
+	}
+	return lines[:end], extra
 }
 
 // onlyEvent returns the data of the one event of kind in a transcript (nil, and an error,

@@ -163,3 +163,56 @@ func TestTurnsGemini(t *testing.T) {
 	check(t, "next turn text", c.NextText, true)
 	check(t, "turn findings", strings.Join(turnFindings(r), ","), "")
 }
+
+// mcpReach runs the mcp scenario on argv and returns, per transport, the furthest milestone
+// reached in a row.
+func mcpReach(t *testing.T, argv ...string) map[string]probe.MCPTruth {
+	t.Helper()
+	r, err := turn.Run(context.Background(), turn.Options{
+		Probe: probe.Options{Launcher: transport.Command{Argv: argv}, Timeout: 4 * probeTimeout,
+			StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
+		Scenarios: []probe.Scenario{probe.ScenarioMCP},
+		// The stdio sentinel is acpprobe's hidden mcp-sentinel command, as the binary runs it.
+		SentinelArgv: []string{buildCLI(t), "mcp-sentinel"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]probe.MCPTruth{}
+	for _, tr := range r.Turns {
+		for _, m := range tr.MCP {
+			out[m.Transport] = m
+			t.Logf("%s: advertised %v, stopped at %q, client %q", m.Transport, m.Advertised, m.StoppedAt, m.Client)
+		}
+	}
+	if len(out) != 3 {
+		t.Fatalf("MCP facts for %d transports, want 3 (turns %+v, error %+v)", len(out), r.Turns, r.Error)
+	}
+	return out
+}
+
+// TestMCPReal: how far each pinned agent gets with a sentinel MCP server per transport, offline.
+// claude-agent-acp and gemini-cli (in its trusted throwaway workspace) go all the way on all
+// three; codex-acp on stdio and http, and never connects to sse, which it does not advertise.
+func TestMCPReal(t *testing.T) {
+	requireE2E(t)
+	for _, c := range []struct {
+		name    string
+		argv    func(*testing.T) []string
+		stopped map[string]string
+	}{
+		{"claude-agent-acp", func(t *testing.T) []string { return []string{agentBin(t, "claude-agent-acp")} }, map[string]string{"stdio": "", "http": "", "sse": ""}},
+		{"codex-acp", func(t *testing.T) []string { return []string{agentBin(t, "codex-acp")} }, map[string]string{"stdio": "", "http": "", "sse": "connected"}},
+		{"gemini-cli", func(t *testing.T) []string { return []string{agentBin(t, "gemini"), "--acp"} }, map[string]string{"stdio": "", "http": "", "sse": ""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for tr, m := range mcpReach(t, c.argv(t)...) {
+				check(t, tr+" stopped at", m.StoppedAt, c.stopped[tr])
+				if m.StoppedAt == "" && (m.Returned == nil || !*m.Returned) {
+					t.Errorf("%s: the tool's result never came back to the model: %+v", tr, m)
+				}
+			}
+		})
+	}
+}

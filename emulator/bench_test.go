@@ -23,21 +23,30 @@ func claudeSizedBody(stream bool) string {
 		stream, strings.Repeat("You are an agent. ", 2500), strings.Join(tools, ","), strings.Repeat("reminder ", 500))
 }
 
+// handlerCases are the requests BenchmarkHandler and BenchmarkBareHandler serve.
+var handlerCases = []struct {
+	name, path, body string
+}{
+	{"anthropic-json-small", "/v1/messages", wireCases[0].first(false)},
+	{"anthropic-sse-small", "/v1/messages", wireCases[0].first(true)},
+	{"anthropic-sse-94KB", "/v1/messages?beta=true", claudeSizedBody(true)},
+	{"responses-sse-small", "/v1/responses", wireCases[1].first(true)},
+	{"chat-sse-small", "/v1/chat/completions", wireCases[2].first(true)},
+	{"gemini-sse-small", "/v1beta/models/g:streamGenerateContent?alt=sse", wireCases[3].first(true)},
+	{"gemini-structured", "/v1beta/models/g:generateContent", `{"contents":[],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"},"b":{"type":"INTEGER"}},"required":["a","b"]}}}`},
+}
+
+// roundTripCases are the requests BenchmarkRoundTrip and BenchmarkBareRoundTrip send.
+var roundTripCases = []struct{ name, body string }{
+	{"anthropic-sse-small", wireCases[0].first(true)},
+	{"anthropic-sse-94KB", claudeSizedBody(true)},
+}
+
 // BenchmarkHandler measures the emulator's own cost per request, without the network: the
 // handler reads, records (to a discarding callback), answers and reports one request.
+// BenchmarkBareHandler is its baseline.
 func BenchmarkHandler(b *testing.B) {
-	cases := []struct {
-		name, path, body string
-	}{
-		{"anthropic-json-small", "/v1/messages", wireCases[0].first(false)},
-		{"anthropic-sse-small", "/v1/messages", wireCases[0].first(true)},
-		{"anthropic-sse-94KB", "/v1/messages?beta=true", claudeSizedBody(true)},
-		{"responses-sse-small", "/v1/responses", wireCases[1].first(true)},
-		{"chat-sse-small", "/v1/chat/completions", wireCases[2].first(true)},
-		{"gemini-sse-small", "/v1beta/models/g:streamGenerateContent?alt=sse", wireCases[3].first(true)},
-		{"gemini-structured", "/v1beta/models/g:generateContent", `{"contents":[],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"OBJECT","properties":{"a":{"type":"STRING"},"b":{"type":"INTEGER"}},"required":["a","b"]}}}`},
-	}
-	for _, tc := range cases {
+	for _, tc := range handlerCases {
 		b.Run(tc.name, func(b *testing.B) {
 			s, err := Start(context.Background(), Options{OnRequest: func(Request) {}, OnResponse: func(Response) {}, Script: Text("hello there")})
 			if err != nil {
@@ -58,13 +67,64 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
+// recordedAnswer is the emulator's answer to one request (headers and body), captured once
+// so that the bare baselines send the same bytes without understanding anything.
+func recordedAnswer(b *testing.B, path, body string) (http.Header, []byte) {
+	b.Helper()
+	s, err := Start(context.Background(), Options{Script: Text("hello there")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	w := httptest.NewRecorder()
+	s.serve(w, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+	if w.Code != http.StatusOK || w.Body.Len() == 0 {
+		b.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	return w.Header(), w.Body.Bytes()
+}
+
+// bareHandler is the baseline of the emulator's handler: a plain net/http handler that reads
+// the whole body and writes a fixed answer (the emulator's own answer to that request, same
+// headers and bytes), and neither parses, records nor scripts anything.
+func bareHandler(header http.Header, answer []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		_, _ = w.Write(answer)
+	}
+}
+
+// BenchmarkBareHandler is BenchmarkHandler's baseline: the same requests served by
+// bareHandler, so the difference is the emulator's own work (parse, record, script, encode).
+func BenchmarkBareHandler(b *testing.B) {
+	for _, tc := range handlerCases {
+		b.Run(tc.name, func(b *testing.B) {
+			h := bareHandler(recordedAnswer(b, tc.path, tc.body))
+			b.SetBytes(int64(len(tc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
+				w := httptest.NewRecorder()
+				h(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkRoundTrip measures one request over loopback HTTP, client included: what an
-// agent's model call costs when the model is the emulator.
+// agent's model call costs when the model is the emulator. BenchmarkBareRoundTrip is its
+// baseline.
 func BenchmarkRoundTrip(b *testing.B) {
-	for _, tc := range []struct{ name, body string }{
-		{"anthropic-sse-small", wireCases[0].first(true)},
-		{"anthropic-sse-94KB", claudeSizedBody(true)},
-	} {
+	for _, tc := range roundTripCases {
 		b.Run(tc.name, func(b *testing.B) {
 			s, err := Start(context.Background(), Options{OnRequest: func(Request) {}, Script: Text("hello there")})
 			if err != nil {
@@ -73,19 +133,44 @@ func BenchmarkRoundTrip(b *testing.B) {
 			defer s.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(tc.body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				roundTrip(b, s.URL()+"/v1/messages", tc.body)
 			}
 		})
 	}
 }
 
+// BenchmarkBareRoundTrip is BenchmarkRoundTrip's baseline: a plain net/http server on
+// loopback that answers bareHandler's fixed answer (Connection: close included, like the
+// emulator's SSE answers).
+func BenchmarkBareRoundTrip(b *testing.B) {
+	for _, tc := range roundTripCases {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := httptest.NewServer(bareHandler(recordedAnswer(b, "/v1/messages", tc.body)))
+			defer srv.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				roundTrip(b, srv.URL+"/v1/messages", tc.body)
+			}
+		})
+	}
+}
+
+// roundTrip posts body to url and reads the whole answer.
+func roundTrip(b *testing.B, url, body string) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
 // BenchmarkStreamChunk measures the cost of one streamed text delta: each iteration is one
 // chunk of a single long SSE answer (written, flushed and read over loopback).
+// BenchmarkBareStreamChunk is its baseline.
 func BenchmarkStreamChunk(b *testing.B) {
 	for _, wc := range wireCases {
 		b.Run(string(wc.dialect), func(b *testing.B) {
@@ -111,4 +196,40 @@ func BenchmarkStreamChunk(b *testing.B) {
 			b.ReportMetric(float64(n)/float64(b.N), "bytes/chunk")
 		})
 	}
+}
+
+// BenchmarkBareStreamChunk is BenchmarkStreamChunk's baseline: a plain net/http handler
+// that writes and flushes one fixed, pre-encoded Anthropic text delta event per iteration
+// (no encoding, no pacing checks), read over loopback.
+func BenchmarkBareStreamChunk(b *testing.B) {
+	event := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word \"}}\n\n")
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Connection", "close")
+		rc := http.NewResponseController(w)
+		for range n {
+			if _, err := w.Write(event); err != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	b.Run("anthropic", func(b *testing.B) {
+		n = b.N
+		b.ReportAllocs()
+		b.ResetTimer()
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(wireCases[0].first(true)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		read, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		b.StopTimer()
+		b.ReportMetric(float64(read)/float64(b.N), "bytes/chunk")
+	})
 }

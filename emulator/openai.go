@@ -34,6 +34,9 @@ func responsesMessage(a *answer, status string, text *string) map[string]any {
 
 func responsesToolItem(a *answer, status string, done bool) map[string]any {
 	item := map[string]any{"id": "fc_emu_" + strconv.Itoa(a.n), "call_id": a.toolID, "name": a.tool.Name, "status": status}
+	if a.tool.Namespace != "" {
+		item["namespace"] = a.tool.Namespace
+	}
 	switch {
 	case a.tool.IsCustom:
 		item["type"], item["input"] = "custom_tool_call", ""

@@ -19,6 +19,17 @@ type Tool struct {
 	Custom bool `json:"custom,omitempty"`
 	// Schema is the tool's input JSON schema; nil when it has none.
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Namespace is the OpenAI Responses "namespace" tool the tool is offered in (codex-acp
+	// offers each MCP server's tools so, as mcp__<server>); a call of it names the namespace.
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// QualifiedName is the tool's name with its namespace, if any ("mcp__srv.tool").
+func (t Tool) QualifiedName() string {
+	if t.Namespace == "" {
+		return t.Name
+	}
+	return t.Namespace + "." + t.Name
 }
 
 // turn is what the emulator understood of one model request, whatever its dialect.
@@ -86,17 +97,26 @@ func (t *turn) finish(msgs []message) {
 	if lastUser < 0 {
 		return
 	}
-	var text strings.Builder
+	var texts []string
 	for _, c := range msgs[lastUser].parts {
 		t.lastKinds = append(t.lastKinds, c.kind)
-		if c.kind == "text" && text.Len() < maxExcerpt {
-			if text.Len() > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c.text)
+		if c.kind == "text" {
+			texts = append(texts, excerptN(c.text, maxPartExcerpt))
 		}
 	}
-	t.lastText = excerpt(text.String())
+	t.lastText = lastTexts(texts)
+}
+
+// lastTexts joins the excerpts of a message's text parts, one per line, keeping the latest
+// parts within maxExcerpt: agents put their own context (system reminders, skill lists tens
+// of kilobytes long) before the user's words, which come last.
+func lastTexts(texts []string) string {
+	first, size := len(texts), 0
+	for first > 0 && size+len(texts[first-1])+1 <= maxExcerpt+1 {
+		first--
+		size += len(texts[first]) + 1
+	}
+	return strings.Join(texts[first:], "\n")
 }
 
 // addTool appends a tool, bounded.
@@ -226,16 +246,31 @@ func parseAnthropic(body []byte) (*turn, error) {
 	return t, nil
 }
 
+// responsesTool is a tool of an OpenAI Responses request.
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+func (tl responsesTool) tool() Tool {
+	name := tl.Name
+	if name == "" {
+		name = tl.Type
+	}
+	return Tool{Name: name, Description: tl.Description, Custom: tl.Type == "custom", Schema: tl.Parameters}
+}
+
 // parseResponses reads an OpenAI Responses API request.
 func parseResponses(body []byte) (*turn, error) {
 	var req struct {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
 		Tools  []struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
+			responsesTool
+			// Tools are the tools of a "namespace" tool.
+			Tools []responsesTool `json:"tools"`
 		} `json:"tools"`
 		Input json.RawMessage `json:"input"`
 		Text  *struct {
@@ -254,11 +289,15 @@ func parseResponses(body []byte) (*turn, error) {
 	}
 	t := &turn{model: req.Model, stream: req.Stream}
 	for _, tl := range req.Tools {
-		name := tl.Name
-		if name == "" {
-			name = tl.Type
+		if tl.Type == "namespace" {
+			for _, in := range tl.Tools {
+				tool := in.tool()
+				tool.Namespace = tl.Name
+				t.addTool(tool)
+			}
+			continue
 		}
-		t.addTool(Tool{Name: name, Description: tl.Description, Custom: tl.Type == "custom", Schema: tl.Parameters})
+		t.addTool(tl.tool())
 	}
 	if r := req.Reasoning; r != nil && r.Effort != "" {
 		t.reasoning = "effort=" + r.Effort
@@ -371,7 +410,10 @@ func parseChat(body []byte) (*turn, error) {
 			} `json:"json_schema"`
 		} `json:"response_format"`
 		ReasoningEffort string `json:"reasoning_effort"`
-		StreamOptions   *struct {
+		// Reasoning is OpenRouter's form, {"effort": …}, which qwen-code sends; other
+		// providers put other shapes there, which are not an error.
+		Reasoning     json.RawMessage `json:"reasoning"`
+		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
@@ -388,6 +430,13 @@ func parseChat(body []byte) (*turn, error) {
 	}
 	if req.ReasoningEffort != "" {
 		t.reasoning = "effort=" + req.ReasoningEffort
+	} else {
+		var r struct {
+			Effort string `json:"effort"`
+		}
+		if json.Unmarshal(req.Reasoning, &r) == nil && r.Effort != "" {
+			t.reasoning = "effort=" + r.Effort
+		}
 	}
 	if rf := req.ResponseFormat; rf != nil {
 		switch rf.Type {

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,8 @@ func TestEmbeddedProfiles(t *testing.T) {
 	for _, p := range set.All() {
 		names = append(names, p.Name)
 	}
-	want := []string{"acptest-model", "anthropic", "claude-agent-acp", "codex-acp", "gemini", "gemini-cli", "openai-chat", "openai-responses"}
+	want := []string{"acptest-model", "anthropic", "claude-agent-acp", "claude-code-acp", "codex-acp", "gemini", "gemini-cli",
+		"openai-chat", "openai-responses", "opencode", "pi-acp", "qwen-code"}
 	if !slices.Equal(names, want) {
 		t.Errorf("profiles %v, want %v", names, want)
 	}
@@ -48,8 +50,75 @@ func TestEmbeddedProfiles(t *testing.T) {
 	if _, err := ParseDialect("openai"); err == nil {
 		t.Errorf("ParseDialect accepted openai")
 	}
-	if p, _, ok := set.Match(Keys{RegistryID: "opencode", AgentName: "someone"}); ok {
+	if p, _, ok := set.Match(Keys{RegistryID: "goose", AgentName: "someone"}); ok {
 		t.Errorf("an agent without a profile matched %s", p.Name)
+	}
+}
+
+// TestAgentProfiles: each agent's profile is chosen by the keys that agent really has: its
+// ACP registry id and the agentInfo.name its initialize answer gives (pinned versions, as
+// verified with acpprobe turn).
+func TestAgentProfiles(t *testing.T) {
+	set, err := LoadProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		profile, registryID, agentName string
+		dialect                        Dialect
+	}{
+		{"claude-agent-acp", "", "@zed-industries/claude-agent-acp", Anthropic},
+		{"claude-code-acp", "claude-code-acp", "@zed-industries/claude-code-acp", Anthropic},
+		{"codex-acp", "codex-acp", "codex-acp", OpenAIResponses},
+		{"gemini-cli", "gemini", "gemini-cli", Gemini},
+		{"qwen-code", "qwen-code", "qwen-code", OpenAIChat},
+		{"opencode", "opencode", "OpenCode", Anthropic},
+		{"pi-acp", "pi-acp", "pi-acp", Anthropic},
+	} {
+		for _, k := range []Keys{{RegistryID: tc.registryID}, {AgentName: tc.agentName}} {
+			if k == (Keys{}) {
+				continue
+			}
+			p, _, ok := set.Match(k)
+			if !ok || p.Name != tc.profile || p.Dialect != tc.dialect {
+				t.Errorf("Match(%+v) = %q %s (%v), want %q %s", k, p.Name, p.Dialect, ok, tc.profile, tc.dialect)
+			}
+		}
+		if p, _ := set.Get(tc.profile); len(p.Verified) == 0 || len(p.Notes) == 0 {
+			t.Errorf("profile %s: no verified versions or no notes", tc.profile)
+		}
+	}
+}
+
+// TestProfilesPointAtTheEmulator: every embedded profile, made concrete, gives its agent the
+// emulator's URL and the dummy key (in its environment or in a file), leaves no placeholder,
+// and writes JSON files that parse.
+func TestProfilesPointAtTheEmulator(t *testing.T) {
+	set, err := LoadProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url = "http://127.0.0.1:4567"
+	for _, p := range set.All() {
+		home := t.TempDir()
+		s, err := p.Setup(Values{BaseURL: url, Port: 4567, Home: home})
+		if err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+			continue
+		}
+		all := strings.Join(s.Env, "\n")
+		for _, f := range s.Files {
+			all += "\n" + f.Content
+			if strings.HasSuffix(f.Path, ".json") && !json.Valid([]byte(f.Content)) {
+				t.Errorf("%s: %s is not valid JSON:\n%s", p.Name, f.Path, f.Content)
+			}
+			if !strings.HasPrefix(f.Path, home+string(filepath.Separator)) {
+				t.Errorf("%s: file %s outside HOME %s", p.Name, f.Path, home)
+			}
+		}
+		if !strings.Contains(all, url) || !strings.Contains(all, DummyKey) || strings.Contains(all, "{{") {
+			t.Errorf("%s: the setup does not give the emulator URL and the dummy key, or keeps a placeholder:\n%s", p.Name, all)
+		}
 	}
 }
 

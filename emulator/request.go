@@ -74,7 +74,9 @@ type Request struct {
 	Reasoning string `json:"reasoning,omitempty"`
 	// LastUserKinds and LastUserText describe the last user message: its content kinds in
 	// order ("text", "image", "document", "audio", "file", "tool_result", Gemini's
-	// "inlineData:<mime type>" …) and the start of its text.
+	// "inlineData:<mime type>" …) and its text: the start of each text part (512 bytes at
+	// most), one per line, the latest parts kept within 2 KiB (agents put their own, long
+	// context before the user's words).
 	LastUserKinds []string `json:"lastUserKinds,omitempty"`
 	LastUserText  string   `json:"lastUserText,omitempty"`
 	// Credential says which credential the request carried: "none", "dummy" (the key the
@@ -111,6 +113,7 @@ type ToolResult struct {
 // Limits on what a recorded request keeps beyond its body.
 const (
 	maxExcerpt     = 2048 // ToolResult.Content, LastUserText
+	maxPartExcerpt = 512  // each text part in LastUserText
 	maxToolResults = 256
 	maxTools       = 512
 	maxHeaders     = 64 // headers kept, and values per header
@@ -182,11 +185,14 @@ func credentialOf(r *http.Request, dummy string) string {
 }
 
 // excerpt cuts s to at most maxExcerpt bytes on a rune boundary.
-func excerpt(s string) string {
-	if len(s) <= maxExcerpt {
+func excerpt(s string) string { return excerptN(s, maxExcerpt) }
+
+// excerptN cuts s to at most n bytes on a rune boundary.
+func excerptN(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := maxExcerpt
+	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

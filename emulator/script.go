@@ -61,6 +61,8 @@ type ToolUse struct {
 	Custom string
 	// IsCustom is true when the tool is free-form (Tool.Custom).
 	IsCustom bool
+	// Namespace is the tool's (Tool.Namespace): the call names it.
+	Namespace string
 }
 
 // APIError is an error answer in the request's dialect.
@@ -86,6 +88,20 @@ func Named(names ...string) ToolPicker {
 				if t.Name == n {
 					return t, true
 				}
+			}
+		}
+		return Tool{}, false
+	}
+}
+
+// Containing picks the first offered tool whose name contains name: agents offer an MCP
+// server's tool under a name of their own that keeps the tool's (mcp__server__tool,
+// server_tool …).
+func Containing(name string) ToolPicker {
+	return func(tools []Tool) (Tool, bool) {
+		for _, t := range tools {
+			if strings.Contains(t.QualifiedName(), name) {
+				return t, true
 			}
 		}
 		return Tool{}, false
@@ -131,7 +147,7 @@ func WritesFiles() ToolPicker {
 func Use(t Tool, values map[string]any) (*ToolUse, error) {
 	if t.Custom {
 		s, _ := values["input"].(string)
-		return &ToolUse{Name: t.Name, Custom: s, IsCustom: true}, nil
+		return &ToolUse{Name: t.Name, Custom: s, IsCustom: true, Namespace: t.Namespace}, nil
 	}
 	base, err := Minimal(t.Schema)
 	if err != nil {
@@ -148,7 +164,7 @@ func Use(t Tool, values map[string]any) (*ToolUse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	return &ToolUse{Name: t.Name, Input: in}, nil
+	return &ToolUse{Name: t.Name, Input: in, Namespace: t.Namespace}, nil
 }
 
 // FileArgs gives the arguments that make a file-writing tool write content to path: the

@@ -86,3 +86,35 @@ func TestToolThenText(t *testing.T) {
 		t.Errorf("no write tool: %+v", reply)
 	}
 }
+
+// codex-acp offers an MCP server's tools inside a Responses "namespace" tool: they are read
+// with their namespace, Containing finds them by the tool's own name, and the call names the
+// namespace (without it codex runs no MCP tool).
+func TestResponsesNamespaceTools(t *testing.T) {
+	body := []byte(`{"model":"m","tools":[{"type":"function","name":"exec_command","parameters":{"type":"object"}},
+		{"type":"namespace","name":"mcp__srv","description":"Tools in mcp__srv","tools":[{"type":"function","name":"probe_tool","parameters":{"type":"object","properties":{}}}]}],
+		"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`)
+	tr, err := parseResponses(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tr.tools {
+		names = append(names, tl.QualifiedName())
+	}
+	if strings.Join(names, ",") != "exec_command,mcp__srv.probe_tool" {
+		t.Fatalf("tools %v, want exec_command and mcp__srv.probe_tool", names)
+	}
+	tool, ok := Containing("probe_tool")(tr.tools)
+	if !ok || tool.Name != "probe_tool" || tool.Namespace != "mcp__srv" {
+		t.Fatalf("Containing picked %+v, %v", tool, ok)
+	}
+	use, err := Use(tool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := responsesToolItem(&answer{tool: use, toolID: "call_1"}, "completed", true)
+	if item["name"] != "probe_tool" || item["namespace"] != "mcp__srv" || item["type"] != "function_call" {
+		t.Errorf("function_call item %v, want name probe_tool in namespace mcp__srv", item)
+	}
+}

@@ -237,7 +237,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		a := s.answer(t, &req, reply)
 		res.Answer, res.Status, res.Thought = a.kind, http.StatusOK, a.thought != ""
 		if a.tool != nil {
-			res.Tool, res.ToolCallID = a.tool.Name, a.toolID
+			res.Tool, res.ToolCallID = Tool{Name: a.tool.Name, Namespace: a.tool.Namespace}.QualifiedName(), a.toolID
 		}
 		var err error
 		if t.stream {
@@ -308,7 +308,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (req Request, t *t
 	req.Model, req.Stream, req.Structured, req.Reasoning = t.model, t.stream, t.structured, t.reasoning
 	req.ToolResults, req.LastUserKinds, req.LastUserText = t.results, t.lastKinds, t.lastText
 	for _, tl := range t.tools {
-		req.Tools = append(req.Tools, tl.Name)
+		req.Tools = append(req.Tools, tl.QualifiedName())
 	}
 	return req, t, ep, 0
 }

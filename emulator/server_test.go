@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime"
@@ -506,6 +507,82 @@ func TestThought(t *testing.T) {
 			if res := <-rec.answered; !res.Thought || !res.Complete {
 				t.Errorf("%s stream=%v: response %+v", wc.dialect, stream, res)
 			}
+		}
+	}
+}
+
+// TestLastUserTextKeepsTheUsersWords: agents put long context of their own (a skills list,
+// system reminders) in the same user message, before the user's words. LastUserText keeps the
+// start of each text part and the latest parts, so the user's words are in it whatever came
+// before them, and it stays within its cap.
+func TestLastUserTextKeepsTheUsersWords(t *testing.T) {
+	long := strings.Repeat("skill list ", 3000) // 33 KB, like qwen-code's first prompt
+	many := make([]string, 12)
+	for i := range many {
+		many[i] = fmt.Sprintf("part %02d %s", i, strings.Repeat("x", 400))
+	}
+	bodies := map[Dialect]func(parts []string) string{
+		Anthropic: func(parts []string) string {
+			return fmt.Sprintf(`{"model":"m","max_tokens":9,"messages":[{"role":"user","content":[%s]}]}`, join(parts, `{"type":"text","text":%q}`))
+		},
+		OpenAIResponses: func(parts []string) string {
+			return fmt.Sprintf(`{"model":"m","input":[{"role":"user","content":[%s]}]}`, join(parts, `{"type":"input_text","text":%q}`))
+		},
+		OpenAIChat: func(parts []string) string {
+			return fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":[%s]}]}`, join(parts, `{"type":"text","text":%q}`))
+		},
+		Gemini: func(parts []string) string {
+			return fmt.Sprintf(`{"contents":[{"role":"user","parts":[%s]}]}`, join(parts, `{"text":%q}`))
+		},
+	}
+	for _, wc := range wireCases {
+		rec := newRecorder()
+		s := start(t, rec.options(nil))
+		post(t, s, wc.dialect, wc.path(false), bodies[wc.dialect]([]string{long, "a text block naming acpprobe-shape.txt", "Reply with one short line."}))
+		<-rec.answered
+		req, _ := rec.last()
+		want := long[:maxPartExcerpt] + "\na text block naming acpprobe-shape.txt\nReply with one short line."
+		if req.LastUserText != want {
+			t.Errorf("%s: LastUserText %q…%q (%d bytes), want the start of the long part and the user's words", wc.dialect,
+				req.LastUserText[:min(40, len(req.LastUserText))], req.LastUserText[max(0, len(req.LastUserText)-60):], len(req.LastUserText))
+		}
+
+		post(t, s, wc.dialect, wc.path(false), bodies[wc.dialect](many))
+		<-rec.answered
+		req, _ = rec.last()
+		lines := strings.Split(req.LastUserText, "\n")
+		if len(req.LastUserText) > maxExcerpt || len(lines) != 5 || lines[0] != many[7] || lines[4] != many[11] {
+			t.Errorf("%s: %d bytes, %d parts from %.7q to %.7q; want the last 5 parts (408 bytes each) whole within %d bytes", wc.dialect,
+				len(req.LastUserText), len(lines), lines[0], lines[len(lines)-1], maxExcerpt)
+		}
+	}
+}
+
+// join formats each of parts with format and joins them with commas.
+func join(parts []string, format string) string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = fmt.Sprintf(format, p)
+	}
+	return strings.Join(out, ",")
+}
+
+// TestChatReasoningForms: Chat Completions carries the reasoning effort as reasoning_effort
+// (OpenAI) or as reasoning.effort (OpenRouter's form, sent by qwen-code 0.24.4); both are
+// recorded the same way.
+func TestChatReasoningForms(t *testing.T) {
+	rec := newRecorder()
+	s := start(t, rec.options(nil))
+	for _, tc := range []struct{ extra, want string }{
+		{`"reasoning_effort":"low"`, "effort=low"},
+		{`"reasoning":{"effort":"xhigh"}`, "effort=xhigh"},
+		{`"reasoning":{}`, ""},
+		{`"reasoning":true`, ""},
+	} {
+		post(t, s, OpenAIChat, "/v1/chat/completions", `{"model":"m",`+tc.extra+`,"messages":[{"role":"user","content":"say hi"}]}`)
+		<-rec.answered
+		if req, _ := rec.last(); req.Reasoning != tc.want {
+			t.Errorf("%s: reasoning %q, want %q", tc.extra, req.Reasoning, tc.want)
 		}
 	}
 }

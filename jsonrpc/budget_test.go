@@ -124,3 +124,27 @@ func TestAppendStderrKeepsLinesWhole(t *testing.T) {
 		t.Errorf("%d frames", len(frames))
 	}
 }
+
+// KeepNone: the log keeps no frame, Keep notwithstanding; everything is one counted run, and
+// observers see every frame whole.
+func TestLogKeepNone(t *testing.T) {
+	log := NewLog()
+	var observed int
+	log.Observe(func(f Frame) {
+		if len(f.Raw) > 0 || f.Dir == DirEvent {
+			observed++
+		}
+	})
+	log.SetBudget(Budget{Bytes: KeepNone, Keep: func(Frame) bool { return true }})
+	for range 1000 {
+		log.Append(Frame{Dir: DirAgent, Raw: []byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}`)})
+		log.Event("marker", nil)
+	}
+	frames := log.Frames()
+	if observed != 2000 {
+		t.Errorf("observers saw %d frames, want 2000", observed)
+	}
+	if len(frames) != 1 || frames[0].Folded == nil || frames[0].Folded.Frames != 2000 {
+		t.Fatalf("kept %d frames (%+v), want one run of 2000", len(frames), frames[0].Folded)
+	}
+}

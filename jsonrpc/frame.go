@@ -107,7 +107,9 @@ const StderrRetained = 1 << 20
 // frames share one Folded frame. Frames Keep asks for are kept whole up to twice Bytes, then
 // folded too. Observers always see every frame whole.
 type Budget struct {
-	// Bytes is how many bytes of frames the log keeps whole; 0 means no bound.
+	// Bytes is how many bytes of frames the log keeps whole; 0 means no bound, KeepNone that
+	// no frame is kept (the log only counts: a session that only observers read, such as a
+	// transcript streamed to disk or a live judge).
 	Bytes int64
 	// Keep reports the frames a report cannot do without (answers to the client's requests,
 	// events); nil keeps none beyond Bytes.
@@ -115,6 +117,9 @@ type Budget struct {
 	// Label names what a folded frame counts as (nil: its direction and method).
 	Label func(Frame) string
 }
+
+// KeepNone is the Budget.Bytes of a log that keeps no frame whole.
+const KeepNone = -1
 
 // frameOverhead is what a kept frame costs besides its bytes (the Frame, its decoded
 // message), for the budget's accounting.
@@ -234,8 +239,8 @@ func (l *Log) store(f Frame) {
 	}
 	cost := int64(len(f.Raw)) + frameOverhead
 	b := l.budget
-	over := b.Bytes > 0 && l.kept+cost > b.Bytes
-	if over && (b.Keep == nil || !b.Keep(f) || l.kept+cost > 2*b.Bytes) {
+	over := b.Bytes < 0 || (b.Bytes > 0 && l.kept+cost > b.Bytes)
+	if over && (b.Keep == nil || !b.Keep(f) || b.Bytes < 0 || l.kept+cost > 2*b.Bytes) {
 		l.fold(f)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -81,6 +83,12 @@ type Options struct {
 	// Run runs one target and makes its report (acpprobe.Run when nil); matrix --turns runs
 	// the prompt turns instead.
 	Run func(ctx context.Context, t Target, o acpprobe.Options) (*probe.Result, error)
+	// Isolate, when set, runs every agent in a sandbox of its own made from these options
+	// (acpprobe matrix does by default). With KeepDir, each agent's sandbox is kept in a
+	// directory of its own under it, named like its files (FileName).
+	Isolate *sandbox.Options
+	// AuthAB runs the auth oracle on every agent (see acpprobe.Options.AuthAB).
+	AuthAB bool
 }
 
 // DefaultParallel is the number of agents probed at once by default.
@@ -152,13 +160,26 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	row.Transcript = rec.Path
 	opts := t.Options
 	opts.Log = rec.Log
+	ro := acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}, AuthAB: o.AuthAB}
+	if o.Isolate != nil {
+		so := *o.Isolate
+		if so.KeepDir != "" {
+			if err := os.MkdirAll(so.KeepDir, 0o700); err != nil {
+				row.Problem = "--keep-sandbox: " + err.Error()
+				_ = rec.Close()
+				return row
+			}
+			so.KeepDir = filepath.Join(so.KeepDir, FileName(t.ID))
+		}
+		ro.Isolate = &so
+	}
 	run := o.Run
 	if run == nil {
 		run = func(ctx context.Context, _ Target, ao acpprobe.Options) (*probe.Result, error) {
 			return acpprobe.Run(ctx, ao)
 		}
 	}
-	r, err := run(ctx, t, acpprobe.Options{Probe: opts, Check: o.Check, Analyze: acpprobe.AnalyzeOptions{Catalogue: o.Catalogue}})
+	r, err := run(ctx, t, ro)
 	if err != nil {
 		row.Problem = err.Error()
 	}

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -15,22 +16,46 @@ import (
 // Derive builds the Result of a probe from its record: the frames of both directions, stderr
 // chunks and the engine's events. It states facts only (what the agent said and did); judging
 // them is the conformance passes' job. cat recognises errors that demand vendor metadata
-// (extensions.Default() when nil).
+// (extensions.Default() when nil). It is DeriveContext without a deadline.
 func Derive(x *record.Index, cat *extensions.Catalogue) *Result {
+	return DeriveContext(context.Background(), x, cat)
+}
+
+// DeriveContext is Derive bounded by ctx (Ctrl-C, what is left of --timeout). The facts read
+// from a fixed number of frames (the handshake, the events, the exit) are always derived;
+// the walks whose cost grows with the record (the totals of notifications, requests and
+// stderr, the method timings, method detection) stop when ctx ends, and the result then says
+// its totals are partial (Coverage.Partial).
+func DeriveContext(ctx context.Context, x *record.Index, cat *extensions.Catalogue) *Result {
 	if cat == nil {
 		cat = extensions.Default()
 	}
-	b := &builder{x: x, cat: cat, spawn: x.Spawn()}
+	b := &builder{ctx: ctx, x: x, cat: cat, spawn: x.Spawn()}
 	_, closed := x.FirstEvent(record.Done.Kind)
 	b.truncated = !closed
 	if f, ok := x.FirstEvent(record.Spawn.Kind); ok {
 		b.spawnAt = f.At
 	}
 	b.build()
+	if b.partial {
+		if b.r.Coverage == nil {
+			b.r.Coverage = &Coverage{}
+		}
+		b.r.Coverage.Partial = true
+		note := "the analysis ended (interrupted, or out of time) before it had read the whole record: notification and request counts, stderr and timings hold what it had counted"
+		if b.r.Coverage.Note != "" {
+			note = b.r.Coverage.Note + "; " + note
+		}
+		b.r.Coverage.Note = note
+	}
 	return b.r
 }
 
 type builder struct {
+	// ctx bounds the walks over the record (see more).
+	ctx context.Context
+	// partial is set when ctx ended a walk before the end of the record.
+	partial bool
 	x       *record.Index
 	cat     *extensions.Catalogue
 	r       *Result
@@ -38,6 +63,18 @@ type builder struct {
 	spawnAt time.Duration
 	// truncated: the record ends without its done event (a transcript cut short).
 	truncated bool
+}
+
+// checkEvery is how many frames a walk reads between two looks at the context.
+const checkEvery = 64
+
+// more reports whether a walk at its i-th frame may go on: false, and the result partial,
+// once the context has ended.
+func (b *builder) more(i int) bool {
+	if i%checkEvery == 0 && b.ctx.Err() != nil {
+		b.partial = true
+	}
+	return !b.partial
 }
 
 // request returns the client's first request for method, and its answer if it came in time:
@@ -217,7 +254,7 @@ func (b *builder) newSession() {
 		r.ConfigOptions = s.ConfigOptions
 	}
 	if s.LegacyModels != nil {
-		r.LegacyModels = s.LegacyModels
+		r.Models = s.LegacyModels
 	}
 	deriveModels(r)
 }
@@ -257,7 +294,10 @@ func (b *builder) busyBefore(stage record.Stage, sent time.Duration) bool {
 			continue
 		}
 		window := min(busyWindow, (f.At-sent)/4)
-		for _, g := range b.x.Frames() {
+		for i, g := range b.x.Frames() {
+			if !b.more(i) {
+				return false
+			}
 			if g.Dir == jsonrpc.DirStderr && g.Seq < f.Seq && f.At-g.At <= window {
 				return true
 			}
@@ -303,9 +343,9 @@ func (b *builder) methods() {
 	// older recordings) and the fallback asked after an ambiguous first answer; and the control.
 	asked := map[string][]*record.Exchange{}
 	var control *jsonrpc.Message
-	for _, ex := range b.x.Calls(jsonrpc.DirClient) {
+	for i, ex := range b.x.Calls(jsonrpc.DirClient) {
 		m := ex.Method()
-		if end != 0 && ex.Request.Seq > end {
+		if (end != 0 && ex.Request.Seq > end) || !b.more(i) {
 			break
 		}
 		switch {
@@ -384,7 +424,10 @@ func (b *builder) fail(code ErrorCode, stage record.Stage, msg string, agentErr 
 // bytes of recent ones; every chunk keeps its size).
 func (b *builder) stderr() {
 	tail := transport.NewTailBuffer(transport.DefaultStderrTail)
-	for _, f := range b.x.Frames() {
+	for i, f := range b.x.Frames() {
+		if !b.more(i) {
+			break
+		}
 		switch f.Dir {
 		case jsonrpc.DirStderr:
 			_, _ = tail.Write(f.Raw)
@@ -423,7 +466,10 @@ func (b *builder) counts() {
 		c.Note = fmt.Sprintf("%d frames (%d bytes) beyond the record's memory budget were counted but not kept: "+
 			"they are in the totals, and no check judged their content (the transcript, if any, has them whole)", c.FoldedFrames, c.FoldedBytes)
 	}
-	for _, f := range b.x.Frames() {
+	for i, f := range b.x.Frames() {
+		if !b.more(i) {
+			break
+		}
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}
@@ -458,13 +504,19 @@ func (b *builder) timings() {
 	teardown, hasTeardown := b.x.FirstEvent(record.Teardown.Kind)
 	methodsEnd := b.x.ActiveEnd()
 	var endAt time.Duration
-	for _, f := range frames {
+	for i, f := range frames {
+		if !b.more(i) {
+			break
+		}
 		if f.Seq == methodsEnd {
 			endAt = f.At
 		}
 	}
 	var first, last time.Duration = -1, -1
-	for _, ex := range b.x.Calls(jsonrpc.DirClient) {
+	for i, ex := range b.x.Calls(jsonrpc.DirClient) {
+		if !b.more(i) {
+			break
+		}
 		req := ex.Request
 		if !isProbed(req.Msg.Method) || (methodsEnd != 0 && req.Seq > methodsEnd) {
 			continue
@@ -502,7 +554,6 @@ func newResult(s record.SpawnInfo) *Result {
 		AuthMethods:   []json.RawMessage{},
 		Auth:          AuthStatus{Status: AuthUnknown, Evidence: []string{}},
 		Models:        []acp.Model{},
-		LegacyModels:  []acp.Model{},
 		Modes:         []acp.Mode{},
 		ConfigOptions: []acp.ConfigOption{},
 		Methods:       map[string]MethodSupport{},
@@ -522,17 +573,10 @@ func newResult(s record.SpawnInfo) *Result {
 	return r
 }
 
-// deriveModels fills models, modelConfig and reasoning from the config options, falling back
-// to the legacy models list.
+// deriveModels fills modelConfig and reasoning from the config options.
 func deriveModels(r *Result) {
 	if opt := acp.ModelOption(r.ConfigOptions); opt != nil {
 		r.ModelConfig = &ModelConfig{ConfigID: opt.ID, Values: opt.Values(), CurrentValue: opt.Current()}
-		r.Models = make([]acp.Model, 0, len(opt.Options))
-		for _, o := range opt.Options {
-			r.Models = append(r.Models, acp.Model{ID: o.Value, Name: o.Name, Description: o.Description})
-		}
-	} else {
-		r.Models = append([]acp.Model{}, r.LegacyModels...)
 	}
 	if opt := acp.ThoughtLevelOption(r.ConfigOptions); opt != nil {
 		r.Reasoning = &Reasoning{ConfigID: opt.ID, Values: opt.Values(), DefaultValue: opt.Current()}

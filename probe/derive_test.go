@@ -14,22 +14,19 @@ func TestDeriveModels(t *testing.T) {
 		"configOptions":[
 			{"id":"llm","name":"Model","category":"model","type":"select","currentValue":"gpt-5","options":[{"value":"gpt-5","name":"GPT-5"},{"value":"gpt-5-mini","name":"Mini"}]},
 			{"id":"reasoning_effort","name":"Effort","category":"thought_level","type":"select","currentValue":"medium","options":[{"value":"low","name":"Low"},{"value":"medium","name":"Medium"},{"value":"high","name":"High"}]}]}`))
-	r := &Result{ConfigOptions: s.ConfigOptions, LegacyModels: s.LegacyModels}
+	r := &Result{ConfigOptions: s.ConfigOptions}
 	deriveModels(r)
 	if r.ModelConfig == nil || r.ModelConfig.ConfigID != "llm" || r.ModelConfig.CurrentValue != "gpt-5" || !slices.Equal(r.ModelConfig.Values, []string{"gpt-5", "gpt-5-mini"}) {
 		t.Errorf("modelConfig = %+v", r.ModelConfig)
-	}
-	if len(r.Models) != 2 || r.Models[0].ID != "gpt-5" || r.Models[1].Name != "Mini" {
-		t.Errorf("models from the config option = %+v", r.Models)
 	}
 	if r.Reasoning == nil || r.Reasoning.ConfigID != "reasoning_effort" || r.Reasoning.DefaultValue != "medium" || !slices.Equal(r.Reasoning.Values, []string{"low", "medium", "high"}) {
 		t.Errorf("reasoning = %+v", r.Reasoning)
 	}
 
-	// Without a model option, models fall back to the legacy list and modelConfig stays null.
-	r = &Result{LegacyModels: s.LegacyModels}
+	// Without a model option, modelConfig and reasoning stay null.
+	r = &Result{}
 	deriveModels(r)
-	if r.ModelConfig != nil || r.Reasoning != nil || len(r.Models) != 2 || r.Models[0].ID != "gpt-5/high" {
-		t.Errorf("legacy fallback: models %+v modelConfig %+v", r.Models, r.ModelConfig)
+	if r.ModelConfig != nil || r.Reasoning != nil {
+		t.Errorf("without config options: modelConfig %+v reasoning %+v", r.ModelConfig, r.Reasoning)
 	}
 }

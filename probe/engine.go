@@ -1,11 +1,13 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
@@ -26,6 +28,7 @@ func Drive(ctx context.Context, opts Options) (*jsonrpc.Log, error) {
 		return nil, err
 	}
 	e := &engine{opts: opts, log: opts.Log}
+	e.permission.Store(opts.Permission)
 	e.log.SetBudget(record.Budget(opts.MaxRecord))
 	e.run(ctx)
 	return e.log, nil
@@ -44,6 +47,9 @@ type engine struct {
 	interrupted      bool // an interrupted event is in the record
 	canClose         bool // the agent advertises sessionCapabilities.close
 	authAdvertis     int  // number of authMethods advertised
+	// permission is how session/request_permission is answered now (a Permission): the
+	// options' policy, which a step may change for a while (Session.SetPermission).
+	permission atomic.Value
 }
 
 func (e *engine) run(parent context.Context) {
@@ -57,7 +63,7 @@ func (e *engine) run(parent context.Context) {
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
 		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: string(e.opts.AuthPolicy),
 		TimeoutMs: Millis(e.opts.Timeout), StartupTimeoutMs: Millis(e.opts.StartupTimeout), RequestTimeoutMs: Millis(e.opts.RequestTimeout),
-		InitializeOnly: e.opts.InitializeOnly,
+		InitializeOnly: e.opts.InitializeOnly, Purpose: e.opts.Purpose,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
 	if err != nil {
@@ -67,7 +73,7 @@ func (e *engine) run(parent context.Context) {
 	e.agent = agent
 	record.Started.Emit(e.log, record.Process{PID: agent.PID()})
 	e.conn = jsonrpc.NewConn(agent.Stdout(), agent.Stdin(), jsonrpc.ConnOptions{
-		Log: e.log, MaxLineSize: e.opts.MaxLineSize, Handler: answerer(e.opts.Permission),
+		Log: e.log, MaxLineSize: e.opts.MaxLineSize, Handler: e.answer,
 	})
 	e.eof = make(chan struct{})
 	go func() {
@@ -84,6 +90,7 @@ func (e *engine) run(parent context.Context) {
 	}
 	if e.opts.InitializeOnly {
 		e.skipMethods("not probed (initialize only)")
+		e.runSteps(ctx)
 		return
 	}
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {
@@ -143,6 +150,12 @@ type Session struct {
 	Cwd string
 	// RequestTimeout is the budget of one request.
 	RequestTimeout time.Duration
+}
+
+// SetPermission changes how the agent's permission requests are answered from now on, and
+// returns the policy it replaces (to put back).
+func (s *Session) SetPermission(p Permission) Permission {
+	return s.e.permission.Swap(p).(Permission)
 }
 
 // Call sends a request and waits for its answer within ctx.
@@ -210,7 +223,11 @@ func (e *engine) authenticate(ctx context.Context) {
 }
 
 func (e *engine) newSession(ctx context.Context) {
-	resp, err := e.conn.Call(ctx, acp.MethodSessionNew, map[string]any{"cwd": e.opts.Cwd, "mcpServers": []any{}})
+	mcp := e.opts.MCPServers
+	if mcp == nil {
+		mcp = []any{}
+	}
+	resp, err := e.conn.Call(ctx, acp.MethodSessionNew, map[string]any{"cwd": e.opts.Cwd, "mcpServers": mcp})
 	if err != nil {
 		e.noAnswer(record.StageSessionNew, err)
 		return
@@ -339,10 +356,16 @@ func (e *engine) teardown() {
 		cctx, cancel := context.WithTimeout(tctx, min(e.opts.RequestTimeout, grace))
 		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
 		cancel()
+		e.sweep(transport.AfterSessionClose, false)
 	}
 	ladder := transport.Ladder{Grace: grace}
 	if e.opts.WaitForExit {
 		ladder.StdinWait = grace
+	}
+	if ladder.StdinWait > 0 {
+		// Without a wait, what runs an instant after stdin closed says nothing: the agent had
+		// no time to end anything.
+		ladder.AfterStdin = func(left bool) { e.sweep(transport.AfterStdin, left) }
 	}
 	wait := Millis(ladder.StdinWait)
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
@@ -354,6 +377,24 @@ func (e *engine) teardown() {
 		record.Interrupted.Emit(e.log, record.StageInfo{Stage: record.StageTeardown})
 	}
 	record.Exit.Emit(e.log, exit)
+}
+
+// sweep records the agent's other processes alive at a moment of the teardown (a processes
+// event), signalling none of them. An in-memory agent has none.
+func (e *engine) sweep(at transport.Moment, agentExited bool) {
+	scope := e.agent.Scope()
+	if scope == (transport.Scope{}) {
+		return
+	}
+	info := record.ProcessesInfo{Moment: at, AgentExited: agentExited, Processes: []transport.Proc{}}
+	procs, err := transport.Sweep(scope)
+	if err != nil {
+		info.Error = err.Error()
+	}
+	if procs != nil {
+		info.Processes = procs
+	}
+	record.Processes.Emit(e.log, info)
 }
 
 // InterruptGrace bounds the teardown of an interrupted probe (Ctrl-C): each step of the
@@ -391,32 +432,26 @@ func (s stderrSink) Write(p []byte) (int, error) {
 
 var _ io.Writer = stderrSink{}
 
-// answerer answers every request an agent makes of the probe: permission requests by the
-// policy (cancelled — the outcome the protocol defines for "no decision" — or the reject
-// option), everything else as an unknown method, since the probe declares no client
-// capability.
-func answerer(policy Permission) jsonrpc.Handler {
-	return func(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
-		if req.Method != acp.MethodRequestPermission {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: acpprobe grants no client capability"}
-		}
-		if policy == PermissionReject {
-			if id := rejectOption(req.Params); id != "" {
-				return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}}, nil
-			}
-		}
-		return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}, nil
+// answer answers every request an agent makes of the probe: permission requests by the policy
+// in force (cancelled — the outcome the protocol defines for "no decision" — the reject
+// option, or the allow option), everything else as an unknown method, since the probe
+// declares no client capability.
+func (e *engine) answer(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
+	if req.Method != acp.MethodRequestPermission {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: acpprobe grants no client capability"}
 	}
-}
-
-// rejectOption is the id of the permission option that refuses once (or, failing that,
-// always); "" when the agent offers none.
-func rejectOption(params json.RawMessage) string {
-	opts := acp.ParsePermissionRequest(params).Options
-	if id := opts["reject_once"]; id != "" {
-		return id
+	opts := acp.ParsePermissionRequest(req.Params).Options
+	id := ""
+	switch e.permission.Load().(Permission) {
+	case PermissionReject:
+		id = cmp.Or(opts["reject_once"], opts["reject_always"])
+	case PermissionAllow:
+		id = cmp.Or(opts["allow_once"], opts["allow_always"])
 	}
-	return opts["reject_always"]
+	if id != "" {
+		return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}}, nil
+	}
+	return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}, nil
 }
 
 // Millis is d in milliseconds, to the microsecond: the unit of every time in a result.

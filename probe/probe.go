@@ -51,6 +51,10 @@ const (
 	// PermissionReject selects the option of kind reject_once (or reject_always), and answers
 	// cancelled when there is none: a prompt turn's "may I write this file?" gets "no".
 	PermissionReject Permission = "reject"
+	// PermissionAllow selects the option of kind allow_once (or allow_always), and answers
+	// cancelled when there is none: the mcp scenario lets the agent call the harmless tool of a
+	// sentinel MCP server (Session.SetPermission), and nothing else.
+	PermissionAllow Permission = "allow"
 )
 
 // AuthPolicy says what to do when the agent advertises authentication methods.
@@ -91,12 +95,16 @@ type Options struct {
 	// write a transcript as it happens.
 	Log *jsonrpc.Log
 	// Steps are extra exchanges (the conformance package's active checks) run after method
-	// detection and before teardown, when initialize succeeded and the agent is still there.
+	// detection (right after initialize with InitializeOnly) and before teardown, when
+	// initialize succeeded and the agent is still there.
 	Steps []Step
 	// Authenticate, when set, is the authMethods id the probe calls authenticate with after
 	// initialize, before session/new. Only prompt turns against the model emulator use it,
 	// in a sandbox with dummy credentials (acpprobe probe and check never log in).
 	Authenticate string
+	// MCPServers are the mcpServers of session/new (none when nil): the turn scenarios offer
+	// the sentinel MCP servers (turn --mcp). Each must marshal to an ACP McpServer.
+	MCPServers []any
 	// Permission is how permission requests are answered (PermissionCancel when empty).
 	Permission Permission
 	// WaitForExit makes the teardown wait Grace for the agent to leave by itself once its
@@ -104,9 +112,13 @@ type Options struct {
 	// Without it the agent's group is signalled as soon as its stdin is closed, as real
 	// clients do: nobody waits on an agent that ignores EOF.
 	WaitForExit bool
-	// InitializeOnly stops after initialize (no session/new, no method detection): a second,
-	// short connection such as the version-negotiation check.
+	// InitializeOnly stops after initialize (no session/new, no method detection), then runs
+	// Steps: a second, short connection such as the version-negotiation check or the fork
+	// probe.
 	InitializeOnly bool
+	// Purpose names what a connection opened after the main one, in the same Log, is for
+	// (record.PurposeDeep, record.PurposeForkProbe): the record is split by it (record.Split).
+	Purpose string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -144,7 +156,7 @@ func (o Options) withDefaults() (Options, error) {
 	switch o.Permission {
 	case "":
 		o.Permission = PermissionCancel
-	case PermissionCancel, PermissionReject:
+	case PermissionCancel, PermissionReject, PermissionAllow:
 	default:
 		return o, fmt.Errorf("probe: unknown permission policy %q (want cancel or reject)", o.Permission)
 	}

@@ -147,11 +147,8 @@ func TestClaudePersona(t *testing.T) {
 	if r.ModelConfig == nil || r.ModelConfig.ConfigID != "model" || !slices.Equal(r.ModelConfig.Values, []string{"default", "opus", "haiku"}) || r.ModelConfig.CurrentValue != "default" {
 		t.Errorf("modelConfig = %+v", r.ModelConfig)
 	}
-	if len(r.Models) != 3 || r.Models[1].ID != "opus" || r.Models[1].Name != "Opus" {
-		t.Errorf("models = %+v", r.Models)
-	}
-	if len(r.LegacyModels) != 3 || r.LegacyModels[2].ID != "haiku" {
-		t.Errorf("legacyModels = %+v", r.LegacyModels)
+	if len(r.Models) != 3 || r.Models[2].ID != "haiku" {
+		t.Errorf("models = %+v, want the declared availableModels", r.Models)
 	}
 	if r.Reasoning != nil {
 		t.Errorf("reasoning = %+v, want nil (no thought_level option)", r.Reasoning)

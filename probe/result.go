@@ -24,10 +24,13 @@ type Result struct {
 	AgentInfo       *acp.Implementation `json:"agentInfo"`
 	Capabilities    Capabilities        `json:"capabilities"`
 	// AuthMethods are verbatim, including type, vars and _meta.
-	AuthMethods   []json.RawMessage  `json:"authMethods"`
-	Auth          AuthStatus         `json:"auth"`
+	AuthMethods []json.RawMessage `json:"authMethods"`
+	Auth        AuthStatus        `json:"auth"`
+	// Models are the models the agent declares in session/new (`models.availableModels`,
+	// removed from ACP in 2026-06 and still sent by many agents), as acp-probe's `models`:
+	// for display. They may hold ids set_config_option will not accept; ModelConfig.Values
+	// are the ones it does.
 	Models        []acp.Model        `json:"models"`
-	LegacyModels  []acp.Model        `json:"legacyModels"`
 	Modes         []acp.Mode         `json:"modes"`
 	CurrentModeID string             `json:"currentModeId,omitempty"`
 	ConfigOptions []acp.ConfigOption `json:"configOptions"`
@@ -52,6 +55,11 @@ type Result struct {
 	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
 	// Turns are the prompt turns of acpprobe turn (and check --turns), one per scenario.
 	Turns []Turn `json:"turns,omitempty"`
+	// SideEffects is what the run did to the machine, under the isolation it had (a live run
+	// of acpprobe.Run; absent from reports of records that do not say).
+	SideEffects *SideEffects `json:"sideEffects,omitempty"`
+	// AuthAB is the auth oracle of --auth-ab: the user's identity against an empty one.
+	AuthAB *AuthAB `json:"authAB,omitempty"`
 	// Verdict is filled by acpprobe check: how the findings compare with --fail-on and the
 	// baseline.
 	Verdict *Verdict `json:"verdict,omitempty"`
@@ -65,13 +73,16 @@ type Result struct {
 // Coverage says what of the session a report left out. Frames beyond the record's memory
 // budget were counted — notifications, requests and stderr are in the totals — but neither
 // kept nor judged. When the analysis ran out of time, the conformance passes it names did not
-// judge the whole record.
+// judge the whole record, and the totals may be partial.
 type Coverage struct {
 	FoldedFrames int64 `json:"foldedFrames"`
 	FoldedBytes  int64 `json:"foldedBytes"`
 	// Unjudged names the conformance passes that did not judge the whole record before the
 	// analysis's deadline (see conformance.Outcome.Unjudged).
 	Unjudged []string `json:"unjudged,omitempty"`
+	// Partial is true when the analysis ended before deriving had read the whole record (see
+	// DeriveContext): the totals and timings hold what it had counted.
+	Partial bool `json:"partial,omitempty"`
 	// Note says it in words.
 	Note string `json:"note"`
 }
@@ -398,6 +409,38 @@ type Turn struct {
 	Permission *PermissionTruth `json:"permission,omitempty"`
 	// Cancel (cancel): how the turn ended after session/cancel, and the turn after it.
 	Cancel *CancelTruth `json:"cancel,omitempty"`
+	// MCP (mcp): per sentinel MCP server, how far the agent got with it.
+	MCP []MCPTruth `json:"mcp,omitempty"`
+}
+
+// MCPTruth is how far an agent got with the sentinel MCP server of one transport, milestone by
+// milestone. A milestone is true when seen, false when it could have been seen and was not,
+// and null when it could not be observed (without a backend profile the model never runs, so
+// visible, asked, called and returned are not observed unless they happened).
+type MCPTruth struct {
+	// Transport is stdio, http or sse; Advertised says whether the agent advertises it
+	// (stdio always; http and sse by mcpCapabilities). Unadvertised transports are offered too,
+	// to see what the agent does with them.
+	Transport  string `json:"transport"`
+	Advertised bool   `json:"advertised"`
+	// Delivered: session/new accepted the server (false: refused, Error says how).
+	Delivered *bool  `json:"delivered"`
+	Error     string `json:"error,omitempty"`
+	// Connected: MCP initialize seen; Listed: tools/list seen; Client is the MCP client's name
+	// and version from initialize.
+	Connected *bool  `json:"connected"`
+	Listed    *bool  `json:"listed"`
+	Client    string `json:"client,omitempty"`
+	// Visible: the sentinel's tool was among the tools a model request offered. Asked: the
+	// model asked for it. Called: the agent called it (tools/call seen). Returned: its result
+	// came back in a later model request.
+	Visible  *bool `json:"visible"`
+	Asked    *bool `json:"asked"`
+	Called   *bool `json:"called"`
+	Returned *bool `json:"returned"`
+	// StoppedAt is the first milestone not reached ("" when all were, or none could be
+	// observed further).
+	StoppedAt string `json:"stoppedAt,omitempty"`
 }
 
 // TurnOutcome is how a scenario came out.

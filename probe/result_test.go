@@ -6,10 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/probe"
@@ -17,42 +14,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var (
-	resultSchemaOnce sync.Once
-	resultSchema     *jsonschema.Schema
-	resultSchemaErr  error
-)
-
 // validateResult checks a result against probe/result.schema.json, as a consumer would see it
 // (through JSON).
 func validateResult(t *testing.T, r *probe.Result) {
 	t.Helper()
-	resultSchemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
-		if err != nil {
-			resultSchemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		c.AssertFormat()
-		if err := c.AddResource("result.schema.json", doc); err != nil {
-			resultSchemaErr = err
-			return
-		}
-		resultSchema, resultSchemaErr = c.Compile("result.schema.json")
-	})
-	if resultSchemaErr != nil {
-		t.Fatalf("result schema: %v", resultSchemaErr)
-	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := resultSchema.Validate(inst); err != nil {
+	if err := probe.ValidateResult(b); err != nil {
 		t.Errorf("result does not match result.schema.json: %v\n%s", err, b)
 	}
 }
@@ -67,8 +37,7 @@ func TestSchemaRejectsDrift(t *testing.T) {
 	doc["surprise"] = 1
 	doc["protocolVersion"] = "1"
 	b, _ = json.Marshal(doc)
-	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	err := resultSchema.Validate(inst)
+	err := probe.ValidateResult(b)
 	if err == nil {
 		t.Fatal("schema accepted an undocumented field and a string protocolVersion")
 	}

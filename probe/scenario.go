@@ -30,10 +30,18 @@ const (
 	// ScenarioCancel: a slow stream, session/cancel in the middle: stopReason cancelled within
 	// a bound, nothing after, and a second turn still works.
 	ScenarioCancel Scenario = "cancel"
+	// ScenarioMCP: the sentinel MCP servers, one per transport, offered in session/new; for
+	// each, how far the agent got: delivered, connected, tools listed, the tool visible to the
+	// model, called, its result back to the model (turn --mcp, check --turns).
+	ScenarioMCP Scenario = "mcp"
 )
 
 // Scenarios lists every scenario in run order.
-var Scenarios = []Scenario{ScenarioCompletion, ScenarioShapes, ScenarioModels, ScenarioPermission, ScenarioCancel}
+var Scenarios = []Scenario{ScenarioCompletion, ScenarioShapes, ScenarioModels, ScenarioPermission, ScenarioCancel, ScenarioMCP}
+
+// DefaultScenarios are the scenarios acpprobe turn runs when none is named: all but mcp, which
+// starts MCP servers for the agent to connect to (turn --mcp adds it).
+var DefaultScenarios = Scenarios[:5]
 
 // ParseScenario reads a scenario name.
 func ParseScenario(s string) (Scenario, error) {

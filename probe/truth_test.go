@@ -1,7 +1,9 @@
 package probe_test
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +222,91 @@ func TestAuthenticateBeforeSessionNew(t *testing.T) {
 	}
 	if ev := strings.Join(r.Auth.Evidence, " "); !strings.Contains(ev, "after authenticate (methodId gemini-api-key") {
 		t.Errorf("evidence %q", ev)
+	}
+}
+
+// The result keeps acp-probe's field meanings, so that its consumers read acpprobe's output
+// (issue 13, item 16): models are session/new's declared availableModels (for display, ids
+// set_config_option may refuse), modelConfig points at the model config option whose values
+// set_config_option accepts (null without one), and every field of acp-probe's
+// AgentProbeResult is present. Checked against the raw answers, decoded here independently.
+func TestAcpProbeFieldSemantics(t *testing.T) {
+	for _, persona := range []string{"claude", "gemini"} {
+		t.Run(persona, func(t *testing.T) {
+			r, _ := run(t, acptest.Config{Persona: persona}, nil)
+			var raw struct {
+				Models struct {
+					AvailableModels []struct {
+						ModelID     string `json:"modelId"`
+						Name        string `json:"name"`
+						Description string `json:"description"`
+					} `json:"availableModels"`
+				} `json:"models"`
+				ConfigOptions []struct {
+					ID       string `json:"id"`
+					Category string `json:"category"`
+					Options  []struct {
+						Value string `json:"value"`
+					} `json:"options"`
+				} `json:"configOptions"`
+			}
+			if err := json.Unmarshal(r.Raw.NewSession, &raw); err != nil {
+				t.Fatalf("raw newSession: %v", err)
+			}
+			if persona == "claude" && len(raw.Models.AvailableModels) == 0 {
+				t.Fatal("the claude persona declares no models: the test needs some")
+			}
+			declared, got := []string{}, []string{}
+			for _, m := range raw.Models.AvailableModels {
+				declared = append(declared, m.ModelID+"|"+m.Name+"|"+m.Description)
+			}
+			for _, m := range r.Models {
+				got = append(got, m.ID+"|"+m.Name+"|"+m.Description)
+			}
+			if !slices.Equal(got, declared) {
+				t.Errorf("models %q, want session/new's availableModels %q", got, declared)
+			}
+			var values []string
+			hasOption := false
+			for _, o := range raw.ConfigOptions {
+				if o.ID == "model" || o.Category == "model" {
+					hasOption = true
+					for _, v := range o.Options {
+						values = append(values, v.Value)
+					}
+				}
+			}
+			switch {
+			case !hasOption && r.ModelConfig != nil:
+				t.Errorf("modelConfig %+v, want null: no model config option", r.ModelConfig)
+			case hasOption && (r.ModelConfig == nil || !slices.Equal(r.ModelConfig.Values, values)):
+				t.Errorf("modelConfig %+v, want the model option's values %q", r.ModelConfig, values)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc map[string]json.RawMessage
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"agent", "protocolVersion", "agentInfo", "capabilities", "authMethods", "models",
+				"modes", "configOptions", "reasoning", "modelConfig", "supportsConfigOption", "raw"} {
+				if _, ok := doc[key]; !ok {
+					t.Errorf("acp-probe's field %q is missing", key)
+				}
+			}
+			var models []map[string]any
+			if err := json.Unmarshal(doc["models"], &models); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range models {
+				for k := range m {
+					if k != "id" && k != "name" && k != "description" {
+						t.Errorf("models item key %q: acp-probe's models are {id, name?, description?}", k)
+					}
+				}
+			}
+		})
 	}
 }

@@ -246,20 +246,55 @@ func (x *Index) GoneBefore(seq int64) bool {
 	return false
 }
 
-// Split separates a record into the main session (up to its done event) and the
-// initialize-only connection of `check --deep` that may follow it in the same log.
-func Split(frames []jsonrpc.Frame) (main, deep []jsonrpc.Frame) {
-	for i, f := range frames {
-		if !Done.Is(f) {
+// Connections are a record split into its connections: the main session, then the extra
+// connections acpprobe check opened after it in the same log, each named by its purpose.
+type Connections struct {
+	Main  []jsonrpc.Frame
+	Extra []Connection
+}
+
+// Connection is one extra connection of a record.
+type Connection struct {
+	// Purpose is what it is for (PurposeDeep, PurposeForkProbe, or a purpose this version
+	// does not know, from a newer recording).
+	Purpose string
+	Frames  []jsonrpc.Frame
+}
+
+// Of is the frames of the first extra connection with the purpose (nil when there is none).
+func (c Connections) Of(purpose string) []jsonrpc.Frame {
+	for _, e := range c.Extra {
+		if e.Purpose == purpose {
+			return e.Frames
+		}
+	}
+	return nil
+}
+
+// Split separates a record into its connections. An extra connection begins with a spawn
+// event that names a purpose (or, in a record written before purposes, says initializeOnly:
+// the --deep connection) right after the done event that closed the connection before it.
+// Anything else stays with the connection it follows, so a record of one connection, or a
+// spawn without a purpose after a done, is all main.
+func Split(frames []jsonrpc.Frame) Connections {
+	var c Connections
+	start, purpose := 0, ""
+	cut := func(end int) {
+		if start == 0 {
+			c.Main = frames[:end]
+		} else {
+			c.Extra = append(c.Extra, Connection{Purpose: purpose, Frames: frames[start:end]})
+		}
+	}
+	for i := 1; i < len(frames); i++ {
+		if !Done.Is(frames[i-1]) {
 			continue
 		}
-		rest := frames[i+1:]
-		if len(rest) > 0 {
-			if s, ok := Spawn.Decode(rest[0]); ok && s.InitializeOnly {
-				return frames[:i+1], rest
-			}
+		if s, ok := Spawn.Decode(frames[i]); ok && s.purpose() != "" {
+			cut(i)
+			start, purpose = i, s.purpose()
 		}
-		return frames, nil
 	}
-	return frames, nil
+	cut(len(frames))
+	return c
 }

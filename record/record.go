@@ -7,8 +7,8 @@
 // agent exited). This package owns the events: each kind is a typed Event[T] value that
 // writes its payload into a log and reads it back from a frame, so no event name or payload
 // shape is spelled anywhere else. It also owns Index, the one place where requests are paired
-// with their answers, events are looked up, active steps are delimited and the second
-// connection of `check --deep` is split off.
+// with their answers, events are looked up and active steps are delimited, and Split, which
+// separates the extra connections of `check` (the fork probe, --deep) from the main one.
 //
 // The probe engine, the tap and the active checks write events; the result builder, the
 // conformance passes, the transcript reader and the replayer read them. New kinds of frames
@@ -21,6 +21,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -104,13 +105,20 @@ var (
 	// Observation: a fact a turn scenario checked outside the wire (did the file the model
 	// asked to write appear in the workspace?).
 	Observation = Event[ObservationInfo]{"observation"}
+	// MCPSentinels: the sentinel MCP servers offered in session/new (turn --mcp): per
+	// transport, its entry's name, its tool and the marker in the tool's result.
+	MCPSentinels = Event[sentinel.Setup]{"mcp-sentinels"}
+	// MCP: something reached a sentinel MCP server (a process started, an HTTP request, an
+	// MCP message such as initialize, tools/list or tools/call).
+	MCP = Event[sentinel.Event]{"mcp"}
 )
 
 // Kinds lists every event kind this package defines (docs/transcript.md lists the same).
 func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
-		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind}
+		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
+		MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
 }
 
 // ObservationInfo is a fact a step checked outside the wire.
@@ -137,11 +145,37 @@ type SpawnInfo struct {
 	TimeoutMs        float64  `json:"timeoutMs,omitempty"`
 	StartupTimeoutMs float64  `json:"startupTimeoutMs,omitempty"`
 	RequestTimeoutMs float64  `json:"requestTimeoutMs,omitempty"`
-	// InitializeOnly marks a second, initialize-only connection (check --deep).
+	// Purpose names what an extra connection, opened after the main one in the same record,
+	// is for (PurposeDeep, PurposeForkProbe); empty for the main connection. See Split.
+	Purpose string `json:"purpose,omitempty"`
+	// InitializeOnly marks a connection that stopped after initialize (no session/new, no
+	// method detection). Records written before Purpose existed mark the --deep connection
+	// with it alone: Split reads such a connection as PurposeDeep.
 	InitializeOnly bool `json:"initializeOnly,omitempty"`
 	// Tap marks a session between an editor and an agent, recorded by acpprobe tap: the
 	// client is the editor, not acpprobe.
 	Tap bool `json:"tap,omitempty"`
+}
+
+// Purposes of the extra connections acpprobe check opens after the main one (SpawnInfo.Purpose).
+const (
+	// PurposeDeep: check --deep's initialize-only connection, which asks for a protocol
+	// version no agent supports (version negotiation).
+	PurposeDeep = "deep"
+	// PurposeForkProbe: check's initialize-only connection that forks a session that does not
+	// exist (when the main connection found session/fork supported), then ends the agent at
+	// once: a fork of a made-up session is kept off the main connection, where it would
+	// change how the agent behaves on EOF.
+	PurposeForkProbe = "fork-probe"
+)
+
+// purpose is what the connection a spawn event opens is for: Purpose, or PurposeDeep for an
+// initialize-only connection of a record written before Purpose existed.
+func (s SpawnInfo) purpose() string {
+	if s.Purpose == "" && s.InitializeOnly {
+		return PurposeDeep
+	}
+	return s.Purpose
 }
 
 // Message is a payload that only says what happened.

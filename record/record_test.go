@@ -1,7 +1,9 @@
 package record_test
 
 import (
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,7 +12,8 @@ import (
 	"github.com/acpprobe/acpprobe/transport"
 )
 
-// TestKindsAreDocumented keeps docs/transcript.md and the record's event kinds together.
+// TestKindsAreDocumented keeps docs/transcript.md, the transcript schema's list of event kinds
+// and the record's event kinds together.
 func TestKindsAreDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/transcript.md")
 	if err != nil {
@@ -20,6 +23,32 @@ func TestKindsAreDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+string(k)+"`") {
 			t.Errorf("event kind %q is not in docs/transcript.md", k)
 		}
+	}
+	b, err := os.ReadFile("../transcript/transcript.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs map[string]struct {
+			Properties struct {
+				Kind struct {
+					Enum []record.Kind `json:"enum"`
+				} `json:"kind"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	var enum []record.Kind
+	for _, d := range schema.Defs {
+		enum = append(enum, d.Properties.Kind.Enum...)
+	}
+	want := record.Kinds()
+	slices.Sort(enum)
+	slices.Sort(want)
+	if !slices.Equal(enum, want) {
+		t.Errorf("transcript.schema.json's event kinds %q, want the record's %q", enum, want)
 	}
 }
 
@@ -100,7 +129,7 @@ func TestPairing(t *testing.T) {
 	}
 }
 
-func TestStepRangeAndSplit(t *testing.T) {
+func TestStepRange(t *testing.T) {
 	log := jsonrpc.NewLog()
 	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"a"}})
 	record.Step.Emit(log, record.StepInfo{Name: "one"})
@@ -108,13 +137,7 @@ func TestStepRangeAndSplit(t *testing.T) {
 	record.Step.Emit(log, record.StepInfo{Name: "two"})
 	record.Teardown.Emit(log, record.TeardownInfo{Step: record.TeardownLadder})
 	record.Done.Emit(log, record.None{})
-	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"a"}, InitializeOnly: true})
-	record.Done.Emit(log, record.None{})
-	main, deep := record.Split(log.Frames())
-	if len(main) != 6 || len(deep) != 2 {
-		t.Fatalf("split %d + %d, want 6 + 2", len(main), len(deep))
-	}
-	x := record.New(main)
+	x := record.New(log.Frames())
 	if r := x.StepRange("one"); len(r) != 1 || r[0].Seq != in.Seq {
 		t.Errorf("step one = %v", r)
 	}
@@ -127,8 +150,67 @@ func TestStepRangeAndSplit(t *testing.T) {
 	if x.ActiveEnd() != 2 {
 		t.Errorf("ActiveEnd = %d, want the first step's seq 2", x.ActiveEnd())
 	}
-	// A second connection that is not initialize-only is part of the main record.
-	if _, deep := record.Split(append(main, main[0])); deep != nil {
-		t.Error("a plain second spawn was split off")
+}
+
+// TestSplit: a check record with both extra connections splits into the main one and each
+// extra one by purpose, whatever their order; an initialize-only spawn without a purpose (a
+// record written before purposes) is the --deep connection; a spawn that names no purpose, or
+// one that does not follow a done, stays in the connection it is part of.
+func TestSplit(t *testing.T) {
+	log := jsonrpc.NewLog()
+	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"a"}})
+	main := line(log, jsonrpc.DirClient, `{"jsonrpc":"2.0","id":1,"method":"initialize"}`)
+	record.Done.Emit(log, record.None{})
+	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"a"}, Purpose: record.PurposeForkProbe, InitializeOnly: true})
+	fork := line(log, jsonrpc.DirClient, `{"jsonrpc":"2.0","id":2,"method":"session/fork"}`)
+	record.Done.Emit(log, record.None{})
+	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"a"}, Purpose: record.PurposeDeep, InitializeOnly: true})
+	deep := line(log, jsonrpc.DirClient, `{"jsonrpc":"2.0","id":3,"method":"initialize"}`)
+	record.Done.Emit(log, record.None{})
+	all := log.Frames()
+
+	c := record.Split(all)
+	if len(c.Main) != 3 || c.Main[1].Seq != main.Seq || len(c.Extra) != 2 {
+		t.Fatalf("split into %d main frames and %d extra connections, want 3 and 2", len(c.Main), len(c.Extra))
+	}
+	if c.Extra[0].Purpose != record.PurposeForkProbe || c.Extra[1].Purpose != record.PurposeDeep {
+		t.Errorf("purposes %q, %q", c.Extra[0].Purpose, c.Extra[1].Purpose)
+	}
+	for _, tc := range []struct {
+		purpose string
+		want    jsonrpc.Frame
+	}{{record.PurposeForkProbe, fork}, {record.PurposeDeep, deep}} {
+		got := c.Of(tc.purpose)
+		if len(got) != 3 || !record.Spawn.Is(got[0]) || got[1].Seq != tc.want.Seq || !record.Done.Is(got[2]) {
+			t.Errorf("%s connection = %v", tc.purpose, got)
+		}
+	}
+	if c.Of("other") != nil {
+		t.Error("a purpose the record does not have has frames")
+	}
+
+	// A recording made before purposes: its --deep connection says initializeOnly alone.
+	old := jsonrpc.NewLog()
+	for _, f := range c.Main {
+		old.Append(f)
+	}
+	record.Spawn.Emit(old, record.SpawnInfo{Argv: []string{"a"}, InitializeOnly: true})
+	record.Done.Emit(old, record.None{})
+	if c := record.Split(old.Frames()); len(c.Main) != 3 || len(c.Of(record.PurposeDeep)) != 2 || len(c.Extra) != 1 {
+		t.Errorf("old --deep record split into %d + %v", len(c.Main), c.Extra)
+	}
+
+	// A plain second spawn after a done, and a purposeful one not right after a done, are part
+	// of the connection before them.
+	plain := append(slices.Clone(c.Main), c.Main[0])
+	if c := record.Split(plain); len(c.Main) != len(plain) || c.Extra != nil {
+		t.Errorf("a plain second spawn was split off: %d + %v", len(c.Main), c.Extra)
+	}
+	inside := append(slices.Clone(c.Main[:2]), c.Extra[0].Frames[0], c.Main[2])
+	if c := record.Split(inside); len(c.Main) != len(inside) || c.Extra != nil {
+		t.Errorf("a spawn inside a connection was split off: %d + %v", len(c.Main), c.Extra)
+	}
+	if c := record.Split(nil); c.Main != nil || c.Extra != nil {
+		t.Errorf("an empty record splits into %+v", c)
 	}
 }

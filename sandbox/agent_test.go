@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -80,6 +81,24 @@ func runAgent(mode string) error {
 	case "attack-lite": // one file in the working directory
 		if err := write("out.txt", 7); err != nil {
 			return err
+		}
+	case "sink":
+		// What the network sink sees: a lookup, a connection to a sink port of an outside
+		// address, and one to a port it does not answer.
+		rep.Net = map[string]string{}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := net.DefaultResolver.LookupHost(ctx, "acpprobe-sink-test.example"); err != nil {
+			rep.Net["lookup"] = "error: " + err.Error()
+		}
+		for name, addr := range map[string]string{"443": "192.0.2.7:443", "8080": "192.0.2.7:8080"} {
+			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			if err != nil {
+				rep.Net[name] = "error: " + err.Error()
+				continue
+			}
+			c.Close()
+			rep.Net[name] = "connected"
 		}
 	case "net":
 		rep.Net = map[string]string{}

@@ -25,6 +25,7 @@ const (
 	initArg0 = "acpprobe-sandbox-init"
 	initEnv  = "ACPPROBE_SANDBOX_INIT" // "exec", or "check" (bring lo up, test it, exit 0)
 	portsEnv = "ACPPROBE_SANDBOX_PORTS"
+	sinkEnv  = "ACPPROBE_SANDBOX_SINK" // "1": set up the network sink (netsink_linux.go)
 	// handoffFD is where the helper finds its end of the socket pair (cmd.ExtraFiles[0]).
 	handoffFD = 3
 
@@ -67,8 +68,8 @@ func runInit(mode string) error {
 		c.Close()
 		os.Exit(0)
 	}
-	if os.Getenv(portsEnv) != "" {
-		if err := handOver(os.Getenv(portsEnv)); err != nil {
+	if os.Getenv(portsEnv) != "" || os.Getenv(sinkEnv) != "" {
+		if err := handOver(os.Getenv(portsEnv), os.Getenv(sinkEnv) != ""); err != nil {
 			return fmt.Errorf("listening inside the network namespace: %w", err)
 		}
 	}
@@ -77,7 +78,7 @@ func runInit(mode string) error {
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, initEnv+"=") && !strings.HasPrefix(kv, portsEnv+"=") {
+		if !strings.HasPrefix(kv, initEnv+"=") && !strings.HasPrefix(kv, portsEnv+"=") && !strings.HasPrefix(kv, sinkEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -113,9 +114,12 @@ func loopbackUp() error {
 	return nil
 }
 
-// handOver listens on 127.0.0.1 at each port of the comma-separated list and sends the
-// listening sockets to the parent over the socket pair at handoffFD, in one message.
-func handOver(list string) error {
+// handOver listens on 127.0.0.1 at each port of the comma-separated list and, with sink, opens
+// the network sink's sockets (openSink), and sends them all to the parent over the socket pair
+// at handoffFD, in one message: the ports' listeners first. The message's text is "ok", then
+// " sink=" and the sink's sockets (or " nosink=" and why the sink could not be set up: the
+// agent then runs without it).
+func handOver(list string, sink bool) error {
 	f := os.NewFile(handoffFD, "sandbox-handoff")
 	defer f.Close()
 	conn, err := net.FileConn(f)
@@ -135,6 +139,9 @@ func handOver(list string) error {
 		}
 	}()
 	for _, p := range strings.Split(list, ",") {
+		if p == "" {
+			continue
+		}
 		port, err := strconv.Atoi(p)
 		if err != nil {
 			return err
@@ -152,7 +159,20 @@ func handOver(list string) error {
 		files = append(files, lf)
 		fds = append(fds, int(lf.Fd()))
 	}
-	_, _, err = uc.WriteMsgUnix([]byte("ok"), syscall.UnixRights(fds...), nil)
+	msg := "ok"
+	if sink {
+		specs, sinkFiles, err := openSink()
+		if err != nil {
+			msg += " nosink=" + err.Error()
+		} else {
+			msg += " sink=" + strings.Join(specs, ",")
+			for _, sf := range sinkFiles {
+				files = append(files, sf)
+				fds = append(fds, int(sf.Fd()))
+			}
+		}
+	}
+	_, _, err = uc.WriteMsgUnix([]byte(msg), syscall.UnixRights(fds...), nil)
 	return err
 }
 
@@ -160,12 +180,18 @@ func handOver(list string) error {
 // the helper hands over.
 type netHandoff struct {
 	ports []int
+	sink  bool // set up the network sink (Options.NetSink)
 
 	mu            sync.Mutex
 	prepared      bool
 	preparedCh    chan struct{} // closed by prepare
 	parent, child *os.File
 	listeners     []net.Listener
+	sinkFiles     []*os.File // the sink's sockets, as handed over
+	sinkSpecs     []string   // what each is ("udp:10.0.0.2:53", "tcp:0.0.0.0:443")
+	sinkErr       string     // why there is no sink
+	served        bool       // the sink's sockets went to sinkServer
+	sinkServer    *sink
 	received      bool
 	err           error
 }
@@ -193,7 +219,8 @@ func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: the namespace helper is this program: %w", err)
 	}
-	if len(cmd.ExtraFiles) > 0 && len(h.ports) > 0 {
+	handoff := len(h.ports) > 0 || h.sink
+	if len(cmd.ExtraFiles) > 0 && handoff {
 		return errors.New("sandbox: the command already has extra files; the listener handoff needs descriptor 3")
 	}
 	args := cmd.Args
@@ -203,7 +230,7 @@ func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 	cmd.Args = append([]string{initArg0, cmd.Path}, args...)
 	cmd.Path = exe
 	cmd.Env = append(cmd.Env, initEnv+"=exec")
-	if len(h.ports) > 0 {
+	if handoff {
 		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -216,6 +243,9 @@ func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 			ports[i] = strconv.Itoa(p)
 		}
 		cmd.Env = append(cmd.Env, portsEnv+"="+strings.Join(ports, ","))
+		if h.sink {
+			cmd.Env = append(cmd.Env, sinkEnv+"=1")
+		}
 	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -260,7 +290,7 @@ func (h *netHandoff) receive(ctx context.Context) ([]net.Listener, error) {
 	stop := context.AfterFunc(ctx, func() { _ = uc.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, 512)
-	oob := make([]byte, syscall.CmsgSpace(4*len(h.ports)))
+	oob := make([]byte, syscall.CmsgSpace(4*(len(h.ports)+maxSinkSockets)))
 	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -269,22 +299,32 @@ func (h *netHandoff) receive(ctx context.Context) ([]net.Listener, error) {
 		h.err = fmt.Errorf("sandbox: waiting for the listeners: %w", err)
 		return nil, h.err
 	}
-	if !bytes.Equal(buf[:n], []byte("ok")) {
-		h.err = fmt.Errorf("sandbox: the helper could not listen: %s", bytes.TrimPrefix(buf[:n], []byte("error: ")))
+	text := string(buf[:n])
+	if text != "ok" && !strings.HasPrefix(text, "ok ") {
+		h.err = fmt.Errorf("sandbox: the helper could not listen: %s", strings.TrimPrefix(text, "error: "))
 		return nil, h.err
+	}
+	if v, ok := strings.CutPrefix(text, "ok sink="); ok {
+		h.sinkSpecs = strings.Split(v, ",")
+	} else if v, ok := strings.CutPrefix(text, "ok nosink="); ok {
+		h.sinkErr = v
 	}
 	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
 	var fds []int
 	if err == nil && len(msgs) == 1 {
 		fds, err = syscall.ParseUnixRights(&msgs[0])
 	}
-	if err != nil || len(fds) != len(h.ports) {
+	if err != nil || len(fds) != len(h.ports)+len(h.sinkSpecs) {
 		for _, fd := range fds {
 			syscall.Close(fd)
 		}
-		h.err = fmt.Errorf("sandbox: the helper sent %d listeners, want %d (%v)", len(fds), len(h.ports), err)
+		h.err = fmt.Errorf("sandbox: the helper sent %d sockets, want %d (%v)", len(fds), len(h.ports)+len(h.sinkSpecs), err)
 		return nil, h.err
 	}
+	for _, fd := range fds[len(h.ports):] {
+		h.sinkFiles = append(h.sinkFiles, os.NewFile(uintptr(fd), "sandbox-sink"))
+	}
+	fds = fds[:len(h.ports)]
 	for _, fd := range fds {
 		f := os.NewFile(uintptr(fd), "sandbox-listener")
 		l, err := net.FileListener(f)
@@ -313,6 +353,14 @@ func (h *netHandoff) close() {
 	if h.parent != nil {
 		h.parent.Close()
 		h.child.Close()
+	}
+	for _, f := range h.sinkFiles {
+		f.Close()
+	}
+	h.sinkFiles = nil
+	if h.sinkServer != nil {
+		h.sinkServer.close()
+		h.sinkServer = nil
 	}
 	if !h.received {
 		h.received = true
@@ -383,6 +431,6 @@ func netUnavailable() string {
 	return ""
 }
 
-func newNetHandoff(ports []int) *netHandoff {
-	return &netHandoff{ports: ports, preparedCh: make(chan struct{})}
+func newNetHandoff(ports []int, sink bool) *netHandoff {
+	return &netHandoff{ports: ports, sink: sink, preparedCh: make(chan struct{})}
 }

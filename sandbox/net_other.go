@@ -28,7 +28,7 @@ func Available() Capabilities {
 // netHandoff is never made outside Linux (New refuses LevelNet).
 type netHandoff struct{ ports []int }
 
-func newNetHandoff(ports []int) *netHandoff { return &netHandoff{ports: ports} }
+func newNetHandoff(ports []int, _ bool) *netHandoff { return &netHandoff{ports: ports} }
 
 func (h *netHandoff) prepare(*exec.Cmd) error { return errors.New("sandbox: no net level here") }
 func (h *netHandoff) close()                  {}
@@ -36,4 +36,12 @@ func (h *netHandoff) close()                  {}
 // Listeners needs the net level, which needs Linux.
 func (s *Sandbox) Listeners(context.Context) ([]net.Listener, error) {
 	return nil, errors.New("sandbox: no ports to hand over (they need the net level, which needs Linux)")
+}
+
+// ServeNetwork needs the net level, which needs Linux: it returns at once.
+func (s *Sandbox) ServeNetwork(context.Context) error { return nil }
+
+// Network says nothing of the agent's network use was observed: it had the network.
+func (s *Sandbox) Network() Network {
+	return Network{Lookups: []string{}, Connects: []Connect{}, Note: "not observed: the agent had the network (only the net level cuts it)"}
 }

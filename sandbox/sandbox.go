@@ -50,6 +50,9 @@ type Options struct {
 	PassEnv []string
 	// Net asks for LevelNet; New fails when it is not available here.
 	Net bool
+	// NetSink, at LevelNet, answers and records the agent's DNS lookups and connection
+	// attempts on its loopback (see ServeNetwork and Network).
+	NetSink bool
 	// Ports are TCP ports to listen on at 127.0.0.1 inside the agent's network namespace
 	// (LevelNet only): Listeners hands them over once the agent started, so that a loopback
 	// server of the caller (the model emulator) is reachable from the agent.
@@ -89,8 +92,8 @@ func New(opts Options) (*Sandbox, error) {
 		if c := Available(); !c.Net {
 			return nil, fmt.Errorf("isolation level net is not available here: %s", c.NetUnavailable)
 		}
-	} else if len(opts.Ports) > 0 {
-		return nil, errors.New("sandbox ports need the net level")
+	} else if len(opts.Ports) > 0 || opts.NetSink {
+		return nil, errors.New("sandbox ports and the network sink need the net level")
 	}
 	s := &Sandbox{opts: opts, level: LevelEnvHome}
 	if opts.Net {
@@ -207,7 +210,7 @@ func (s *Sandbox) build() error {
 		return err
 	}
 	if s.level == LevelNet {
-		s.net = newNetHandoff(s.opts.Ports)
+		s.net = newNetHandoff(s.opts.Ports, s.opts.NetSink)
 	}
 	return nil
 }

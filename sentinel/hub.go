@@ -123,6 +123,17 @@ func (h *Hub) Server(t Transport) MCPServer {
 	return s
 }
 
+// Setup says what the sentinels of this Hub are: per transport, the server's name, its one
+// tool and the marker in the tool's result. The probe records it, so that the milestones
+// can be derived again from the record alone (Milestones.Advance).
+func (h *Hub) Setup() Setup {
+	var s Setup
+	for _, t := range Transports {
+		s.Sentinels = append(s.Sentinels, SentinelInfo{Transport: t, Name: ServerNamePrefix + string(t), Tool: h.Tool(t), Marker: h.Marker(t)})
+	}
+	return s
+}
+
 // Servers returns the entries of all three sentinels, in the order of Transports.
 func (h *Hub) Servers() []MCPServer {
 	var out []MCPServer
@@ -232,40 +243,8 @@ func (h *Hub) record(ev Event) {
 
 // advance updates the milestones of ev's transport; h.mu is held.
 func (h *Hub) advance(ev Event) {
-	m := h.miles[ev.Transport]
-	if m == nil {
-		return
-	}
-	first := func(at *time.Time) {
-		if at.IsZero() {
-			*at = ev.Time
-		}
-	}
-	switch ev.Kind {
-	case KindSpawned, KindRequest, KindMessage, KindResponse, KindInvalid, KindOversize:
-		first(&m.Reached)
-	}
-	if m.ConfigSeen == nil && ev.ConfigSeen != nil {
-		seen := *ev.ConfigSeen
-		m.ConfigSeen = &seen
-	}
-	if ev.Kind != KindMessage || ev.Status >= 400 {
-		return
-	}
-	if ev.Method == "initialize" || ev.ProtocolVersion != "" {
-		first(&m.Connected)
-	}
-	if m.ClientInfo == nil && ev.ClientInfo != nil {
-		ci := *ev.ClientInfo
-		m.ClientInfo = &ci
-	}
-	switch ev.Method {
-	case "tools/list":
-		first(&m.Listed)
-	case "tools/call":
-		if ev.Tool == h.Tool(ev.Transport) {
-			first(&m.Called)
-		}
+	if m := h.miles[ev.Transport]; m != nil {
+		m.Advance(ev, h.Tool(ev.Transport))
 	}
 }
 

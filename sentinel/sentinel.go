@@ -159,6 +159,62 @@ type Milestones struct {
 	ConfigSeen *bool `json:"configSeen,omitempty"`
 }
 
+// Advance updates m with ev, an event of m's transport whose sentinel exposes tool: the
+// stages ev shows are set to ev.Time where not yet seen. A message answered >= 400 (refused by
+// the MCP SDK) counts for no stage beyond Reached. The Hub advances its milestones with it, and
+// the probe derives the same milestones from the events of a record.
+func (m *Milestones) Advance(ev Event, tool string) {
+	when := ev.Time
+	if when.IsZero() {
+		when = time.Unix(0, 0).UTC() // an event without a time (a hand-written record) still counts
+	}
+	first := func(at *time.Time) {
+		if at.IsZero() {
+			*at = when
+		}
+	}
+	switch ev.Kind {
+	case KindSpawned, KindRequest, KindMessage, KindResponse, KindInvalid, KindOversize:
+		first(&m.Reached)
+	}
+	if m.ConfigSeen == nil && ev.ConfigSeen != nil {
+		seen := *ev.ConfigSeen
+		m.ConfigSeen = &seen
+	}
+	if ev.Kind != KindMessage || ev.Status >= 400 {
+		return
+	}
+	if ev.Method == "initialize" || ev.ProtocolVersion != "" {
+		first(&m.Connected)
+	}
+	if m.ClientInfo == nil && ev.ClientInfo != nil {
+		ci := *ev.ClientInfo
+		m.ClientInfo = &ci
+	}
+	switch ev.Method {
+	case "tools/list":
+		first(&m.Listed)
+	case "tools/call":
+		if ev.Tool == tool {
+			first(&m.Called)
+		}
+	}
+}
+
+// Setup is what one Hub's sentinels are (Hub.Setup).
+type Setup struct {
+	Sentinels []SentinelInfo `json:"sentinels"`
+}
+
+// SentinelInfo is one sentinel: its transport, the name of its mcpServers entry, its tool
+// and the marker its tool's result carries.
+type SentinelInfo struct {
+	Transport Transport `json:"transport"`
+	Name      string    `json:"name"`
+	Tool      string    `json:"tool"`
+	Marker    string    `json:"marker"`
+}
+
 // At returns the time stage was first seen, zero if never.
 func (m Milestones) At(s Stage) time.Time {
 	switch s {

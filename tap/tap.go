@@ -3,6 +3,10 @@
 // directions as soon as it is read, and a copy of each line goes to a jsonrpc.Log for a
 // transcript or live checks. The agent runs in its own process group, which is torn down
 // when the editor goes away.
+//
+// The tap's memory does not grow with the session: without a Log it keeps nothing but its
+// copy buffers; with one, what the log keeps is the log's budget (jsonrpc.KeepNone for a log
+// that only its observers read), and a line is held whole only up to MaxLineSize.
 package tap
 
 import (
@@ -26,7 +30,8 @@ type Options struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Log receives a copy of every line (client and agent), stderr chunk and event.
+	// Log receives a copy of every line (client and agent), stderr chunk and event. Without
+	// one the tap records nothing: it only moves bytes.
 	Log *jsonrpc.Log
 	// MaxLineSize bounds a line kept whole in the log (forwarding is never limited).
 	MaxLineSize int
@@ -39,11 +44,17 @@ type Options struct {
 // Run proxies until the agent has exited and its output is drained, and returns how it ended.
 // The error is non-nil only when the agent could not be started.
 func Run(ctx context.Context, o Options) (transport.Exit, error) {
-	if o.Log == nil {
+	recording := o.Log != nil
+	if !recording { // the events cost one counted run
 		o.Log = jsonrpc.NewLog()
+		o.Log.SetBudget(jsonrpc.Budget{Bytes: jsonrpc.KeepNone})
 	}
 	record.Spawn.Emit(o.Log, record.SpawnInfo{Argv: o.Agent.CommandLine(), Tap: true})
-	agent, err := o.Agent.Launch(ctx, stderrTee{o.Stderr, o.Log})
+	var stderr io.Writer = stderrTee{o.Stderr, o.Log}
+	if !recording {
+		stderr = o.Stderr
+	}
+	agent, err := o.Agent.Launch(ctx, stderr)
 	if err != nil {
 		record.SpawnFailed.Emit(o.Log, record.Message{Message: err.Error()})
 		return transport.Exit{}, err
@@ -56,7 +67,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 
 	// editor → agent
 	go func() {
-		s := newSplitter(o.Log, jsonrpc.DirClient, o.MaxLineSize)
+		s := newSplitter(o.Log, jsonrpc.DirClient, o.MaxLineSize, recording)
 		pump(o.Stdin, agent.Stdin(), s)
 		s.flush()
 		record.EditorEOF.Emit(o.Log, record.None{})
@@ -65,7 +76,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 	// agent → editor
 	drained := make(chan struct{})
 	go func() {
-		s := newSplitter(o.Log, jsonrpc.DirAgent, o.MaxLineSize)
+		s := newSplitter(o.Log, jsonrpc.DirAgent, o.MaxLineSize, recording)
 		if werr := pump(agent.Stdout(), o.Stdout, s); werr != nil {
 			leave() // the editor stopped reading: it is gone
 		}
@@ -122,7 +133,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 
 // pump copies src to dst chunk by chunk. Each chunk is logged before it is forwarded, so the
 // log keeps cause before effect: a request is recorded before the agent can answer it. It
-// returns the write error, if writing failed.
+// returns the write error, if writing failed. A nil splitter logs nothing.
 func pump(src io.Reader, dst io.Writer, s *splitter) error {
 	buf := make([]byte, 64<<10)
 	for {
@@ -149,7 +160,11 @@ type splitter struct {
 	oversize bool
 }
 
-func newSplitter(log *jsonrpc.Log, dir jsonrpc.Dir, max int) *splitter {
+// newSplitter logs the lines of dir in log; nil (logging nothing) unless recording.
+func newSplitter(log *jsonrpc.Log, dir jsonrpc.Dir, max int, recording bool) *splitter {
+	if !recording {
+		return nil
+	}
 	if max <= 0 {
 		max = jsonrpc.DefaultMaxLineSize
 	}
@@ -157,7 +172,7 @@ func newSplitter(log *jsonrpc.Log, dir jsonrpc.Dir, max int) *splitter {
 }
 
 func (s *splitter) write(p []byte) {
-	for len(p) > 0 {
+	for s != nil && len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
 		if i >= 0 {
@@ -186,7 +201,7 @@ func (s *splitter) emit(unterminated bool) {
 
 // flush logs a last line the stream left without a newline.
 func (s *splitter) flush() {
-	if s.size > 0 {
+	if s != nil && s.size > 0 {
 		s.emit(true)
 	}
 }

@@ -164,7 +164,7 @@ func TestSpawnFailure(t *testing.T) {
 
 func TestSplitterOversize(t *testing.T) {
 	log := jsonrpc.NewLog()
-	s := newSplitter(log, jsonrpc.DirAgent, 10)
+	s := newSplitter(log, jsonrpc.DirAgent, 10, true)
 	s.write([]byte("0123456789ABCDEF"))
 	s.write([]byte("GH\nshort\n"))
 	fs := log.Frames()

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Command launches an agent as a child process in a session of its own (see the package doc).
@@ -244,22 +246,11 @@ func (r *eofReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// signalName is the conventional name of a signal ("SIGTERM", "SIGUSR1"), or "signal N" for
+// one the system does not name.
 func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
+	if name := unix.SignalName(s); name != "" {
+		return name
 	}
 	return fmt.Sprintf("signal %d", int(s))
 }

@@ -89,7 +89,11 @@ func (l *lifecycle) ladder(ctx context.Context, ld Ladder, s stopper) {
 	}
 	l.setStep(byStdin)
 	s.closeStdin()
-	if waitOrDone(ctx, l.exited, ld.StdinWait) || s.endedNow() {
+	left := waitOrDone(ctx, l.exited, ld.StdinWait) || s.endedNow()
+	if ld.AfterStdin != nil {
+		ld.AfterStdin(left)
+	}
+	if left {
 		<-l.exited
 		return
 	}

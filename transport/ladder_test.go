@@ -56,10 +56,22 @@ func TestLadderSteps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLifecycle()
 			f := &fakeStopper{l: &l, endOn: tc.endOn, endedEarly: tc.endedEarly}
-			l.ladder(context.Background(), tc.ladder.withDefaults(), f)
+			ld := tc.ladder.withDefaults()
+			var after []bool
+			ld.AfterStdin = func(left bool) {
+				f.did = append(f.did, "after-stdin")
+				after = append(after, left)
+			}
+			l.ladder(context.Background(), ld, f)
 			x := l.Exit()
-			if !slices.Equal(f.did, tc.did) || x.By != tc.by {
-				t.Errorf("did %v, exit by %q; want %v, %q", f.did, x.By, tc.did, tc.by)
+			// The hook runs once, right after the stdin step, before any signal; it says
+			// whether the agent left on its stdin EOF.
+			want := slices.Insert(slices.Clone(tc.did), 1, "after-stdin")
+			if !slices.Equal(f.did, want) || x.By != tc.by {
+				t.Errorf("did %v, exit by %q; want %v, %q", f.did, x.By, want, tc.by)
+			}
+			if len(after) != 1 || after[0] != (tc.by == byStdin) {
+				t.Errorf("AfterStdin got %v, want one call saying left=%v", after, tc.by == byStdin)
 			}
 			if (x.By == byStdin) != (x.AfterStdinCloseMs != nil) {
 				t.Errorf("afterStdinCloseMs = %v with by %q", x.AfterStdinCloseMs, x.By)

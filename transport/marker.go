@@ -67,12 +67,12 @@ type Scope struct {
 
 // Proc is a process found by Sweep.
 type Proc struct {
-	PID  int
-	PPID int
-	PGID int // process group
-	SID  int // session
+	PID  int `json:"pid"`
+	PPID int `json:"ppid"`
+	PGID int `json:"pgid"` // process group
+	SID  int `json:"sid"`  // session
 	// Comm is the kernel's name for the program (at most 15 bytes).
-	Comm string
+	Comm string `json:"command"`
 	// Argv is the start of the command line: at most 8 arguments of at most 256 bytes.
-	Argv []string
+	Argv []string `json:"argv,omitempty"`
 }

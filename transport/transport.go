@@ -21,6 +21,11 @@ type Ladder struct {
 	// Grace is how long SIGTERM may take before SIGKILL, and bounds the clean-up of what
 	// outlives the agent; DefaultGrace when 0.
 	Grace time.Duration
+	// AfterStdin, when set, is called once the stdin step is over and before any signal: the
+	// agent has left on its stdin EOF (left is true), or StdinWait has passed without it. The
+	// caller may look at what is still running then (Sweep). It is not called when the agent
+	// had ended before the teardown began.
+	AfterStdin func(left bool)
 }
 
 // Patient is the ladder that gives the agent grace to leave after stdin closes, and grace
@@ -107,8 +112,18 @@ type Survivor struct {
 // Moment names when a sweep ran.
 type Moment string
 
-// AfterLadder is the sweep Shutdown runs once the agent has ended.
-const AfterLadder Moment = "after-ladder"
+// The moments of a teardown at which the agent's other processes are looked for.
+const (
+	// AfterSessionClose: session/close was answered (a sweep of the caller's; nothing is
+	// signalled).
+	AfterSessionClose Moment = "after-session-close"
+	// AfterStdin: the stdin step of the ladder is over (Ladder.AfterStdin; nothing is
+	// signalled).
+	AfterStdin Moment = "after-stdin"
+	// AfterLadder is the sweep Shutdown runs once the agent has ended: what it finds is
+	// killed (Exit.Survivors).
+	AfterLadder Moment = "after-ladder"
+)
 
 // SurvivorSettle is how long the sweep after the ladder lets processes that left the agent's
 // group end by themselves before it kills them and reports them as survivors.

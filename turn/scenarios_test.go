@@ -1,7 +1,6 @@
 package turn_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/sandbox"
@@ -46,21 +43,8 @@ func runTurns(t *testing.T, faults []string, scenarios ...probe.Scenario) *probe
 // validate checks the report against the published result schema.
 func validate(t *testing.T, r *probe.Result) {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(probe.ResultJSONSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("result.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("result.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, _ := json.Marshal(r)
-	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err := sch.Validate(v); err != nil {
+	if err := probe.ValidateResult(b); err != nil {
 		t.Errorf("the report does not match result.schema.json: %v", err)
 	}
 }
@@ -94,7 +78,7 @@ func TestScenariosPass(t *testing.T) {
 	if ids := findingIDs(r); len(ids) > 0 {
 		t.Errorf("turn findings against the passing persona: %v", ids)
 	}
-	for _, s := range probe.Scenarios {
+	for _, s := range probe.DefaultScenarios {
 		if tr := turnOf(t, r, s); tr.Outcome != probe.TurnPassed {
 			t.Errorf("%s: %s (%s), want passed", s, tr.Outcome, tr.Reason)
 		}
@@ -145,6 +129,70 @@ func TestScenarioFaults(t *testing.T) {
 			}
 			if ids := findingIDs(r); !slices.Contains(ids, c.want) {
 				t.Errorf("findings %v, want %s", ids, c.want)
+			}
+		})
+	}
+}
+
+// mcpOf is the MCP facts of a report, by transport.
+func mcpOf(t *testing.T, r *probe.Result) map[string]probe.MCPTruth {
+	t.Helper()
+	out := map[string]probe.MCPTruth{}
+	for _, m := range turnOf(t, r, probe.ScenarioMCP).MCP {
+		out[m.Transport] = m
+	}
+	if len(out) != 3 {
+		t.Fatalf("MCP facts for %d transports, want stdio, http and sse: %+v", len(out), out)
+	}
+	return out
+}
+
+func milestones(m probe.MCPTruth) string {
+	show := func(b *bool) string {
+		switch {
+		case b == nil:
+			return "?"
+		case *b:
+			return "y"
+		}
+		return "n"
+	}
+	return strings.Join([]string{show(m.Delivered), show(m.Connected), show(m.Listed), show(m.Visible), show(m.Asked), show(m.Called), show(m.Returned)}, "")
+}
+
+// The sentinels, one per transport, against the model persona: every milestone, from
+// delivered to the tool's result back at the model; with --no-mcp it never connects; with
+// --hide-mcp-tools it lists the tools and never offers them to the model. Each missed milestone
+// of an advertised transport is a CAPABILITY finding; no sentinel outlives the run.
+func TestMCPScenario(t *testing.T) {
+	for _, c := range []struct {
+		fault, want, stopped string
+		findings             int
+	}{
+		{"", "yyyyyyy", "", 0},
+		{"--no-mcp", "ynnnnnn", "connected", 3},
+		{"--hide-mcp-tools", "yyynnnn", "visible", 3},
+	} {
+		t.Run("fault"+c.fault, func(t *testing.T) {
+			t.Parallel()
+			var faults []string
+			if c.fault != "" {
+				faults = []string{c.fault}
+			}
+			r := runTurns(t, faults, probe.ScenarioMCP)
+			for tr, m := range mcpOf(t, r) {
+				if got := milestones(m); got != c.want || m.StoppedAt != c.stopped || !m.Advertised {
+					t.Errorf("%s: milestones %s stopped at %q (advertised %v), want %s stopped at %q", tr, got, m.StoppedAt, m.Advertised, c.want, c.stopped)
+				}
+			}
+			n := 0
+			for _, f := range r.Findings {
+				if f.ID == "mcp.milestone-missed" {
+					n++
+				}
+			}
+			if n != c.findings {
+				t.Errorf("%d mcp.milestone-missed findings, want %d: %v", n, c.findings, findingIDs(r))
 			}
 		})
 	}

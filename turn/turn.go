@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/acpprobe/acpprobe"
@@ -24,6 +25,7 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -39,8 +41,11 @@ type Options struct {
 	Backend emulator.Dialect
 	// Profiles are the backend profiles (the embedded set when nil).
 	Profiles *emulator.Profiles
-	// Scenarios to run (all of them when empty), in Scenarios order.
+	// Scenarios to run (probe.DefaultScenarios when empty), in probe.Scenarios order.
 	Scenarios []probe.Scenario
+	// SentinelArgv starts the stdio sentinel MCP server (the mcp scenario): a program and its
+	// first arguments, ending in a call of sentinel.Main. Default: acpprobe mcp-sentinel.
+	SentinelArgv []string
 	// Sandbox configures the sandbox every turn runs in (KeepDir, PassEnv, Env, Net…); its
 	// Workspace defaults to a fresh directory in the sandbox.
 	Sandbox sandbox.Options
@@ -81,7 +86,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	scenarios := o.Scenarios
 	if len(scenarios) == 0 {
-		scenarios = probe.Scenarios
+		scenarios = probe.DefaultScenarios
 	}
 
 	box, err := sandbox.New(o.Sandbox)
@@ -104,9 +109,26 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	defer srv.Close()
 
+	var hub *sentinel.Hub
+	if slices.Contains(scenarios, probe.ScenarioMCP) {
+		so := sentinel.Options{OnEvent: func(ev sentinel.Event) { record.MCP.Emit(log, ev) }}
+		if len(o.SentinelArgv) > 0 {
+			so.Command, so.Args = o.SentinelArgv[0], o.SentinelArgv[1:]
+		}
+		if hub, err = sentinel.Start(so); err != nil {
+			return nil, fmt.Errorf("turn: MCP sentinels: %w", err)
+		}
+		defer hub.Close()
+	}
+
 	profile, found := o.profile(ctx, cmd, box)
 	po := o.Probe
-	po.Launcher = isolate(box, cmd)
+	if hub != nil {
+		for _, s := range hub.Servers() {
+			po.MCPServers = append(po.MCPServers, s)
+		}
+	}
+	po.Launcher = acpprobe.Sandboxed(box, cmd)
 	if found {
 		setup, err := profile.Setup(emulator.ValuesFor(srv, box.Home()))
 		if err != nil {
@@ -120,16 +142,26 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		po.Launcher = c
 		po.Authenticate = setup.Authenticate
 		po.Permission = probe.PermissionReject
-		po.Steps = steps(scenarios, &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout})
+		sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
+		po.Steps = steps(scenarios, sc)
+		if hub != nil {
+			po.Steps = append(po.Steps, mcpStep{hub: hub, sc: sc})
+		}
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
-		po.Steps = []probe.Step{notExercised{reason: ErrNoProfile.Error(), scenarios: scenarios}}
+		// Without a profile no turn runs; what the agent does with the sentinels by itself
+		// (connect, list their tools) is still observed.
+		po.Steps = []probe.Step{notExercised{reason: ErrNoProfile.Error(), scenarios: slices.DeleteFunc(slices.Clone(scenarios),
+			func(s probe.Scenario) bool { return s == probe.ScenarioMCP })}}
+		if hub != nil {
+			po.Steps = append(po.Steps, mcpStep{hub: hub})
+		}
 	}
 	if po.Cwd == "" {
 		po.Cwd = box.Workspace()
 	}
-	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze})
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box})
 }
 
 // profile chooses the backend profile: by hand (Backend), by registry id or config name, or
@@ -143,7 +175,7 @@ func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbo
 	}
 	first := o.Probe
 	first.Log = nil
-	first.Launcher = isolate(box, cmd)
+	first.Launcher = acpprobe.Sandboxed(box, cmd)
 	first.InitializeOnly = true
 	first.Steps = nil
 	log, err := probe.Drive(ctx, first)
@@ -171,16 +203,4 @@ type scene struct {
 // path is a fresh file name in the workspace for a scenario.
 func (s *scene) path(name string) string {
 	return filepath.Join(s.workspace, fmt.Sprintf("acpprobe-%s-%d.txt", name, os.Getpid()))
-}
-
-// isolate moves an agent command into the sandbox: its environment is the sandbox's (the
-// command's own variables merged over it), its directory the sandbox's workspace unless it
-// has one, and the sandbox prepares it (the network level re-executes it in namespaces).
-func isolate(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
-	cmd.Environ = box.Env()
-	if cmd.Dir == "" {
-		cmd.Dir = box.Workspace()
-	}
-	cmd.Prepare = box.Prepare
-	return cmd
 }

@@ -11,12 +11,16 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
 func TestMain(m *testing.M) {
 	sandbox.Init()
+	if len(os.Args) > 1 && os.Args[1] == "mcp-sentinel" { // the stdio sentinel the agent starts
+		os.Exit(sentinel.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("ACPPROBE_TURN_AGENT") != "" {
 		os.Exit(acptestMain())
 	}
@@ -50,7 +54,7 @@ func TestNoProfileIsNotExercised(t *testing.T) {
 			skipped[p.Name] = p.Reason
 		}
 	}
-	for _, s := range probe.Scenarios {
+	for _, s := range probe.DefaultScenarios {
 		if why := skipped[s.StepName()]; !strings.Contains(why, "no backend profile") {
 			t.Errorf("scenario %s: skipped %q, want not exercised for lack of a profile", s, why)
 		}

@@ -31,6 +31,9 @@ const (
 	V1Unstable = "v1-unstable" // v1 with the unstable drafts (session/fork, providers, …)
 	V2         = "v2"          // the v2 draft (2.0.0-alpha.3)
 	V1Next     = "v1-next"     // the newer v1 shipped in @agentclientprotocol/sdk 2.4.0 (≥ 1.25)
+	// V1NextUnstable is the newer v1 with its unstable drafts (auth/status,
+	// agentCapabilities.auth.status, auth/status_update, session/status, …).
+	V1NextUnstable = "v1-next-unstable"
 )
 
 //go:generate go run ./internal/gen
@@ -46,10 +49,11 @@ type set struct {
 type method struct{ key, def string }
 
 // sets are the selectable sets, in the order of Names.
-var sets = []*Set{{V1, &setV1}, {V1Unstable, &setV1Unstable}, {V2, &setV2}, {V1Next, &setV1Next}}
+var sets = []*Set{{V1, &setV1}, {V1Unstable, &setV1Unstable}, {V2, &setV2}, {V1Next, &setV1Next},
+	{V1NextUnstable, &setV1NextUnstable}}
 
 // Names lists the selectable sets.
-func Names() []string { return []string{V1, V1Unstable, V2, V1Next} }
+func Names() []string { return []string{V1, V1Unstable, V2, V1Next, V1NextUnstable} }
 
 // Provenance is data/SOURCE.md: where every embedded file comes from.
 func Provenance() string {

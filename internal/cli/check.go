@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
@@ -35,6 +36,8 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	fs := newFlagSet("check")
 	var pf probeFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
+	var iso isolateFlags
+	iso.register(fs, sandbox.LevelNone)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
 	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))
@@ -43,9 +46,9 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
 	allowAuth := fs.Bool("allow-auth-required", false, "when the agent needs authentication and that is the only failure, exit by the verdict (0 when it passed) instead of 4; for CI without credentials")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
-	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens (see acpprobe turn): the whole check then runs in a sandbox, the model emulator as the agent's model")
+	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens and the MCP sentinels (see acpprobe turn): the whole check then runs in a sandbox, the model emulator as the agent's model")
 	var tf turnFlags
-	tf.register(fs)
+	tf.register(fs, false)
 	cl, err := parseArgs(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err
@@ -79,24 +82,35 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		if set := turnFlagsSet(fs); len(set) > 0 {
 			return nil, usagef("%s configure the prompt turns: they need --turns", strings.Join(set, ", "))
 		}
-	}
-	explicitCwd := visited(fs, "cwd")
-	probeTarget := target
-	if *turns {
-		probeTarget = sandboxed(target, explicitCwd)
-	}
-	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, probeTarget), AllowAuthRequired: *allowAuth}
-	if *turns {
-		to, err := tf.options(target, pf.env, explicitCwd)
-		if err != nil {
-			return nil, err
+		opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
+		if err := iso.apply(&opts.ProbeOptions, fs); err != nil {
+			return nil, withJSON(err, pf.json)
 		}
-		opts.Turns = &to
+		return opts.finish(*deep, *shapes, *allowPrompt, *schemaName, verdict), nil
 	}
-	opts.Check = &acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt}
-	opts.Report.Schema = *schemaName
+	// With --turns the whole check runs in the turns' sandbox.
+	box, err := iso.turnSandbox(&target, flagGiven(fs, "cwd"))
+	if err != nil {
+		return nil, err
+	}
+	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
+	to, err := tf.options(target, pf.env, box)
+	if err != nil {
+		return nil, err
+	}
+	if len(to.Scenarios) == 0 {
+		to.Scenarios = probe.Scenarios // check --turns: every scenario, the MCP sentinels too
+	}
+	opts.Turns = &to
+	return opts.finish(*deep, *shapes, *allowPrompt, *schemaName, verdict), nil
+}
+
+// finish sets the active checks and the verdict.
+func (opts *CheckOptions) finish(deep, shapes, allowPrompt bool, schemaName string, verdict *acpprobe.Verdict) *CheckOptions {
+	opts.Check = &acpprobe.Check{Deep: deep, PromptShapes: shapes, AllowPrompt: allowPrompt}
+	opts.Report.Schema = schemaName
 	opts.Report.Verdict = verdict
-	return opts, nil
+	return opts
 }
 
 // verdictOf is the verdict of --fail-on and --baseline.

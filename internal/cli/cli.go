@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/sentinel"
+
 	"github.com/acpprobe/acpprobe/internal/buildinfo"
 )
 
@@ -46,6 +48,9 @@ func bind[O any](parse func(args []string, io Stdio) (*O, error), run func(conte
 	}
 }
 
+// sentinelCommand is the hidden command of the stdio sentinel MCP server (sentinel.Main).
+const sentinelCommand = "mcp-sentinel"
+
 func commands() []command {
 	return []command{
 		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", bind(newProbeOptions, probeRun)},
@@ -67,7 +72,13 @@ func commands() []command {
 
 // Main runs acpprobe with args (without the program name) and returns the exit code. It is the
 // only caller of exitCode, and the only place that prints why a command failed.
+//
+// The hidden command mcp-sentinel is the stdio sentinel MCP server that acpprobe turn --mcp
+// offers an agent (the agent starts it): it speaks MCP, not to people, so it is not listed.
 func Main(ctx context.Context, args []string, stdio Stdio) int {
+	if len(args) > 0 && args[0] == sentinelCommand {
+		return sentinel.Main(ctx, args[1:], stdio.In, stdio.Out, stdio.Err)
+	}
 	name, err := dispatch(ctx, args, stdio)
 	code := exitCode(err)
 	printError(stdio.Err, name, err, code)

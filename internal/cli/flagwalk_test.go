@@ -66,7 +66,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"max-line-size": "1000", "persona": "gemini", "schema": "v2", "fail-on": "info", "baseline": baseline,
 		"findings": filepath.Join(dir, "f.ndjson"), "parallel": "2", "format": "md", "out": dir, "ignore": "x",
 		"vendor": "gemini", "scenario": "cancel", "backend": "gemini", "profiles": profiles, "turn-timeout": "7s",
-		"keep-sandbox": filepath.Join(dir, "box"), "pass-env": "K",
+		"keep-sandbox": filepath.Join(dir, "kept"), "pass-env": "PASS_ME",
+		// matrix runs isolated by default: what changes it is turning it off.
+		"matrix/isolate": "=off",
 	}
 	// base is the command line a flag is added to: per command, and per command/flag where the
 	// flag needs another one to mean anything.
@@ -76,10 +78,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"probe/command": {}, "check/command": {}, "turn/command": {},
 		"check/turns": {"acptest-claude"}, "check/scenario": {"--turns", "acptest-claude"}, "check/backend": {"--turns", "acptest-claude"},
 		"check/profiles": {"--turns", "acptest-claude"}, "check/turn-timeout": {"--turns", "acptest-claude"},
-		"check/keep-sandbox": {"--turns", "acptest-claude"}, "check/pass-env": {"--turns", "acptest-claude"},
 		"matrix/scenario": {"--turns", "acptest-claude"}, "matrix/backend": {"--turns", "acptest-claude"},
 		"matrix/profiles": {"--turns", "acptest-claude"}, "matrix/turn-timeout": {"--turns", "acptest-claude"},
-		"matrix/keep-sandbox": {"--turns", "acptest-claude"}, "matrix/pass-env": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
+		"matrix/mcp": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
 	}
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 	for _, c := range commands() {
@@ -103,7 +104,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 				}
 				stdio := Stdio{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
 				set := []string{"--" + name}
-				if v, ok := sample[name]; ok {
+				if v, ok := sample[c.name+"/"+name]; ok {
+					set = []string{"--" + name + v} // a flag whose default differs per command
+				} else if v, ok := sample[name]; ok {
 					set = append(set, v)
 				} else if !isBool(t, help.String(), name) {
 					t.Fatalf("no sample value for --%s", name)

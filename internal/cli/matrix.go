@@ -17,6 +17,7 @@ import (
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 	"github.com/acpprobe/acpprobe/turn"
 )
@@ -40,8 +41,14 @@ type MatrixOptions struct {
 	// Catalogue classifies vendor extensions (the built-in one when nil).
 	Catalogue *extensions.Catalogue
 	// Turns, when set, runs the prompt-turn scenarios on every agent (--turns), each agent in
-	// its own sandbox with the model emulator as its model; its Keys are each agent's id.
+	// its own sandbox (Isolate's) with the model emulator as its model; its Keys are each
+	// agent's id.
 	Turns *turn.Options
+	// Isolate, when set, runs each agent in a sandbox of its own made from these options:
+	// the default (--isolate=off turns it off).
+	Isolate *sandbox.Options
+	// AuthAB runs the auth oracle on each agent (--auth-ab).
+	AuthAB bool
 }
 
 // matrixFormats are the writers of --format.
@@ -54,12 +61,14 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	fs := newFlagSet("matrix")
 	var pf probeFlags
 	pf.register(fs, jsonFlag|agentsFlag|budgetFlags)
+	var iso isolateFlags
+	iso.register(fs, sandbox.LevelEnvHome)
 	parallel := fs.Int("parallel", matrix.DefaultParallel, "agents probed at once")
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
 	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens on every agent (see acpprobe turn), each in its own sandbox; adds the columns Completion, Model truth, Permission, Cancel")
 	var tf turnFlags
-	tf.register(fs)
+	tf.register(fs, true)
 	if err := parseFlags(fs, args, "acpprobe matrix [IDS...] [--config FILE] [--parallel N] [--format text|md|json|html] [--out DIR]", stdio.Out); err != nil {
 		return nil, err
 	}
@@ -99,12 +108,11 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 			return nil, usagef("%s configure the prompt turns: they need --turns", strings.Join(set, ", "))
 		}
 	}
-	explicitCwd := explicit["cwd"]
 	rc := pf.recording()
 	opts := &MatrixOptions{IO: stdio, Parallel: *parallel, Format: *format, OutDir: *outDir,
-		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat}
+		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat, AuthAB: iso.authAB}
 	if *turns {
-		to, err := tf.options(probe.Options{}, pf.env, false) // each agent's --cwd: turnRunner
+		to, err := tf.options(probe.Options{}, pf.env, sandbox.Options{}) // each agent's sandbox: turnRunner
 		if err != nil {
 			return nil, err
 		}
@@ -112,6 +120,18 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	}
 	for _, id := range ids {
 		target, source, err := pf.resolve(id, explicit)
+		if err == nil {
+			// Every agent gets a sandbox of its own from the same options; prompt turns run
+			// in theirs (turnRunner).
+			if *turns {
+				var box sandbox.Options
+				if box, err = iso.turnSandbox(&target, explicit["cwd"]); err == nil {
+					opts.Isolate = &box
+				}
+			} else {
+				opts.Isolate, err = iso.sandboxOptions(&target, explicit["cwd"])
+			}
+		}
 		var (
 			nr      *errNotRunnable
 			unknown *registry.UnknownAgentError
@@ -124,9 +144,6 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		case err != nil:
 			return nil, err
 		default:
-			if *turns {
-				target = sandboxed(target, explicitCwd)
-			}
 			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target})
 		}
 	}
@@ -163,6 +180,7 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	m := matrix.Run(ctx, opts.Targets, matrix.Options{
 		Parallel: opts.Parallel, Check: &acpprobe.Check{}, OutDir: opts.OutDir,
 		Redactor: red, Catalogue: opts.Catalogue, Progress: progress.Update, Run: opts.turnRunner(),
+		Isolate: opts.Isolate, AuthAB: opts.AuthAB,
 	})
 	progress.Finish()
 	var fileErr error
@@ -192,10 +210,11 @@ func (opts *MatrixOptions) turnRunner() func(context.Context, matrix.Target, acp
 		o := *opts.Turns
 		o.Keys = emulator.Keys{RegistryID: t.ID, ConfigName: t.ID}
 		o.Probe, o.Check, o.Analyze = ao.Probe, ao.Check, ao.Analyze
-		o.Sandbox.Workspace = ao.Probe.Cwd // set only when --cwd was given (sandboxed)
-		if o.Sandbox.KeepDir != "" {
-			o.Sandbox.KeepDir = filepath.Join(o.Sandbox.KeepDir, matrix.FileName(t.ID))
-		}
+		// The agent's sandbox as the matrix made it (its own kept directory), with the
+		// turns' --env values.
+		env := o.Sandbox.Env
+		o.Sandbox = *ao.Isolate
+		o.Sandbox.Env = env
 		return turn.Run(ctx, o)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
 )
 
 // ProbeOptions are the options of probe, demo and check: one agent, probed live, its record
@@ -30,12 +31,19 @@ type ProbeOptions struct {
 	// Note is said on stderr when the agent could not be probed: for an agent of the
 	// registry's index, which index that is, how old, and how to fetch the current one.
 	Note string
+	// Isolate, when set, runs the agent in a sandbox made from these options (--isolate,
+	// --keep-sandbox, --pass-env).
+	Isolate *sandbox.Options
+	// AuthAB runs the auth oracle (--auth-ab).
+	AuthAB bool
 }
 
 func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	fs := newFlagSet("probe")
 	var pf probeFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
+	var iso isolateFlags
+	iso.register(fs, sandbox.LevelNone)
 	cl, err := parseArgs(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err
@@ -44,7 +52,11 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
-	return pf.probeOptions(stdio, target), nil
+	opts := pf.probeOptions(stdio, target)
+	if err := iso.apply(opts, fs); err != nil {
+		return nil, withJSON(err, pf.json)
+	}
+	return opts, nil
 }
 
 // probeable is the error of targetOptions that stops a probe. With --json (asJSON), an agent
@@ -107,7 +119,8 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	}
 	target := opts.Target
 	target.Log = rec.Log
-	r, err := acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report})
+	r, err := acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report,
+		Isolate: opts.Isolate, AuthAB: opts.AuthAB})
 	cerr := rec.Close()
 	if err != nil {
 		return unusable(err)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/tap"
 	"github.com/acpprobe/acpprobe/transcript"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // TapOptions are the options of acpprobe tap: sit between an editor (on stdio) and an agent.
@@ -57,8 +55,10 @@ func newTapOptions(args []string, stdio Stdio) (*TapOptions, error) {
 }
 
 // tapRun sits between an editor and an agent: bytes pass through unchanged; the session is
-// recorded and, with Check, judged as it happens (findings on stderr or --findings, never on
-// stdout). It ends as the agent did (agentExit).
+// recorded (to --transcript, as it happens) and, with Check, judged as it happens (findings on
+// stderr or --findings, never on stdout). What the tap holds in memory does not grow with the
+// session: its log keeps no frame (the transcript and the live judge observe them). It ends
+// as the agent did (agentExit).
 func tapRun(ctx context.Context, opts *TapOptions) error {
 	rec, err := opts.Recording.start(opts.Target, "tap", opts.Catalogue)
 	if err != nil {
@@ -74,21 +74,24 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 		defer findingsFile.Close()
 		out = findingsFile
 	}
+	var log *jsonrpc.Log // nil: the tap records nothing
+	if opts.Recording.Transcript != "" || opts.Check {
+		log = rec.Log
+		log.SetBudget(jsonrpc.Budget{Bytes: jsonrpc.KeepNone})
+	}
 	var judge *liveJudge
 	if opts.Check {
-		judge = &liveJudge{log: rec.Log, cat: opts.Catalogue, out: out, json: findingsFile != nil, seen: map[string]bool{}}
-		stop := judge.start()
-		defer stop()
+		judge = startJudge(log, acpprobe.AnalyzeOptions{Catalogue: opts.Catalogue}, out, findingsFile != nil)
 	}
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	exit, err := tap.Run(context.WithoutCancel(ctx), tap.Options{
-		Agent: opts.Target.Launcher, Stdin: opts.IO.In, Stdout: opts.IO.Out, Stderr: opts.IO.Err, Log: rec.Log,
+		Agent: opts.Target.Launcher, Stdin: opts.IO.In, Stdout: opts.IO.Out, Stderr: opts.IO.Err, Log: log,
 		MaxLineSize: opts.Target.MaxLineSize, Grace: opts.Target.Grace, Signals: signals,
 	})
 	if judge != nil {
-		judge.evaluate()
+		judge.finish()
 	}
 	if cerr := rec.Close(); cerr != nil {
 		fmt.Fprintln(opts.IO.Err, "acpprobe tap: transcript:", render.Message(cerr.Error()))
@@ -96,81 +99,71 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 	if err != nil {
 		return err
 	}
-	if sig, ok := signalByName[exit.Signal]; ok && exit.Code == nil {
-		return &agentExit{status: 128 + int(sig), signal: sig} // the editor sees the agent's own end
-	}
-	return &agentExit{status: agentStatus(exit)}
+	return agentEnd(exit) // the editor sees the agent's own end
 }
 
-// agentStatus is the exit status a shell would report for the agent.
-func agentStatus(x transport.Exit) int {
-	switch {
-	case x.Code != nil:
-		return *x.Code
-	case x.Signal == "SIGKILL":
-		return 128 + 9
-	case x.Signal == "SIGTERM":
-		return 128 + 15
-	case x.Signal == "SIGINT":
-		return 128 + 2
-	case x.Signal == "SIGHUP":
-		return 128 + 1
-	}
-	return 1
-}
-
-// liveJudge evaluates the session while it runs and prints each finding once.
+// liveJudge judges the session while it runs (acpprobe.Live: each frame once) and prints each
+// finding once, as it is found; at the end, how many more of each check it did not print.
 type liveJudge struct {
-	log  *jsonrpc.Log
-	cat  *extensions.Catalogue
+	live *acpprobe.Live
 	out  io.Writer
 	json bool
-	mu   sync.Mutex
-	seen map[string]bool
-	last int
+	stop chan struct{}
+	done chan struct{}
 }
 
-func (j *liveJudge) start() (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
+// liveEvery is how often the judge judges what came since (sooner when much came).
+const liveEvery = 250 * time.Millisecond
+
+// startJudge judges what log records from now on, with o, printing to out (NDJSON when json).
+func startJudge(log *jsonrpc.Log, o acpprobe.AnalyzeOptions, out io.Writer, json bool) *liveJudge {
+	j := &liveJudge{live: acpprobe.NewLive(o), out: out, json: json, stop: make(chan struct{}), done: make(chan struct{})}
+	log.Observe(j.live.Add)
 	go func() {
-		defer close(finished)
-		t := time.NewTicker(250 * time.Millisecond)
+		defer close(j.done)
+		t := time.NewTicker(liveEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-j.stop:
 				return
 			case <-t.C:
-				j.evaluate()
+			case <-j.live.Ready():
 			}
+			j.judge()
 		}
 	}()
-	return func() { close(done); <-finished }
+	return j
 }
 
-func (j *liveJudge) evaluate() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	frames := j.log.Frames()
-	if len(frames) == j.last {
-		return
-	}
-	j.last = len(frames)
-	r, err := acpprobe.Analyze(context.Background(), frames, acpprobe.AnalyzeOptions{Catalogue: j.cat})
+// judge judges what came since the last time and prints what it found.
+func (j *liveJudge) judge() {
+	found, err := j.live.Judge(context.Background())
 	if err != nil {
 		return
 	}
-	for _, f := range r.Findings {
-		key := fmt.Sprintf("%s|%d|%s|%s", f.ID, f.Seq, f.Pointer, f.Message)
-		if j.seen[key] {
-			continue
-		}
-		j.seen[key] = true
+	for _, f := range found {
 		if j.json {
 			_ = render.JSONLine(j.out, f)
 		} else {
 			_ = render.TapFinding(j.out, f)
 		}
 	}
+}
+
+// finish judges the end of the session, says what was not printed, and stops the judge.
+func (j *liveJudge) finish() {
+	close(j.stop)
+	<-j.done
+	j.judge()
+	j.live.Close()
+	omitted := j.live.Omitted()
+	if len(omitted) == 0 {
+		return
+	}
+	if j.json {
+		_ = render.JSONLine(j.out, map[string]any{"omitted": omitted})
+		return
+	}
+	_ = render.TapOmitted(j.out, omitted)
 }

@@ -123,7 +123,7 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	main, _ := record.Split(frames)
+	main := record.Split(frames).Main
 	for _, f := range main {
 		if f.Dir == jsonrpc.DirFolded {
 			return readError("the transcript", fmt.Errorf("%s: more than the %d MiB a replay keeps whole in memory", opts.Transcript, record.DefaultBudget>>20))

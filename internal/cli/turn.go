@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"flag"
+	"slices"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/sandbox"
-	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
@@ -30,18 +30,21 @@ type turnFlags struct {
 	backend     string
 	profilesDir string
 	turnTimeout durationFlag
-	keepSandbox string
-	passEnv     multiFlag
+	// mcp adds the mcp scenario to the default ones (turn and matrix --mcp; check --turns
+	// always runs it).
+	mcp bool
 }
 
-func (t *turnFlags) register(fs *flag.FlagSet) {
-	fs.Var(&t.scenarios, "scenario", "run only this scenario (repeatable; comma lists work): completion, prompt-shapes, model-truth, permission, cancel (default: all)")
+// register defines the turn flags on fs; withMCP adds --mcp.
+func (t *turnFlags) register(fs *flag.FlagSet, withMCP bool) {
+	fs.Var(&t.scenarios, "scenario", "run only this scenario (repeatable; comma lists work): completion, prompt-shapes, model-truth, permission, cancel, mcp (default: all but mcp)")
+	if withMCP {
+		fs.BoolVar(&t.mcp, "mcp", false, "also offer sentinel MCP servers (stdio, http, sse) and report how far the agent gets with each: delivered, connected, listed, visible to the model, called, result returned")
+	}
 	fs.StringVar(&t.backend, "backend", "", "use the generic profile of this model API instead of matching one: anthropic, openai-responses, openai-chat, gemini")
 	fs.StringVar(&t.profilesDir, "profiles", "", "directory of extra backend profiles (JSON, one per agent) merged over the built-in ones")
 	t.turnTimeout.d = turn.DefaultTurnTimeout
 	fs.Var(&t.turnTimeout, "turn-timeout", "budget of one prompt turn")
-	fs.StringVar(&t.keepSandbox, "keep-sandbox", "", "create the sandbox in this directory (absent or empty) and keep it afterwards, for inspection")
-	fs.Var(&t.passEnv, "pass-env", "pass this variable of your environment to the agent in the sandbox (repeatable); credentials are dropped otherwise")
 }
 
 // turnFlagsSet names the turn flags given on fs (as --name), for a command where they need
@@ -50,7 +53,7 @@ func turnFlagsSet(fs *flag.FlagSet) []string {
 	var set []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "scenario", "backend", "profiles", "turn-timeout", "keep-sandbox", "pass-env":
+		case "scenario", "backend", "profiles", "turn-timeout", "mcp":
 			set = append(set, "--"+f.Name)
 		}
 	})
@@ -58,13 +61,13 @@ func turnFlagsSet(fs *flag.FlagSet) []string {
 }
 
 // options are the turn options the flags say, for the agent of target (its registry or config
-// id chooses the backend profile). The agent's --env values go to the sandbox, which refuses
-// the variables it sets itself; a --cwd the user gave is the workspace, else a fresh one in the
-// sandbox.
-func (t *turnFlags) options(target probe.Options, env []string, explicitCwd bool) (turn.Options, error) {
+// id chooses the backend profile), in the sandbox box (see isolateFlags.turnSandbox). The
+// agent's --env values go to the sandbox, which refuses the variables it sets itself.
+func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Options) (turn.Options, error) {
+	box.Env = env
 	o := turn.Options{Backend: emulator.Dialect(t.backend), TurnTimeout: t.turnTimeout.d,
 		Keys:    emulator.Keys{RegistryID: target.AgentID, ConfigName: target.AgentID},
-		Sandbox: sandbox.Options{KeepDir: t.keepSandbox, Env: env, PassEnv: t.passEnv}}
+		Sandbox: box}
 	for _, list := range t.scenarios {
 		for _, name := range strings.Split(list, ",") {
 			s, err := probe.ParseScenario(strings.TrimSpace(name))
@@ -72,6 +75,14 @@ func (t *turnFlags) options(target probe.Options, env []string, explicitCwd bool
 				return o, usagef("--scenario: %v", err)
 			}
 			o.Scenarios = append(o.Scenarios, s)
+		}
+	}
+	if t.mcp {
+		if len(o.Scenarios) == 0 {
+			o.Scenarios = slices.Clone(probe.DefaultScenarios)
+		}
+		if !slices.Contains(o.Scenarios, probe.ScenarioMCP) {
+			o.Scenarios = append(o.Scenarios, probe.ScenarioMCP)
 		}
 	}
 	switch o.Backend {
@@ -86,32 +97,17 @@ func (t *turnFlags) options(target probe.Options, env []string, explicitCwd bool
 		}
 		o.Profiles = ps
 	}
-	if explicitCwd {
-		o.Sandbox.Workspace = target.Cwd
-	}
 	return o, nil
-}
-
-// sandboxed is target with its --env values and, unless --cwd was given, its working
-// directory taken off the command: in the sandbox, the sandbox sets both (turnFlags.options).
-func sandboxed(target probe.Options, explicitCwd bool) probe.Options {
-	if cmd, ok := target.Launcher.(transport.Command); ok {
-		cmd.Env = nil
-		if !explicitCwd {
-			cmd.Dir = ""
-			target.Cwd = ""
-		}
-		target.Launcher = cmd
-	}
-	return target
 }
 
 func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	fs := newFlagSet("turn")
 	var pf probeFlags
 	var tf turnFlags
+	var iso isolateFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
-	tf.register(fs)
+	iso.registerSandbox(fs, "")
+	tf.register(fs, true)
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding is at or above this tier: mandatory, capability, advisory, info")
 	cl, err := parseArgs(fs, args, "acpprobe turn [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
@@ -125,20 +121,16 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
 	}
-	explicitCwd := visited(fs, "cwd")
-	opts := &TurnOptions{ProbeOptions: *pf.probeOptions(stdio, sandboxed(target, explicitCwd))}
+	box, err := iso.turnSandbox(&target, flagGiven(fs, "cwd"))
+	if err != nil {
+		return nil, err
+	}
+	opts := &TurnOptions{ProbeOptions: *pf.probeOptions(stdio, target)}
 	opts.Report.Verdict = verdict
-	if opts.Turn, err = tf.options(target, pf.env, explicitCwd); err != nil {
+	if opts.Turn, err = tf.options(target, pf.env, box); err != nil {
 		return nil, err
 	}
 	return opts, nil
-}
-
-// visited reports whether the flag was given.
-func visited(fs *flag.FlagSet, name string) bool {
-	seen := false
-	fs.Visit(func(f *flag.Flag) { seen = seen || f.Name == name })
-	return seen
 }
 
 // turnRun runs the scenarios in the sandbox (after the active checks, for check --turns),

@@ -109,6 +109,9 @@ func TestTextGolden(t *testing.T) {
 		// acpprobe turn against the model persona with four faults: every scenario's facts,
 		// passed and failed outcomes, the turn findings.
 		"text-turn-faults": loadResult(t, filepath.Join("testdata", "turn-faults.result.json")),
+		// check --isolate --auth-ab of the side-effects fault: files, a login opened, a setsid
+		// daemon and a leaked child, the kept sandbox, your identity against an empty one.
+		"text-side-effects": loadResult(t, filepath.Join("testdata", "side-effects.result.json")),
 	}
 	for name, r := range results {
 		t.Run(name, func(t *testing.T) {

@@ -123,12 +123,13 @@ type htmlRow struct {
 	AuthMethods            []htmlAuthMethod
 	Modes                  []htmlChoice
 	Configs                []htmlConfig
-	Models, LegacyModels   []htmlChoice
+	Models                 []htmlChoice
 	Methods                []htmlMethod
 	Tiers                  []htmlTier
 	Extensions             []htmlExtension
 	Turns                  []htmlTurn
 	Timings                []htmlKV
+	Effects                []htmlKV // what the run did to the machine (nil when not observed)
 	ErrorAgent, ResultJSON string
 	FindingCount           int
 	AuthClass              string // the style of the auth status
@@ -222,9 +223,6 @@ func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 	for _, m := range x.Models {
 		row.Models = append(row.Models, htmlChoice{ID: m.ID, Name: m.Name, Description: m.Description, Current: current != "" && m.ID == current})
 	}
-	for _, m := range x.LegacyModels {
-		row.LegacyModels = append(row.LegacyModels, htmlChoice{ID: m.ID, Name: m.Name, Description: m.Description})
-	}
 	for _, o := range x.ConfigOptions {
 		cur := strings.TrimSpace(string(o.CurrentValue))
 		if s := o.Current(); s != "" {
@@ -239,6 +237,9 @@ func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 			c.Values = append(c.Values, htmlChoice{ID: v.Value, Name: name, Description: v.Description, Current: v.Value == cur})
 		}
 		row.Configs = append(row.Configs, c)
+	}
+	if x.SideEffects != nil {
+		row.Effects = effectsKVs(x.SideEffects)
 	}
 	row.Methods = methods(x.Methods)
 	row.Tiers = tiers(x.Findings)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -255,5 +257,31 @@ func TestMatrixHTMLNotKnown(t *testing.T) {
 	}
 	if n := strings.Count(authPart, "Not known: session/new did not succeed (auth_required).</p>"); n != 3 {
 		t.Errorf("the auth_required row says modes, models and config options are not known %d times, want 3", n)
+	}
+}
+
+// TestMatrixHTMLSideEffects: a row whose run observed side effects (check --isolate --auth-ab
+// of the side-effects fault) has a Side effects card and the auth oracle in its
+// Authentication card; its summary row says them in two cells.
+func TestMatrixHTMLSideEffects(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "side-effects.result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r probe.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := renderHTML(t, &matrix.Matrix{Schema: matrix.Schema, Rows: []matrix.Row{{ID: "fault", Result: &r}}})
+	for _, want := range []string{
+		`<section class="card span2"><h3>Side effects</h3>`,
+		`<dd>created home/.acptest/state.json (file, 44 bytes)</dd>`,
+		`<dd>xdg-open https://login.acptest.invalid/oauth/authorize?… at 57 ms</dd>`,
+		`Your identity against an empty one (--auth-ab): <strong>authenticated</strong>`,
+		`<td data-key="effects"`, `home, 3 files, 1 browser, 2 survived`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }

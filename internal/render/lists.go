@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/drift"
@@ -96,4 +98,16 @@ func TapFinding(w io.Writer, f probe.Finding) error {
 	}
 	_, err := io.WriteString(w, Clean(fmt.Sprintf("acpprobe tap: %s %s%s: %s", f.Tier, f.ID, where, f.Message))+"\n")
 	return err
+}
+
+// TapOmitted writes the last lines of `acpprobe tap --check`: for each check, in id order, how
+// many of its findings were not printed (beyond the ones printed, or saying again what one
+// said).
+func TapOmitted(w io.Writer, omitted map[string]int) error {
+	for _, id := range slices.Sorted(maps.Keys(omitted)) {
+		if _, err := io.WriteString(w, Clean(fmt.Sprintf("acpprobe tap: %s: %d more like this, not shown", id, omitted[id]))+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -90,11 +90,7 @@ var Columns = []Column{
 	}},
 	{Key: "models", Title: "Models", Value: func(r matrix.Row) string {
 		return session(r, func(x *probe.Result) string {
-			var ids []string
-			for _, m := range x.Models {
-				ids = append(ids, m.ID)
-			}
-			return list(ids...)
+			return list(modelIDs(x)...)
 		})
 	}},
 	{Key: "config", Title: "Config options", Short: "Config", Value: func(r matrix.Row) string {
@@ -134,13 +130,23 @@ var Columns = []Column{
 			return fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs)
 		})
 	}},
+	{Key: "effects", Title: "Side effects", Short: "Effects", Value: effectsCell},
+	{Key: "authab", Title: "Auth A/B", Value: func(r matrix.Row) string {
+		return result(r, func(x *probe.Result) string {
+			if x.AuthAB == nil {
+				return None
+			}
+			return string(x.AuthAB.Status)
+		})
+	}},
 	{Key: "status", Title: "Status", Value: Status},
 }
 
 // TurnColumns are the columns of matrix --turns: how each prompt-turn scenario a user asks
 // about came out (TurnCell).
 var TurnColumns = []Column{turnColumn("Completion", "Turn", probe.ScenarioCompletion), turnColumn("Model truth", "Models", probe.ScenarioModels),
-	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel)}
+	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel),
+	turnColumn("MCP reach", "MCP", probe.ScenarioMCP)}
 
 func turnColumn(title, short string, s probe.Scenario) Column {
 	return Column{Key: "t-" + string(s), Title: title, Short: short, Value: func(r matrix.Row) string { return TurnCell(r.Result, s) }}
@@ -300,7 +306,7 @@ type narrowColumn struct {
 // narrowPriority is the order in which columns join the narrow table after the agent (the
 // status comes last, taking what is left): how the probe went first, then what a client
 // needs to decide, then detail.
-var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "startup"}
+var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-mcp", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "effects", "authab", "startup"}
 
 const (
 	agentMax    = 24 // the most columns the agent id takes in a narrow table
@@ -433,4 +439,17 @@ func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 		}
 	}
 	return t.err
+}
+
+// modelIDs are the models of a row: the ones set_config_option accepts (modelConfig) when the
+// agent has a model option, else the ones it declares in session/new.
+func modelIDs(x *probe.Result) []string {
+	if x.ModelConfig != nil {
+		return x.ModelConfig.Values
+	}
+	ids := make([]string, 0, len(x.Models))
+	for _, m := range x.Models {
+		ids = append(ids, m.ID)
+	}
+	return ids
 }

@@ -76,6 +76,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	if initOK || authKnown {
 		authText(t, r)
 	}
+	authABText(t, r)
 
 	if initOK && !session {
 		t.section("Not known")
@@ -138,6 +139,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	if r.Exit != nil {
 		t.kv("exit", exitText(r))
 	}
+	sideEffectsText(t, r)
 
 	if r.Error != nil {
 		t.section("Error")
@@ -228,12 +230,12 @@ func modesText(t *textWriter, r *probe.Result) {
 			t.line("    values: " + strings.Join(o.Values(), ", "))
 		}
 	}
-	if len(r.LegacyModels) > 0 {
+	if len(r.Models) > 0 {
 		var ids []string
-		for _, m := range r.LegacyModels {
+		for _, m := range r.Models {
 			ids = append(ids, m.ID)
 		}
-		t.kv("legacy models", strings.Join(ids, ", "))
+		t.kv("models", strings.Join(ids, ", ")+" (declared in session/new)")
 	}
 	if r.Reasoning != nil {
 		t.kv("reasoning", fmt.Sprintf("%s: %s", r.Reasoning.ConfigID, strings.Join(r.Reasoning.Values, ", ")))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/probe"
 )
 
@@ -50,6 +51,8 @@ func turnFacts(tr probe.Turn) string {
 		facts = fmt.Sprintf("%d selection(s)", len(tr.Models))
 	case len(tr.Shapes) > 0:
 		facts = fmt.Sprintf("%d content type(s)", len(tr.Shapes))
+	case len(tr.MCP) > 0:
+		facts = fmt.Sprintf("%d sentinel MCP server(s)", len(tr.MCP))
 	}
 	return facts
 }
@@ -63,8 +66,42 @@ func turnDetails(tr probe.Turn) [][2]string {
 	for _, m := range tr.Models {
 		out = append(out, [2]string{m.Option + " = " + m.Value, modelText(m)})
 	}
+	for _, m := range tr.MCP {
+		out = append(out, [2]string{m.Transport, mcpText(m)})
+	}
 	return out
 }
+
+// mcpText says how far the agent got with one sentinel, and where it stopped.
+func mcpText(m probe.MCPTruth) string {
+	s := conformance.MCPReached(m)
+	if !m.Advertised {
+		s = "not advertised; " + s
+	}
+	if m.Client != "" {
+		s += "; client " + m.Client
+	}
+	if m.StoppedAt != "" {
+		s += "; STOPPED AT " + m.StoppedAt
+	}
+	return s
+}
+
+// mcpFurthest is the last milestone an MCPTruth reached in a row ("none" when not even
+// delivered).
+func mcpFurthest(m probe.MCPTruth) string {
+	last := "none"
+	for i, b := range []*bool{m.Delivered, m.Connected, m.Listed, m.Visible, m.Asked, m.Called, m.Returned} {
+		if b == nil || !*b {
+			break
+		}
+		last = mcpStageNames[i]
+	}
+	return last
+}
+
+// mcpStageNames are the MCP milestones in order, as the matrix names them.
+var mcpStageNames = []string{"delivered", "connected", "listed", "visible", "asked", "called", "returned"}
 
 // TurnCell is a scenario in a matrix cell: its outcome and the one fact that matters most, or
 // "?" when the scenario was not part of the run.
@@ -89,6 +126,12 @@ func TurnCell(r *probe.Result, s probe.Scenario) string {
 			fact = "not asked"
 		case tr.Cancel != nil:
 			fact = orDash(tr.Cancel.StopReason)
+		case len(tr.MCP) > 0:
+			var parts []string
+			for _, m := range tr.MCP {
+				parts = append(parts, m.Transport+" "+mcpFurthest(m))
+			}
+			fact = strings.Join(parts, ", ")
 		case len(tr.Models) > 0:
 			n := 0
 			for _, m := range tr.Models {

@@ -25,6 +25,7 @@ var sets = []struct{ name, file, ident string }{
 	{"v1-unstable", "data/v1/schema.unstable.json", "setV1Unstable"},
 	{"v2", "data/v2/schema.json", "setV2"},
 	{"v1-next", "data/npm-sdk-2.4.0/v1/schema.json", "setV1Next"},
+	{"v1-next-unstable", "data/npm-sdk-2.4.0/v1/schema.unstable.json", "setV1NextUnstable"},
 }
 
 // output is the generated file, relative to acp/schema.

@@ -1,0 +1,143 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sentinel"
+)
+
+// mcpTruths derives, per sentinel MCP server the record says was offered (the mcp-sentinels
+// event), how far the agent got with it: delivered in session/new, connected and listed (the
+// sentinels' own events, folded by sentinel.Milestones.Advance as the probe's Hub does),
+// visible to the model, asked for by it and its result returned (the model requests), called
+// (the sentinel saw tools/call). Milestones after the model are null when no model request was
+// made at all (no backend profile): not observed, not failed.
+func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []probe.MCPTruth {
+	var setup sentinel.Setup
+	for _, f := range frames {
+		if s, ok := record.MCPSentinels.Decode(f); ok {
+			setup = s
+		}
+	}
+	if len(setup.Sentinels) == 0 {
+		return nil
+	}
+	miles := map[sentinel.Transport]*sentinel.Milestones{}
+	tools := map[sentinel.Transport]string{}
+	for _, s := range setup.Sentinels {
+		miles[s.Transport], tools[s.Transport] = &sentinel.Milestones{}, s.Tool
+	}
+	for _, f := range x.Events(record.MCP.Kind) {
+		if ev, ok := record.MCP.Decode(f); ok && miles[ev.Transport] != nil {
+			miles[ev.Transport].Advance(ev, tools[ev.Transport])
+		}
+	}
+	models := modelExchanges(x)
+	caps := mcpCaps(x)
+	delivered, refusal := sessionNewAccepted(x)
+	var out []probe.MCPTruth
+	for _, s := range setup.Sentinels {
+		m := miles[s.Transport]
+		t := probe.MCPTruth{Transport: string(s.Transport), Advertised: caps[s.Transport],
+			Delivered: delivered, Error: refusal,
+			Connected: flag(m.Has(sentinel.Connected)), Listed: flag(m.Has(sentinel.Listed))}
+		if m.ClientInfo != nil {
+			t.Client = strings.TrimSpace(m.ClientInfo.Name + " " + m.ClientInfo.Version)
+		}
+		called := m.Has(sentinel.Called)
+		visible, asked, returned := models.sees(s)
+		switch {
+		case models.requests > 0:
+			t.Visible, t.Asked, t.Called, t.Returned = flag(visible), flag(asked), flag(called), flag(returned)
+		case called: // no model, yet the agent called the tool by itself
+			t.Called = flag(true)
+		}
+		if delivered != nil && !*delivered {
+			t.Connected, t.Listed = nil, nil // refused: nothing further could be seen
+		}
+		t.StoppedAt = stoppedAt(t)
+		out = append(out, t)
+	}
+	return out
+}
+
+func flag(b bool) *bool { return &b }
+
+// modelView is what the model requests and answers of a record say about MCP tools.
+type modelView struct {
+	requests int
+	offered  []string // every tool name offered to the model
+	results  []string // the content of every tool result the model was sent
+	asked    []string // the tools the model asked for
+}
+
+func modelExchanges(x *record.Index) modelView {
+	var v modelView
+	for _, f := range x.Events(record.ModelRequest.Kind) {
+		req, ok := record.ModelRequest.Decode(f)
+		if !ok || req.Endpoint != "generate" {
+			continue
+		}
+		v.requests++
+		v.offered = append(v.offered, req.Tools...)
+		for _, r := range req.ToolResults {
+			v.results = append(v.results, r.Content)
+		}
+	}
+	for _, f := range x.Events(record.ModelResponse.Kind) {
+		if resp, ok := record.ModelResponse.Decode(f); ok && resp.Tool != "" {
+			v.asked = append(v.asked, resp.Tool)
+		}
+	}
+	return v
+}
+
+// sees reports whether the sentinel's tool was offered to the model (under any name that
+// contains it: agents prefix an MCP server's tools), asked for, and its result sent back.
+func (v modelView) sees(s sentinel.SentinelInfo) (visible, asked, returned bool) {
+	has := func(list []string, sub string) bool {
+		return slices.ContainsFunc(list, func(e string) bool { return strings.Contains(e, sub) })
+	}
+	return has(v.offered, s.Tool), has(v.asked, s.Tool), has(v.results, s.Marker)
+}
+
+// mcpCaps are the MCP transports the agent advertises (stdio always).
+func mcpCaps(x *record.Index) map[sentinel.Transport]bool {
+	caps := map[sentinel.Transport]bool{sentinel.Stdio: true}
+	if ex := x.First(acp.MethodInitialize); ex != nil && ex.Answer != nil {
+		mc := acp.ParseObject(ex.Answer.Msg.Result).Object("agentCapabilities").Object("mcpCapabilities")
+		caps[sentinel.HTTP], caps[sentinel.SSE] = mc.Bool("http"), mc.Bool("sse")
+	}
+	return caps
+}
+
+// sessionNewAccepted says whether session/new (which carried the sentinels) succeeded, and
+// the refusal's message; nil when it was not answered.
+func sessionNewAccepted(x *record.Index) (*bool, string) {
+	ex := x.First(acp.MethodSessionNew)
+	if ex == nil || ex.Answer == nil {
+		return nil, ""
+	}
+	if e := ex.Answer.Msg.Err(); e != nil {
+		return flag(false), e.Message
+	}
+	return flag(true), ""
+}
+
+// mcpStages are the milestones in order.
+var mcpStages = []string{"delivered", "connected", "listed", "visible", "asked", "called", "returned"}
+
+// stoppedAt is the first milestone seen false; "" when none was.
+func stoppedAt(t probe.MCPTruth) string {
+	for i, b := range []*bool{t.Delivered, t.Connected, t.Listed, t.Visible, t.Asked, t.Called, t.Returned} {
+		if b != nil && !*b {
+			return mcpStages[i]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// isolateFlags are the flags of isolation and of the auth oracle, in one place for every
+// command that launches an agent for a report (probe, check, matrix, turn): --isolate[=net],
+// --isolate=off, --keep-sandbox DIR, --pass-env NAME (repeatable), --auth-ab.
+type isolateFlags struct {
+	level  isolateLevel
+	keep   string
+	pass   multiFlag
+	authAB bool
+	def    sandbox.Level // the command's default: sandbox.LevelNone or LevelEnvHome
+}
+
+// register defines the flags on fs; def is the command's default level (LevelNone: probe,
+// check; LevelEnvHome: matrix, turn).
+func (f *isolateFlags) register(fs *flag.FlagSet, def sandbox.Level) {
+	dflt := "off"
+	if def != sandbox.LevelNone {
+		dflt = "on"
+	}
+	fs.Var(&f.level, "isolate", "run the agent in a throwaway sandbox: its own HOME, TMPDIR and workspace, a reduced environment, browser launches recorded (--isolate=net: also no network but its loopback; --isolate=off: with your HOME and environment) (default "+dflt+")")
+	f.registerSandbox(fs, "; implies --isolate")
+	f.def = def
+	fs.BoolVar(&f.authAB, "auth-ab", false, "also run the agent with the other identity (yours, or an empty one in a sandbox) and classify its authentication from both: authenticated, auth_required, no_auth_needed, hidden_auth or unknown (never logs in or out)")
+}
+
+// registerSandbox defines only the flags of the sandbox itself, --keep-sandbox and --pass-env:
+// alone for turn, whose agent always runs in the env+home sandbox (see turnSandbox).
+func (f *isolateFlags) registerSandbox(fs *flag.FlagSet, implies string) {
+	f.def = sandbox.LevelEnvHome
+	fs.StringVar(&f.keep, "keep-sandbox", "", "keep the agent's sandbox in this directory (absent or empty) for inspection"+implies)
+	fs.Var(&f.pass, "pass-env", "pass this variable of your environment to the isolated agent (repeatable; credentials are dropped otherwise)"+implies)
+}
+
+// sandboxOptions are the sandbox the flags ask for (nil: not isolated). target is the probe
+// of the agent, whose --cwd (explicit says whether it was given) becomes the sandbox's
+// workspace; without one, the agent gets the sandbox's own workspace, so target is changed
+// to leave its directory to the sandbox.
+func (f *isolateFlags) sandboxOptions(target *probe.Options, explicitCwd bool) (*sandbox.Options, error) {
+	level := f.def
+	switch {
+	case f.level.set:
+		level = f.level.level
+	case f.keep != "" || len(f.pass) > 0:
+		level = sandbox.LevelEnvHome
+	}
+	if level == sandbox.LevelNone {
+		if f.keep != "" || len(f.pass) > 0 {
+			return nil, usagef("--keep-sandbox and --pass-env need the sandbox: they contradict --isolate=off")
+		}
+		return nil, nil
+	}
+	if level == sandbox.LevelNet {
+		if c := sandbox.Available(); !c.Net {
+			return nil, usagef("--isolate=net is not available here: %s", c.NetUnavailable)
+		}
+	}
+	so := &sandbox.Options{KeepDir: f.keep, PassEnv: f.pass, Net: level == sandbox.LevelNet, NetSink: level == sandbox.LevelNet}
+	if cmd, ok := target.Launcher.(transport.Command); ok {
+		wd, _ := os.Getwd()
+		if explicitCwd || (cmd.Dir != "" && cmd.Dir != wd) {
+			so.Workspace = target.Cwd
+		} else {
+			cmd.Argv = absProgram(cmd.Argv, cmd.Dir)
+			cmd.Dir, target.Cwd = "", ""
+			target.Launcher = cmd
+		}
+	}
+	return so, nil
+}
+
+// absProgram makes a program named by a relative path (./agent) absolute against dir, so
+// that it still runs from the sandbox's workspace.
+func absProgram(argv []string, dir string) []string {
+	if len(argv) == 0 || filepath.IsAbs(argv[0]) || !strings.ContainsRune(argv[0], filepath.Separator) {
+		return argv
+	}
+	out := append([]string(nil), argv...)
+	out[0] = filepath.Join(dir, argv[0])
+	if abs, err := filepath.Abs(out[0]); err == nil {
+		out[0] = abs
+	}
+	return out
+}
+
+// apply puts what the flags ask for into the options of a probe (probe, check), whose
+// flags fs were parsed.
+func (f *isolateFlags) apply(o *ProbeOptions, fs *flag.FlagSet) error {
+	so, err := f.sandboxOptions(&o.Target, flagGiven(fs, "cwd"))
+	if err != nil {
+		return err
+	}
+	o.Isolate, o.AuthAB = so, f.authAB
+	return nil
+}
+
+// turnSandbox is the sandbox of prompt turns (turn, check --turns, matrix --turns), which run
+// only at the env+home level: the model emulator listens on the user's loopback, which the net
+// level cuts off, and the auth oracle's second identity has no meaning against the emulator's
+// dummy key. target's --env values are taken off its command: the sandbox sets them
+// (turnFlags.options).
+func (f *isolateFlags) turnSandbox(target *probe.Options, explicitCwd bool) (sandbox.Options, error) {
+	if f.level.set && f.level.level != sandbox.LevelEnvHome {
+		return sandbox.Options{}, usagef("--isolate=%s: prompt turns run in the env+home sandbox only, with the model emulator on your loopback", f.level.level)
+	}
+	if f.authAB {
+		return sandbox.Options{}, usagef("--auth-ab does not go with prompt turns: their agent is logged in to the model emulator")
+	}
+	g := *f
+	g.def = sandbox.LevelEnvHome
+	so, err := g.sandboxOptions(target, explicitCwd)
+	if err != nil {
+		return sandbox.Options{}, err
+	}
+	if cmd, ok := target.Launcher.(transport.Command); ok {
+		cmd.Env = nil
+		target.Launcher = cmd
+	}
+	return *so, nil
+}
+
+// flagGiven says whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// isolateLevel is the value of --isolate: bare it means env+home; =net, =off (or on, true,
+// false, none) say which.
+type isolateLevel struct {
+	level sandbox.Level
+	set   bool
+}
+
+func (l *isolateLevel) String() string {
+	if !l.set {
+		return ""
+	}
+	return string(l.level)
+}
+
+func (l *isolateLevel) Set(v string) error {
+	switch strings.ToLower(v) {
+	case "true", "on", "env+home", "home":
+		l.level = sandbox.LevelEnvHome
+	case "net":
+		l.level = sandbox.LevelNet
+	case "false", "off", "none":
+		l.level = sandbox.LevelNone
+	default:
+		return fmt.Errorf("want --isolate, --isolate=net or --isolate=off, got %q", v)
+	}
+	l.set = true
+	return nil
+}
+
+// IsBoolFlag lets --isolate stand alone (flag.Value's optional method).
+func (l *isolateLevel) IsBoolFlag() bool { return true }

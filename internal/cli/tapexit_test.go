@@ -1,0 +1,60 @@
+package cli_test
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestTapEndsAsTheAgentDid (issue 11, F12): an agent killed by a signal leaves the tap killed
+// by the same signal, whatever the signal: what the editor waits for ends exactly as the agent
+// alone would (a shell shows 128+signal), with nothing of acpprobe's own on its stderr — no Go
+// runtime dump for the signals Go treats as crashes (SIGSEGV, SIGABRT, SIGQUIT), no plain
+// exit 1 for those Go ignores (SIGUSR1).
+func TestTapEndsAsTheAgentDid(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGSEGV, syscall.SIGABRT, syscall.SIGQUIT, syscall.SIGBUS,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGKILL} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			// The agent forbids itself a core file, and so must the tap.
+			script := "ulimit -c 0; kill -" + strings.TrimPrefix(unix.SignalName(sig), "SIG") + " $$"
+			direct := exec.Command("/bin/sh", "-c", script)
+			var directErr bytes.Buffer
+			direct.Stderr = &directErr
+			if err := direct.Run(); waitSignal(t, err) != sig {
+				t.Fatalf("the agent alone: %v, want killed by %v", err, sig)
+			}
+
+			tap := exec.Command("acpprobe", "tap", "--", "/bin/sh", "-c", script)
+			var stdout, stderr bytes.Buffer
+			tap.Stdout, tap.Stderr = &stdout, &stderr
+			err := tap.Run()
+			if got := waitSignal(t, err); got != sig {
+				t.Errorf("the tap: %v (exit status %d), want killed by %v as the agent was", err, tap.ProcessState.ExitCode(), sig)
+			}
+			if stderr.Len() > directErr.Len() || strings.Contains(stderr.String(), "goroutine") {
+				t.Errorf("the tap wrote %d bytes on the editor's stderr (the agent alone %d): %.200q", stderr.Len(), directErr.Len(), stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("the tap wrote on stdout: %q", stdout.String())
+			}
+		})
+	}
+}
+
+// waitSignal is the signal that killed a process that ended with err (0 if none did).
+func waitSignal(t *testing.T, err error) syscall.Signal {
+	t.Helper()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		return 0
+	}
+	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal()
+	}
+	return 0
+}

@@ -1,0 +1,292 @@
+package acpprobe
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// Sandboxed moves an agent command into box: its environment becomes box's (a command whose
+// environment already has box's HOME keeps it, with what its caller added), its directory
+// box's workspace unless it has one, and box prepares it (the net level re-executes it in
+// new namespaces). The command's own Env is merged over the environment at launch as always:
+// give variables to a sandboxed agent through sandbox.Options.Env instead, which refuses the
+// ones the sandbox sets itself.
+func Sandboxed(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
+	if envValue(cmd.Environ, "HOME") != box.Home() {
+		cmd.Environ = box.Env()
+	}
+	if cmd.Dir == "" {
+		cmd.Dir = box.Workspace()
+	}
+	cmd.Prepare = box.Prepare
+	return cmd
+}
+
+// observer watches one run of an agent for side effects: it puts the browser shims on the
+// agent's PATH, takes the inventory of the files before and after, and writes the
+// side-effects event. A sandboxed run watches the whole sandbox; an unsandboxed one the places
+// agents keep their state under the real HOME.
+type observer struct {
+	box     *sandbox.Sandbox
+	ownBox  bool   // made by Run: closed by it
+	shimDir string // unsandboxed: the shims' temporary directory, removed after
+	shims   *sandbox.Shims
+	home    string   // unsandboxed: the real HOME
+	paths   []string // unsandboxed: the places watched under it
+	max     int
+	before  *sandbox.Snapshot
+	iso     record.Isolation
+}
+
+// observe prepares the run of po's agent as o says (a sandbox given, one to make, or none)
+// and takes the first inventory. A launcher that is not a process (an in-memory agent) is
+// neither isolated nor observed: observe returns nil, and the isolation asked for is not
+// claimed.
+func observe(o Options, po *probe.Options) (*observer, error) {
+	cmd, ok := po.Launcher.(transport.Command)
+	if !ok {
+		return nil, nil
+	}
+	ob := &observer{iso: record.Isolation{Level: sandbox.LevelNone}}
+	switch {
+	case o.Sandbox != nil:
+		ob.box = o.Sandbox
+	case o.Isolate != nil:
+		so := *o.Isolate
+		so.Env = append(append([]string(nil), so.Env...), cmd.Env...) // given on purpose
+		cmd.Env = nil
+		box, err := sandbox.New(so)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		ob.box, ob.ownBox = box, true
+		ob.max = so.MaxEntries
+	}
+	if ob.box != nil {
+		cmd = Sandboxed(ob.box, cmd)
+		rep := ob.box.EnvReport()
+		ob.iso = record.Isolation{Level: ob.box.Level(), Env: &rep, Credentials: credentialNames(transport.MergeEnv(cmd.Environ, cmd.Env))}
+		ob.iso.Note = levelNote(ob.box.Level())
+		if po.Cwd == "" {
+			po.Cwd = ob.box.Workspace()
+		}
+		ob.shims = ob.box.Shims()
+	} else {
+		dir, err := os.MkdirTemp("", "acpprobe-shims-")
+		if err != nil {
+			return nil, err
+		}
+		ob.shimDir = dir
+		if ob.shims, err = sandbox.NewShims(dir); err != nil {
+			ob.close()
+			return nil, err
+		}
+		base := cmd.Environ
+		if base == nil {
+			base = os.Environ()
+		}
+		cmd.Environ = ob.shims.Env(base)
+		env := transport.MergeEnv(cmd.Environ, cmd.Env)
+		ob.home = envValue(env, "HOME")
+		if ob.home != "" {
+			ob.paths = sandbox.HomePaths(ob.home, env)
+		}
+		ob.iso.Credentials = credentialNames(env)
+		ob.iso.Note = levelNote(sandbox.LevelNone)
+	}
+	po.Launcher = cmd
+	ob.before = ob.snapshot()
+	return ob, nil
+}
+
+// levelNote says what a level does not cover.
+func levelNote(l sandbox.Level) string {
+	switch l {
+	case sandbox.LevelNone:
+		return "not isolated: the agent ran with your HOME and environment; the places agents keep their state there were compared before and after (metadata only), and browser launches were intercepted"
+	case sandbox.LevelEnvHome:
+		return "a throwaway HOME, TMPDIR and workspace and a reduced environment; not a security boundary: the agent could still reach any path it names, and the network"
+	}
+	return "a throwaway HOME, TMPDIR and workspace, a reduced environment, and no network but the agent's own loopback; not a security boundary for files outside the sandbox"
+}
+
+// snapshot takes the inventory of what the observer watches.
+func (ob *observer) snapshot() *sandbox.Snapshot {
+	if ob.box != nil {
+		return ob.box.Snapshot()
+	}
+	if ob.home == "" {
+		return nil
+	}
+	return sandbox.SnapshotHome(ob.home, ob.paths, ob.max)
+}
+
+// finish takes the second inventory and the launches, and records them in log as the run's
+// side-effects event. Call it once the agent and everything it started are gone.
+func (ob *observer) finish(log *jsonrpc.Log) {
+	info := record.SideEffectsInfo{Isolation: ob.iso, Browser: record.Browser{Shimmed: ob.shims != nil, Launches: []record.BrowserLaunch{}},
+		Network: sandbox.Network{Lookups: []string{}, Connects: []sandbox.Connect{}}}
+	if ob.box != nil && ob.box.Kept() {
+		info.Isolation.Kept = ob.box.Dir()
+	}
+	if after := ob.snapshot(); after != nil && ob.before != nil {
+		files := sandbox.Diff(ob.before, after)
+		info.Files = &files
+	}
+	if ob.shims != nil {
+		launches, dropped, err := ob.shims.Launches()
+		if err == nil {
+			info.Browser.Dropped = dropped
+			for _, l := range launches {
+				info.Browser.Launches = append(info.Browser.Launches, redactLaunch(l, log.Start()))
+			}
+		}
+	}
+	if ob.box != nil {
+		info.Network = ob.box.Network()
+	} else {
+		info.Network.Note = "not observed: the agent had the network (only --isolate=net cuts it)"
+	}
+	record.SideEffects.Emit(log, info)
+}
+
+// serveNetwork answers and records the agent's lookups and connections when its sandbox has
+// the network sink (sandbox.Options.NetSink), until the returned function is called (once the
+// agent is gone).
+func (ob *observer) serveNetwork(ctx context.Context) (stop func()) {
+	if ob == nil || ob.box == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ob.box.ServeNetwork(ctx) // no sink, or no agent: nothing to record
+	}()
+	return func() { cancel(); <-done }
+}
+
+// close removes what the observer made: the shims' directory, and the sandbox Run made
+// (unless it is kept).
+func (ob *observer) close() error {
+	var err error
+	if ob.shimDir != "" {
+		_ = os.Chmod(ob.shims.Bin(), 0o700)
+		err = os.RemoveAll(ob.shimDir)
+	}
+	if ob.ownBox {
+		if cerr := ob.box.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// redactLaunch is a shim's record of a launch as the report keeps it: when, what, and the
+// first URL with what could hold a secret replaced by "…".
+func redactLaunch(l sandbox.Launch, start time.Time) record.BrowserLaunch {
+	out := record.BrowserLaunch{Program: l.Program, Args: len(l.Args), Truncated: l.Truncated,
+		AtMs: float64(l.Time.Sub(start).Microseconds()) / 1000}
+	for _, a := range l.Args {
+		if u := redactURL(a); u != "" {
+			out.URL = u
+			break
+		}
+	}
+	return out
+}
+
+// redactURL keeps a URL's scheme, host and path, replacing its user information, query and
+// fragment, and every path segment that looks like a token (16 bytes or more with a digit),
+// by "…". "" when s is not an absolute URL with a host.
+func redactURL(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	out := u.Scheme + "://"
+	if u.User != nil {
+		out += "…@"
+	}
+	out += u.Host
+	segs := strings.Split(u.EscapedPath(), "/")
+	for i, seg := range segs {
+		if len(seg) >= 16 && strings.ContainsAny(seg, "0123456789") {
+			segs[i] = "…"
+		}
+	}
+	out += strings.Join(segs, "/")
+	if u.RawQuery != "" || u.ForceQuery {
+		out += "?…"
+	}
+	if u.Fragment != "" {
+		out += "#…"
+	}
+	if len(out) > 512 {
+		out = out[:512] + "…"
+	}
+	return out
+}
+
+// credentialNames lists, sorted, the names in env that look like credentials and have a
+// value.
+func credentialNames(env []string) []string {
+	names := []string{}
+	seen := map[string]bool{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" && !seen[k] && sandbox.LooksLikeCredential(k) {
+			seen[k] = true
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// envValue is the last value of name in env ("" when absent).
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
+// withoutCredentials drops from KEY=VALUE pairs, or from names, those that look like
+// credentials: what an empty identity keeps of what the user gave on purpose.
+func withoutCredentials(items []string) []string {
+	var out []string
+	for _, it := range items {
+		k, _, _ := strings.Cut(it, "=")
+		if !sandbox.LooksLikeCredential(k) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// freshDir is a new empty directory under the system's temporary directory, for a run that
+// needs a working directory of its own.
+func freshDir(prefix string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", func() {}, err
+	}
+	dir, _ = filepath.EvalSymlinks(dir)
+	return dir, func() { os.RemoveAll(dir) }, nil
+}

@@ -1,0 +1,339 @@
+package acpprobe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/transport"
+)
+
+// agentEnv makes this test binary run as the reference agent.
+const agentEnv = "ACPPROBE_ROOT_TEST_AGENT"
+
+func TestMain(m *testing.M) {
+	sandbox.Init() // the namespace helper of the net level is this binary, re-executed
+	if os.Getenv(agentEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		code := acptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// agentCommand launches this test binary as the reference agent with cfg.
+func agentCommand(t testing.TB, cfg acptest.Config) transport.Command {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A -race binary sleeps a second at exit unless told not to.
+	return transport.Command{Argv: append([]string{exe}, cfg.Args()...), Env: []string{agentEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
+}
+
+// fakeUser is a user's world for a test: a HOME, a TMPDIR, and the environment naming them.
+type fakeUser struct {
+	home, tmp string
+	environ   []string
+}
+
+func newFakeUser(t *testing.T, extra ...string) fakeUser {
+	u := fakeUser{home: t.TempDir(), tmp: t.TempDir()}
+	u.environ = append([]string{"HOME=" + u.home, "TMPDIR=" + u.tmp, "XDG_CONFIG_HOME=" + filepath.Join(u.home, ".config"),
+		"PATH=" + os.Getenv("PATH")}, extra...)
+	return u
+}
+
+// entries lists what lies under dir (relative paths), or fails.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// carrying lists the live processes whose environment holds entry, polling briefly so that
+// processes just killed are gone. Linux only (nil elsewhere).
+func carrying(entry string) []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	want := []byte(entry)
+	var left []string
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left = left[:0]
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			if _, err := strconv.Atoi(d.Name()); err != nil || d.Name() == strconv.Itoa(os.Getpid()) {
+				continue
+			}
+			env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+			if err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+				cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+				left = append(left, d.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+	}
+}
+
+func runProbe(t *testing.T, o acpprobe.Options) (*probe.Result, *jsonrpc.Log) {
+	t.Helper()
+	if o.Probe.Log == nil {
+		o.Probe.Log = jsonrpc.NewLog()
+	}
+	o.Probe.Timeout, o.Probe.Grace = 60*time.Second, time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := acpprobe.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, o.Probe.Log
+}
+
+func findingIDs(r *probe.Result) []string {
+	var ids []string
+	for _, f := range r.Findings {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+// TestIsolateContainsSideEffects runs the side-effects fault under check --isolate (and
+// --isolate=net where it works): every effect shows in the report — its files with their
+// sizes, the login it opened (redacted, before any authenticate: a finding), the setsid
+// daemon and the child its session/load leaked (found at each step of the teardown, killed:
+// leftover-processes) — nothing lands in the user's HOME or TMPDIR, nothing survives, and
+// the sandbox is gone.
+func TestIsolateContainsSideEffects(t *testing.T) {
+	levels := []bool{false}
+	if sandbox.Available().Net {
+		levels = append(levels, true)
+	}
+	for _, netLevel := range levels {
+		name := map[bool]string{false: "env+home", true: "net"}[netLevel]
+		t.Run(name, func(t *testing.T) {
+			u := newFakeUser(t)
+			parent := t.TempDir()
+			// Only where the network is cut may the agent use it: its lookup and connection
+			// then reach the sink, and nothing else.
+			cfg := acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true, NetEffects: netLevel}}
+			r, log := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agentCommand(t, cfg)}, Check: &acpprobe.Check{},
+				Isolate: &sandbox.Options{Parent: parent, Environ: u.environ, Net: netLevel, NetSink: netLevel}})
+			se := r.SideEffects
+			if se == nil {
+				t.Fatal("no sideEffects in the result")
+			}
+			if string(se.Isolation.Level) != name {
+				t.Errorf("isolation level %q, want %q", se.Isolation.Level, name)
+			}
+			// Its files, by sandbox label, with their sizes.
+			want := map[string]bool{"home/.acptest/state.json": true, "home/.config/acptest/config.json": true, "tmp/acptest-side-effect.tmp": true}
+			for _, c := range se.Files.Changes {
+				if want[c.Path] && c.Change == "created" && c.Kind == "file" && c.Size == 44 {
+					delete(want, c.Path)
+				}
+			}
+			if len(want) > 0 {
+				t.Errorf("files %+v miss %v", se.Files.Changes, want)
+			}
+			// The login it opened, redacted, before any authenticate: a finding.
+			b := se.Browser
+			if !b.Shimmed || len(b.Launches) != 1 || b.BeforeAuthenticate != 1 || b.Launches[0].Program != "xdg-open" ||
+				b.Launches[0].URL != "https://login.acptest.invalid/oauth/authorize?…" || !b.Launches[0].BeforeAuthenticate {
+				t.Errorf("browser %+v, want the one xdg-open of the login, redacted", b)
+			}
+			if !slices.Contains(findingIDs(r), "side-effects.browser-launch") || !slices.Contains(findingIDs(r), "protocol.leftover-processes") {
+				t.Errorf("findings %v, want side-effects.browser-launch and protocol.leftover-processes", findingIDs(r))
+			}
+			doc, _ := json.Marshal(r)
+			if bytes.Contains(doc, []byte("s3cr3t")) {
+				t.Error("the login URL's secret-looking query reached the report")
+			}
+			// A child per session/load, and the daemon: alive after the stdin wait, killed
+			// after the ladder, the daemon seen outside the group.
+			loads := 0
+			for _, ex := range record.New(log.Frames()).Calls(jsonrpc.DirClient) {
+				if ex.Method() == acp.MethodSessionLoad {
+					loads++
+				}
+			}
+			p := se.Processes
+			inGroup, outside := 0, 0
+			for _, s := range p.AfterTeardown {
+				if s.Command != "sleep" || !s.Killed {
+					t.Errorf("survivor %+v", s)
+				}
+				if s.LeftGroup {
+					outside++
+				} else {
+					inGroup++
+				}
+			}
+			if loads == 0 || inGroup != loads || outside != 1 {
+				t.Errorf("%d session/load requests; survivors %d in the group, %d outside; want one per load and the daemon", loads, inGroup, outside)
+			}
+			if p.AfterStdinEOF == nil || !p.AfterStdinEOF.AgentExited || len(p.AfterStdinEOF.Processes) != loads+1 {
+				t.Errorf("after stdin EOF %+v, want the agent gone and its %d processes there", p.AfterStdinEOF, loads+1)
+			}
+			if len(p.Escaped) != 1 || p.Escaped[0].Command != "sleep" {
+				t.Errorf("escaped %+v, want the setsid daemon", p.Escaped)
+			}
+			n := se.Network
+			if netLevel {
+				want := []sandbox.Connect{{Host: "192.0.2.9", Port: 443, Count: 1}}
+				if !n.Observed || !slices.Equal(n.Lookups, []string{acptest.NetEffectsHost}) || !slices.Equal(n.Connects, want) {
+					t.Errorf("network %+v, want the lookup of %s and the connection to %s observed", n, acptest.NetEffectsHost, acptest.NetEffectsAddr)
+				}
+			} else if n.Observed || !strings.HasPrefix(n.Note, "not observed") {
+				t.Errorf("network %+v, want not observed", n)
+			}
+			// Nothing landed outside, nothing survives, the sandbox is gone.
+			if got := append(entries(t, u.home), entries(t, u.tmp)...); len(got) > 0 {
+				t.Errorf("the user's HOME and TMPDIR got %v", got)
+			}
+			home := filepath.Join(filepath.Dir(r.Agent.Cwd), "home")
+			if left := carrying("HOME=" + home); len(left) > 0 {
+				t.Errorf("processes of the sandbox survived: %v", left)
+			}
+			if got := entries(t, parent); len(got) > 0 {
+				t.Errorf("the sandbox was left behind: %v", got)
+			}
+		})
+	}
+}
+
+// TestUnisolatedSideEffects runs the side-effects fault with the user's HOME, as probe does
+// by default: the files in the places agents keep their state there are reported, the login
+// is intercepted by the shims, the processes are killed.
+func TestUnisolatedSideEffects(t *testing.T) {
+	u := newFakeUser(t)
+	cmd := agentCommand(t, acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true}})
+	cmd.Environ = u.environ
+	r, _ := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: cmd, Cwd: t.TempDir()}})
+	se := r.SideEffects
+	if se == nil || se.Isolation.Level != sandbox.LevelNone || se.Files == nil {
+		t.Fatalf("sideEffects %+v, want level none with files", se)
+	}
+	var got []string
+	for _, c := range se.Files.Changes {
+		got = append(got, c.Change+" "+c.Path)
+	}
+	if want := []string{"created ~/.acptest/state.json", "created ~/.config/acptest/config.json"}; !slices.Equal(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	if len(se.Browser.Launches) != 1 || !se.Browser.Shimmed {
+		t.Errorf("browser %+v, want the login intercepted", se.Browser)
+	}
+	if se.Network.Observed || !strings.HasPrefix(se.Network.Note, "not observed") {
+		t.Errorf("network %+v, want not observed", se.Network)
+	}
+	if left := carrying("HOME=" + u.home); len(left) > 0 {
+		t.Errorf("processes survived: %v", left)
+	}
+}
+
+// TestAuthAB classifies the reference agent's authentication from the user's identity and an
+// empty one, isolated, with every signal of both; the credential's value reaches nothing.
+func TestAuthAB(t *testing.T) {
+	const secret = "acptest-secret-value-0123456789"
+	cases := []struct {
+		name     string
+		cfg      acptest.Config
+		userEnv  []string
+		isolate  bool // the main run is isolated: the user's identity is the second run
+		want     probe.AuthClass
+		evidence []string
+	}{
+		{"no auth needed", acptest.Config{Persona: "claude"}, nil, false, probe.AuthClassNoAuthNeeded,
+			[]string{"isolated (env+home): session/new succeeded"}},
+		{"auth required", acptest.Config{Persona: "codex"}, nil, false, probe.AuthClassRequired,
+			[]string{"user (none): session/new answered an authentication error: -32000 Authentication required"}},
+		{"authenticated", acptest.Config{Persona: "gemini", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}},
+			[]string{"ACPTEST_API_KEY=" + secret}, false, probe.AuthClassAuthenticated,
+			[]string{"user (none): session/new succeeded", `user (none): auth/status answered "authenticated"`,
+				"user (none): credential variables present (names only): ACPTEST_API_KEY",
+				`isolated (env+home): auth/status answered "unauthenticated"`, "isolated (env+home): auth status updates unauthenticated"}},
+		{"authenticated, isolated first", acptest.Config{Persona: "gemini", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}},
+			[]string{"ACPTEST_API_KEY=" + secret}, true, probe.AuthClassAuthenticated,
+			[]string{"user (none): session/new succeeded", "isolated (env+home): no credential variable"}},
+		{"hidden auth", acptest.Config{Persona: "claude", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}}, nil, false, probe.AuthClassHidden,
+			[]string{"it refuses for lack of a login, yet advertises no authMethods"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			u := newFakeUser(t, tc.userEnv...)
+			cmd := agentCommand(t, tc.cfg)
+			cmd.Environ = u.environ // the user's identity: the user's environment
+			o := acpprobe.Options{AuthAB: true, Probe: probe.Options{Launcher: cmd, Cwd: t.TempDir()}}
+			if tc.isolate {
+				o.Isolate = &sandbox.Options{Parent: t.TempDir(), Environ: u.environ}
+				o.Probe.Cwd = ""
+			}
+			r, log := runProbe(t, o)
+			ab := r.AuthAB
+			if ab == nil {
+				t.Fatal("no authAB in the result")
+			}
+			if ab.Status != tc.want {
+				t.Errorf("status %s, want %s; evidence:\n%s", ab.Status, tc.want, strings.Join(ab.Evidence, "\n"))
+			}
+			for _, e := range tc.evidence {
+				if !slices.Contains(ab.Evidence, e) {
+					t.Errorf("evidence lacks %q:\n%s", e, strings.Join(ab.Evidence, "\n"))
+				}
+			}
+			if len(ab.Identities) != 2 || ab.Identities[0].Identity != record.IdentityUser || ab.Identities[1].Identity != record.IdentityIsolated {
+				t.Errorf("identities %+v, want the user's, then the isolated one", ab.Identities)
+			}
+			doc, _ := json.Marshal(r)
+			leaked := bytes.Contains(doc, []byte(secret))
+			for _, f := range log.Frames() {
+				leaked = leaked || bytes.Contains(f.Raw, []byte(secret))
+			}
+			if leaked {
+				t.Error("the credential's value reached the report or the record")
+			}
+			for _, ex := range record.New(log.Frames()).Calls(jsonrpc.DirClient) {
+				if ex.Method() == acp.MethodAuthenticate || ex.Method() == acp.MethodLogout {
+					t.Errorf("the probe called %s", ex.Method())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,76 @@
+package probe_test
+
+import (
+	"testing"
+
+	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/sandbox"
+)
+
+// TestJudgeAuth: the auth oracle's answer for each combination of the two identities'
+// signals, and that it keeps the evidence of both.
+func TestJudgeAuth(t *testing.T) {
+	code := -32000
+	id := func(identity, sessionNew string, methods int, status string) record.AuthIdentityInfo {
+		f := record.AuthIdentityInfo{Identity: identity, Isolation: sandbox.LevelNone, SessionNew: sessionNew, AuthStatus: status,
+			StatusUpdates: []string{}, Credentials: []string{}}
+		if identity == record.IdentityIsolated {
+			f.Isolation = sandbox.LevelEnvHome
+		}
+		if sessionNew == record.SessionNewAuthError {
+			f.Code, f.Message = &code, "Authentication required"
+		}
+		for range methods {
+			f.AuthMethods = append(f.AuthMethods, "login (agent)")
+		}
+		return f
+	}
+	const (
+		user, iso = record.IdentityUser, record.IdentityIsolated
+		ok, auth  = record.SessionNewOK, record.SessionNewAuthError
+		other     = record.SessionNewError
+	)
+	cases := []struct {
+		name string
+		ids  []record.AuthIdentityInfo
+		want probe.AuthClass
+	}{
+		{"works for anyone, nothing advertised", []record.AuthIdentityInfo{id(user, ok, 0, ""), id(iso, ok, 0, "")}, probe.AuthClassNoAuthNeeded},
+		{"auth/status says not required", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "not_required")}, probe.AuthClassNoAuthNeeded},
+		{"works for you only", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, auth, 1, "")}, probe.AuthClassAuthenticated},
+		{"works for you, fails otherwise isolated", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, other, 1, "")}, probe.AuthClassAuthenticated},
+		{"refused in both, methods advertised", []record.AuthIdentityInfo{id(user, auth, 2, ""), id(iso, auth, 2, "")}, probe.AuthClassRequired},
+		{"refused, nothing advertised", []record.AuthIdentityInfo{id(user, auth, 0, ""), id(iso, auth, 0, "")}, probe.AuthClassHidden},
+		{"session works, status says signed out", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "unauthenticated")}, probe.AuthClassRequired},
+		{"session works, methods advertised: only a prompt would tell", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "")}, probe.AuthClassUnknown},
+		{"both failed otherwise", []record.AuthIdentityInfo{id(user, other, 1, ""), id(iso, other, 1, "")}, probe.AuthClassUnknown},
+		{"no isolated run", []record.AuthIdentityInfo{id(user, auth, 1, "")}, probe.AuthClassRequired},
+		{"nothing", nil, probe.AuthClassUnknown},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ab := probe.JudgeAuth(tc.ids)
+			if ab.Status != tc.want {
+				t.Errorf("status %s, want %s; evidence %q", ab.Status, tc.want, ab.Evidence)
+			}
+			if len(ab.Identities) != len(tc.ids) {
+				t.Errorf("identities %+v, want %d", ab.Identities, len(tc.ids))
+			}
+			for _, i := range tc.ids {
+				if !containsPrefix(ab.Evidence, i.Identity+" (") {
+					t.Errorf("no evidence from the %s identity: %q", i.Identity, ab.Evidence)
+				}
+			}
+		})
+	}
+}
+
+func containsPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}

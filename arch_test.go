@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "sentinel", "transport"},
 	"drift":           {"probe", "matrix", "internal/safeio"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "sentinel", "internal/safeio"},
-	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo", "sandbox"},
+	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo", "sandbox", "internal/schematable"},
 	"registry":        {"internal/safeio", "internal/schematable"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 // test; the end-to-end suite, which has no code of its own, drives the product from the top.
 var testAllowed = map[string][]string{
 	"*":     {"acptest"},
-	"probe": {"transcript"}, // recordings as test input
+	"probe": {"transcript", "internal/schematable/schematest"}, // recordings as test input; ValidateResult's oracle
 	// the root's tests find exchanges in the record by their ACP method name.
 	".": {"acp"},
 	// the validators' tests compare them with their oracle

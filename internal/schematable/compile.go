@@ -17,6 +17,10 @@ type Doc struct {
 	// are written "#/…". A document refers to another by the other's $id, relative to its own.
 	Name string
 	Raw  []byte
+	// AssertFormats asserts its formats whatever its dialect, as jsonschema/v6's
+	// Compiler.AssertFormat does (a draft-07 document's are always asserted; a 2020-12
+	// document's are otherwise annotations).
+	AssertFormats bool
 }
 
 // Compiled is a compiled set: its table, and the annotations of its named types that the
@@ -43,7 +47,7 @@ func Compile(docs ...Doc) (*Compiled, error) {
 		if err := dec.Decode(&root); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.Name, err)
 		}
-		doc := &document{name: d.Name, root: root}
+		doc := &document{name: d.Name, root: root, assertFormats: d.AssertFormats}
 		if i > 0 {
 			doc.prefix = d.Name
 		}
@@ -114,6 +118,8 @@ type document struct {
 	id           *url.URL
 	defsKey      string
 	draft07      bool
+	// assertFormats: its formats are asserted (Doc.AssertFormats)
+	assertFormats bool
 }
 
 type compiler struct {
@@ -169,7 +175,7 @@ func (c *compiler) schema(v any, loc string) (int32, error) {
 		at := loc + "/" + Escape(k)
 		switch {
 		case annotations[k]:
-		case k == "format" && !c.doc.draft07: // an annotation in 2020-12
+		case k == "format" && !c.doc.draft07 && !c.doc.assertFormats: // an annotation in 2020-12
 		case lenientKeys[k]:
 			n.Lenient = n.Lenient || val == true
 		case strings.HasPrefix(k, "x-"):
@@ -299,6 +305,13 @@ func (c *compiler) schema(v any, loc string) (int32, error) {
 			default:
 				n.MinProperties = int32(i)
 			}
+		case k == "maxItems":
+			num, ok := val.(json.Number)
+			i, perr := strconv.ParseInt(num.String(), 10, 32)
+			if !ok || perr != nil || i < 0 || i == 1<<31-1 {
+				return 0, fmt.Errorf("%s: must be a non-negative integer", at)
+			}
+			n.MaxItems = int32(i) + 1
 		case k == "pattern":
 			s, ok := val.(string)
 			if !ok {
@@ -308,7 +321,7 @@ func (c *compiler) schema(v any, loc string) (int32, error) {
 				return 0, fmt.Errorf("%s: %w", at, err)
 			}
 			n.Pattern = s
-		case k == "format": // asserted in draft-07
+		case k == "format": // asserted in draft-07, or when the document asks
 			s, _ := val.(string)
 			if !slices.Contains(Formats, s) {
 				return 0, fmt.Errorf("%s: format %q is not supported (a draft-07 validator asserts it)", at, s)

@@ -40,6 +40,61 @@ var kitchenValues = []string{
 	`{"a":"x"}`, `{"a":1,"b":2}`, `{"n":1e400,"kind":"a"}`, `{"kind":"a","n":65535.0}`,
 }
 
+// asserted is a 2020-12 document whose formats are asserted (Doc.AssertFormats), with the
+// keywords only such documents use (date-time, maxItems), and instances valid and not.
+var asserted = schematable.Doc{Name: "r.json", AssertFormats: true, Raw: []byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema",
+	"type":"object","properties":{"at":{"type":"string","format":"date-time"},"u":{"type":"string","format":"uri"},
+	"few":{"type":"array","maxItems":2,"minItems":1,"items":{"type":"integer"}},"none":{"type":"array","maxItems":0}}}`)}
+
+var assertedValues = []string{
+	`{"at":"2026-11-30T19:59:39Z","u":"https://x/y","few":[1,2],"none":[]}`,
+	`{"at":"2026-11-30t19:59:39.123456789+05:30","few":[1]}`, `{"at":"2016-12-31T23:59:60Z"}`, `{"at":"2016-12-31T18:59:60-05:00"}`,
+	`{"at":"2016-12-31T23:58:60Z"}`, `{"at":"2026-11-30 19:59:39Z"}`, `{"at":"2026-02-30T19:59:39Z"}`, `{"at":"2026-11-30T19:59:39"}`,
+	`{"at":"2026-11-30T24:00:00Z"}`, `{"at":"2026-11-30T19-59:39Z"}`, `{"at":"2026-11-30T19:59:39.Z"}`, `{"at":"2026-11-30T19:59:39+0530"}`,
+	`{"at":"2026-11-30T19:59:39*05:30"}`, `{"at":"2026-11-30T19:59:39+05-30"}`, `{"at":"2026-11-30T19:59:39+24:00"}`, `{"at":"2026-11-30T1a:59:39Z"}`,
+	`{"at":"2026-11-30T19:59:39+0a:30"}`, `{"at":"short"}`, `{"at":"2026-11-30T19:5Z"}`, `{"u":"relative","few":[1,2,3],"none":[1]}`, `{"few":[]}`,
+}
+
+// TestAssertedFormatsAgreeWithJSONSchema: formats asserted in a 2020-12 document, and maxItems,
+// as jsonschema/v6 judges them with Compiler.AssertFormat.
+func TestAssertedFormatsAgreeWithJSONSchema(t *testing.T) {
+	c, err := schematable.Compile(asserted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := schematest.New(asserted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Table.Def("")
+	var valid, invalid int
+	for _, raw := range assertedValues {
+		v, err := schematable.Decode([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range append([]any{v}, schematest.Mutants(v, 12)...) {
+			b, _ := json.Marshal(m)
+			want, _ := o.Validate(t, "#", b)
+			inst, _ := schematable.Decode(b)
+			got := c.Table.Violations(n, inst)
+			schematest.Agree(t, string(b), got, want)
+			if (len(got) == 0) != c.Table.Valid(n, inst) {
+				t.Fatalf("%s: Valid and Violations disagree", b)
+			}
+			if len(got) == 0 {
+				valid++
+			} else {
+				invalid++
+			}
+		}
+	}
+	t.Logf("%d valid, %d invalid instances agree", valid, invalid)
+	if valid < 5 || invalid < 40 {
+		t.Fatalf("only %d valid and %d invalid instances: the values no longer exercise both sides", valid, invalid)
+	}
+}
+
 // TestKitchenAgreesWithJSONSchema: every keyword, in both dialects, on values built to pass and
 // to fail each one, and on mutants of them, as jsonschema/v6 judges them.
 func TestKitchenAgreesWithJSONSchema(t *testing.T) {

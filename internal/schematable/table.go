@@ -44,13 +44,15 @@ type Node struct {
 	PropertyNames int32
 	MinLength     int32
 	MinItems      int32
+	// MaxItems is maxItems plus one, so that the zero Node has none (0: no maxItems).
+	MaxItems      int32
 	MinProperties int32
 	Const         Value
 	Enum          []Value
 	Minimum       string // JSON number text
 	Maximum       string
 	Pattern       string
-	Format        string // an asserted format (draft-07): "uri"
+	Format        string // an asserted format (draft-07, or Doc.AssertFormats): see Formats
 	Required      []string
 	Props         []Prop // sorted by name
 	AllOf         []int32

@@ -95,7 +95,7 @@ func (t *Table) Valid(n int32, v any) bool {
 			}
 		}
 	case []any:
-		if nd.MinItems > 0 && len(x) < int(nd.MinItems) {
+		if nd.MinItems > 0 && len(x) < int(nd.MinItems) || nd.MaxItems > 0 && len(x) > int(nd.MaxItems-1) {
 			return false
 		}
 		if nd.Items != 0 {
@@ -290,6 +290,9 @@ func (c *violations) check(n int32, v any) {
 	case []any:
 		if nd.MinItems > 0 && len(x) < int(nd.MinItems) {
 			c.leaf(n, printer.Sprintf("minItems: got %d, want %d", len(x), nd.MinItems))
+		}
+		if nd.MaxItems > 0 && len(x) > int(nd.MaxItems-1) {
+			c.leaf(n, printer.Sprintf("maxItems: got %d, want %d", len(x), nd.MaxItems-1))
 		}
 		if nd.Items != 0 {
 			for i, el := range x {

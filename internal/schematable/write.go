@@ -56,7 +56,7 @@ func (t *Table) Literal() string {
 			name string
 			v    int32
 		}{{"Ref", n.Ref}, {"Not", n.Not}, {"Items", n.Items}, {"PropertyNames", n.PropertyNames},
-			{"MinLength", n.MinLength}, {"MinItems", n.MinItems}, {"MinProperties", n.MinProperties}} {
+			{"MinLength", n.MinLength}, {"MinItems", n.MinItems}, {"MaxItems", n.MaxItems}, {"MinProperties", n.MinProperties}} {
 			if x.v != 0 {
 				add("%s: %d", x.name, x.v)
 			}

@@ -35,10 +35,17 @@ type Oracle struct {
 
 // New compiles docs as schematable.Compile does (the first document's locations are "#/…",
 // the others' "Name#/…"). A document with an $id is registered under it, so that the others
-// can refer to it; one without gets a file URL.
+// can refer to it; one without gets a file URL. jsonschema/v6 asserts formats per compiler, so
+// either every document asserts them (Doc.AssertFormats) or none does.
 func New(docs ...schematable.Doc) (*Oracle, error) {
 	o := &Oracle{c: jsonschema.NewCompiler(), compiled: map[string]*jsonschema.Schema{}}
 	for i, d := range docs {
+		if d.AssertFormats != docs[0].AssertFormats {
+			return nil, fmt.Errorf("%s: AssertFormats differs from %s's: the oracle asserts formats in all documents or none", d.Name, docs[0].Name)
+		}
+		if d.AssertFormats {
+			o.c.AssertFormat()
+		}
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(d.Raw))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d.Name, err)

@@ -135,16 +135,32 @@ func TestRowsInTargetOrder(t *testing.T) {
 	}
 }
 
-// TestParallelBound: never more agents at once than Parallel, and the bound is reached.
+// TestParallelBound: never more agents at once than Parallel (DefaultParallel() when 0), and
+// the bound is reached.
 func TestParallelBound(t *testing.T) {
-	const parallel = 2
-	ids := []string{"a", "b", "c", "d", "e", "f"}
+	for _, asked := range []int{2, 0} {
+		t.Run(fmt.Sprint("parallel=", asked), func(t *testing.T) { parallelBound(t, asked) })
+	}
+}
+
+func parallelBound(t *testing.T, asked int) {
+	parallel := asked
+	if asked == 0 {
+		parallel = matrix.DefaultParallel()
+	}
+	if parallel < 2 || parallel > 16 {
+		t.Fatalf("DefaultParallel() = %d, want 2 to 16", parallel)
+	}
+	var ids []string
+	for i := range parallel + 2 {
+		ids = append(ids, fmt.Sprint("agent-", i))
+	}
 	g := newGate(ids...)
 	var targets []matrix.Target
 	for _, id := range ids {
 		targets = append(targets, g.target(t, id, acptest.Config{Persona: "minimal"}))
 	}
-	done := run(t.Context(), targets, matrix.Options{Parallel: parallel})
+	done := run(t.Context(), targets, matrix.Options{Parallel: asked})
 	// Release the oldest running agent only when every slot is taken (or every agent has
 	// started): an agent that starts beyond the bound starts while the others are held.
 	var held []string

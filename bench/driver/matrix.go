@@ -57,19 +57,26 @@ func runMatrix(acpprobe string, agents []agentSpec, work string, rounds int, par
 	type entry struct {
 		Command string            `json:"command"`
 		Args    []string          `json:"args"`
-		Env     map[string]string `json:"env"`
+		Env     map[string]string `json:"env,omitempty"`
 	}
-	cfg := map[string]map[string]entry{"agents": {}}
+	// matrix runs each agent in a sandbox of its own by default (a throwaway HOME, no
+	// credentials): its config names the agents alone. probe runs the agent in the environment
+	// it is given: its config gives each agent a throwaway HOME of its own, as the handshakes do.
+	matrixCfg := map[string]map[string]entry{"agents": {}}
+	probeCfg := map[string]map[string]entry{"agents": {}}
 	var names []string
 	for _, a := range agents {
 		_, set := sandboxVars(work, "matrix-"+a.Name)
-		cfg["agents"][a.Name] = entry{a.Argv[0], a.Argv[1:], set}
+		matrixCfg["agents"][a.Name] = entry{a.Argv[0], a.Argv[1:], nil}
+		probeCfg["agents"][a.Name] = entry{a.Argv[0], a.Argv[1:], set}
 		names = append(names, a.Name)
 	}
-	cfgPath := filepath.Join(dir, "agents.json")
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
-		fatalf("%v", err)
+	cfgPath, probeCfgPath := filepath.Join(dir, "agents.json"), filepath.Join(dir, "probe-agents.json")
+	for path, cfg := range map[string]any{cfgPath: matrixCfg, probeCfgPath: probeCfg} {
+		b, _ := json.MarshalIndent(cfg, "", "  ")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			fatalf("%v", err)
+		}
 	}
 	cwd, env := sandbox(work, "matrix")
 	rep := &MatrixReport{Agents: names, Cores: runtime.NumCPU()}
@@ -93,7 +100,7 @@ func runMatrix(acpprobe string, agents []agentSpec, work string, rounds int, par
 		case strings.HasPrefix(r.Name, "one:"):
 			return matrixArgs(r.Agents[0])
 		}
-		return []string{acpprobe, "probe", "--json", "--config", cfgPath, r.Agents[0]}
+		return []string{acpprobe, "probe", "--json", "--config", probeCfgPath, r.Agents[0]}
 	}
 	fmt.Fprintf(os.Stderr, "driver: matrix: 1 warm-up + %d rounds of %d variants\n", rounds, len(rep.Runs))
 	for r := -1; r < rounds; r++ {

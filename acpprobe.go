@@ -77,7 +77,8 @@ func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from
 	r := probe.DeriveContext(ctx, x, o.Catalogue)
 	probe.DeriveRun(r, x, frames) // the run's own facts follow its last connection
 	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Catalogue: o.Catalogue,
-		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe), From: from})
+		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe),
+		SessionLoad: conns.Of(record.PurposeSessionLoad), SessionResume: conns.Of(record.PurposeSessionResume), From: from})
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +125,11 @@ type Options struct {
 	// level actually in force: an agent that is not a process (transport.Pipe) is never
 	// isolated, and the report does not claim it was.
 	Sandbox *sandbox.Sandbox
+	// Then are connections opened after the main one (and after check's own), in the same
+	// sandbox and log, each named by its purpose (record.Split tells them apart): the turn
+	// package's sessions scenario loads, closes and resumes the main session on fresh agent
+	// processes this way.
+	Then []Then
 	// AuthAB runs the agent a second time under the other identity — the user's own, or an
 	// empty one in a sandbox — and combines every auth signal of both into Result.AuthAB
 	// (--auth-ab). Neither run calls authenticate or logout.
@@ -140,6 +146,14 @@ type Check struct {
 	// Deep opens a second, initialize-only connection asking for DeepVersion, to check
 	// version negotiation (--deep).
 	Deep bool
+}
+
+// Then is a connection Run opens after the main one: initialize only, then the steps Steps
+// returns given the main connection's record (nil: the connection is not opened), and the agent ended
+// at once. Purpose names it in its spawn event.
+type Then struct {
+	Purpose string
+	Steps   func(sofar *record.Index) []probe.Step
 }
 
 // errNotProcess: isolation needs an agent that runs as a process of its own.
@@ -197,6 +211,14 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 			_, _ = probe.Drive(ctx, deep)
 		}
 	}
+	for _, t := range o.Then {
+		if ctx.Err() != nil {
+			break
+		}
+		if steps := t.Steps(record.New(record.Split(log.Frames()).Main)); steps != nil {
+			_, _ = probe.Drive(ctx, extraConnection(po, t.Purpose, steps))
+		}
+	}
 	stopNetwork()
 	if ob != nil {
 		ob.finish(log)
@@ -211,7 +233,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	return Analyze(actx, log.Frames(), o.Analyze)
 }
 
-// extraConnection is the options of a short connection check opens after the main one, into
+// extraConnection is the options of a short connection opened after the main one, into
 // the same log (the record keeps every connection; record.Split tells them apart by purpose):
 // initialize only, then steps, and the agent ended at once, since how it leaves is not judged.
 func extraConnection(po probe.Options, purpose string, steps []probe.Step) probe.Options {

@@ -72,7 +72,9 @@ var testAllowed = map[string][]string{
 	"acptest": {"emulator"},
 	// sentinel's tests check its mcpServers entries against the pinned ACP schema.
 	"sentinel": {"acp/schema"},
-	"e2e":      {".", "acp", "acptest", "conformance", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "transport", "turn"},
+	// e2e's tests run turns at the net level: a sandbox.Options, the emulator.Keys naming the
+	// agent, and sandbox.Init (the test binary is the namespace helper).
+	"e2e": {".", "acp", "acptest", "conformance", "emulator", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "sandbox", "transport", "turn"},
 }
 
 func TestImportArrows(t *testing.T) {

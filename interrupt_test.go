@@ -34,14 +34,21 @@ func TestAnalyzeInterruptible(t *testing.T) {
 		t.Fatalf("uncancelled: %d notifications, coverage %+v", full.Notifications.Total, full.Coverage)
 	}
 
-	// Cancelled before it starts.
+	// Cancelled before it starts. Each cancelled run is timed three times and the fastest
+	// counts: what is measured is the work left after the cancel, not the other tests'
+	// load on two cores (under it, one run in ten took a third of the baseline).
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	start = time.Now()
-	r, err := acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{})
-	took := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
+	var r *probe.Result
+	took := time.Duration(1<<63 - 1)
+	for range 3 {
+		start = time.Now()
+		var err error
+		r, err = acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{})
+		took = min(took, time.Since(start))
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Logf("%d notifications: deriving %v; a cancelled Analyze %v", n, derive, took)
 	if took > derive/4 {
@@ -56,11 +63,14 @@ func TestAnalyzeInterruptible(t *testing.T) {
 	validResult(t, r)
 
 	// Cancelled part way: the latency from the cancel to the return, against the whole.
-	ctx, cancel = context.WithCancel(context.Background())
-	var cancelled time.Time
-	time.AfterFunc(derive/3, func() { cancelled = time.Now(); cancel() })
-	_, _ = acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{})
-	latency := time.Since(cancelled)
+	latency := time.Duration(1<<63 - 1)
+	for range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancelled := make(chan time.Time, 1)
+		time.AfterFunc(derive/3, func() { cancelled <- time.Now(); cancel() })
+		_, _ = acpprobe.Analyze(ctx, frames, acpprobe.AnalyzeOptions{})
+		latency = min(latency, time.Since(<-cancelled))
+	}
 	t.Logf("cancelled after %v: returned %v later", derive/3, latency)
 	if latency > derive/4 {
 		t.Errorf("Analyze returned %v after its cancel, deriving the whole record takes %v: want under a quarter of it", latency, derive)

@@ -24,7 +24,7 @@ import (
 // give variables to a sandboxed agent through sandbox.Options.Env instead, which refuses the
 // ones the sandbox sets itself.
 func Sandboxed(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
-	if envValue(cmd.Environ, "HOME") != box.Home() {
+	if sandbox.LookupEnv(cmd.Environ, "HOME") != box.Home() {
 		cmd.Environ = box.Env()
 	}
 	if cmd.Dir == "" {
@@ -99,7 +99,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 		}
 		cmd.Environ = ob.shims.Env(base)
 		env := transport.MergeEnv(cmd.Environ, cmd.Env)
-		ob.home = envValue(env, "HOME")
+		ob.home = sandbox.LookupEnv(env, "HOME")
 		if ob.home != "" {
 			ob.paths = sandbox.HomePaths(ob.home, env)
 		}
@@ -254,17 +254,6 @@ func credentialNames(env []string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// envValue is the last value of name in env ("" when absent).
-func envValue(env []string, name string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
-			v = val
-		}
-	}
-	return v
 }
 
 // withoutCredentials drops from KEY=VALUE pairs, or from names, those that look like

@@ -152,7 +152,7 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 			// Only where the network is cut may the agent use it: its lookup and connection
 			// then reach the sink, and nothing else.
 			cfg := acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true, NetEffects: netLevel}}
-			r, log := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agentCommand(t, cfg)}, Check: &acpprobe.Check{},
+			r, log := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agentCommand(t, cfg)}, Check: &acpprobe.Check{Deep: true},
 				Isolate: &sandbox.Options{Parent: parent, Environ: u.environ, Net: netLevel, NetSink: netLevel}})
 			se := r.SideEffects
 			if se == nil {
@@ -221,6 +221,20 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 				}
 			} else if n.Observed || !strings.HasPrefix(n.Note, "not observed") {
 				t.Errorf("network %+v, want not observed", n)
+			}
+			// check's extra connections ran in the sandbox too (at the net level, in namespaces
+			// of their own): the deep probe was answered, the fork probe too.
+			conns := record.Split(log.Frames())
+			for _, purpose := range []string{record.PurposeDeep, record.PurposeForkProbe} {
+				x := record.New(conns.Of(purpose))
+				if ex := x.First(acp.MethodInitialize); ex == nil || ex.Answer == nil {
+					t.Errorf("the %s connection got no initialize answer", purpose)
+				}
+			}
+			for _, f := range r.Findings {
+				if f.ID == "protocol.version-negotiation" {
+					t.Errorf("finding %s: %s", f.ID, f.Message)
+				}
 			}
 			// Nothing landed outside, nothing survives, the sandbox is gone.
 			if got := append(entries(t, u.home), entries(t, u.tmp)...); len(got) > 0 {

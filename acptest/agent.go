@@ -359,34 +359,14 @@ func (a *agent) dispatch(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error)
 			o["_meta"], _ = json.Marshal(meta)
 		}
 		if a.cfg.Drift {
-			caps := o.Object("agentCapabilities")
-			if caps == nil {
-				caps = acp.Object{}
-			}
-			sess := caps.Object("sessionCapabilities")
-			if sess == nil {
-				sess = acp.Object{}
-			}
-			sess["delete"] = json.RawMessage("{}")
-			caps["sessionCapabilities"], _ = json.Marshal(sess)
-			o["agentCapabilities"], _ = json.Marshal(caps)
+			advertise(o, "sessionCapabilities", "delete")
 			if info := o.Object("agentInfo"); info != nil {
 				info["version"] = json.RawMessage(`"0.2.0"`)
 				o["agentInfo"], _ = json.Marshal(info)
 			}
 		}
 		if a.cfg.RequireAuthEnv != "" {
-			caps := o.Object("agentCapabilities")
-			if caps == nil {
-				caps = acp.Object{}
-			}
-			auth := caps.Object("auth")
-			if auth == nil {
-				auth = acp.Object{}
-			}
-			auth["status"] = json.RawMessage("{}")
-			caps["auth"], _ = json.Marshal(auth)
-			o["agentCapabilities"], _ = json.Marshal(caps)
+			advertise(o, "auth", "status")
 		}
 		if a.cfg.ExtraKeys {
 			o["vendorBuild"] = json.RawMessage(`"acptest"`)
@@ -634,4 +614,19 @@ func unicodeEscaped(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// advertise adds agentCapabilities.<group>.<name> = {} to an initialize result o.
+func advertise(o acp.Object, group, name string) {
+	caps := o.Object("agentCapabilities")
+	if caps == nil {
+		caps = acp.Object{}
+	}
+	g := caps.Object(group)
+	if g == nil {
+		g = acp.Object{}
+	}
+	g[name] = json.RawMessage("{}")
+	caps[group], _ = json.Marshal(g)
+	o["agentCapabilities"], _ = json.Marshal(caps)
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// ForkProbe holds the frames of check's fork-probe connection (see ForkProbe and
 	// record.Split), which forked a session that does not exist.
 	ForkProbe []jsonrpc.Frame
+	// SessionLoad and SessionResume hold the frames of the sessions turn scenario's
+	// connections after the main one (record.PurposeSessionLoad, PurposeSessionResume).
+	SessionLoad, SessionResume []jsonrpc.Frame
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
 	// From, when not 0, judges only the frames after this seq, frame by frame: the earlier
@@ -153,7 +156,7 @@ func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options
 		client:    clientCapsOf(x),
 		detection: detectMethods(x, r),
 		shapes:    deriveShapes(x, r),
-		turns:     deriveTurns(x),
+		turns:     deriveTurns(x, sessionConns{load: opts.SessionLoad, resume: opts.SessionResume}),
 		deep:      deriveDeep(opts.Deep, cat),
 		fork:      indexOf(opts.ForkProbe),
 	}, nil

@@ -38,7 +38,9 @@ func runProtocol(in *inputs, out *findings) {
 		if wait, waited := stdinWait(in); waited && (x.By == "sigterm" || x.By == "sigkill") {
 			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(x.By)), nil)
 		}
-		if x.GroupKilled {
+		// One departure, one finding: the survivors, when the sweep found them, say what the
+		// group kill alone says and more.
+		if x.GroupKilled && len(x.Survivors) == 0 {
 			out.add(protocolLeftover, in.x.EventSeq(record.Exit.Kind), "", "processes of the agent's process group were still running after it ended and were killed", nil)
 		}
 		if len(x.Survivors) > 0 {

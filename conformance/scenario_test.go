@@ -35,6 +35,8 @@ import (
 //	                 the purpose "deep", or say initializeOnly as records before purposes did)
 //	-- fork-probe -- frames of the fork-probe connection (same syntax; a spawn event with the
 //	                 purpose "fork-probe" is added when missing)
+//	-- session-load --, -- session-resume -- frames of the sessions turn scenario's
+//	                 connections (the same, with their purposes)
 //
 // The sections are one record, in this order, split by record.Split as Analyze splits it.
 //
@@ -86,7 +88,8 @@ func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Opti
 	}
 	log := jsonrpc.NewLog()
 	appendFrames(t, log, sections["frames"], defaultSpawn)
-	extras := []struct{ section, purpose string }{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe}}
+	extras := []struct{ section, purpose string }{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe},
+		{"session-load", record.PurposeSessionLoad}, {"session-resume", record.PurposeSessionResume}}
 	for _, e := range extras {
 		if section, ok := sections[e.section]; ok {
 			appendFrames(t, log, section, fmt.Sprintf(`{"command":"scenario","argv":["scenario"],"cwd":"/w","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000,"purpose":%q,"initializeOnly":true}`, e.purpose))
@@ -100,7 +103,8 @@ func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Opti
 		}
 	}
 	x := record.New(conns.Main)
-	opts := Options{Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe)}
+	opts := Options{Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe),
+		SessionLoad: conns.Of(record.PurposeSessionLoad), SessionResume: conns.Of(record.PurposeSessionResume)}
 	r := probe.Derive(x, nil)
 	probe.DeriveRun(r, x, frames) // as acpprobe.Analyze
 	return x, r, opts, sections

@@ -49,7 +49,9 @@ var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
 	checks: []*Check{turnNoText, turnTextKind, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
-		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel, mcpMilestone, mcpUnadvertised},
+		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel, mcpMilestone, mcpUnadvertised,
+		sessionsLoadFailed, sessionsReplayIncomplete, sessionsReplayAfterAnswer, sessionsResumeReplayed, sessionsResumeFailed,
+		sessionsListMissing, sessionsCloseKeeps, sessionsCloseLeaks, sessionsForkBroken},
 	run: func(in *inputs, out *findings) {
 		for _, t := range in.turns {
 			for _, f := range judgeTurn(t) {
@@ -123,6 +125,8 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		for _, m := range t.MCP {
 			judgeMCP(m, seq, add)
 		}
+	case t.Sessions != nil:
+		judgeSessions(t.Sessions, add)
 	case t.Cancel != nil:
 		c := t.Cancel
 		seq := t.Runs[0].AnswerSeq

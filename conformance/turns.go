@@ -14,8 +14,9 @@ import (
 // ranges: each scenario's prompts with what came back on the wire, the model requests the
 // emulator recorded during each, and what the scenario observed outside the wire. Outcomes are
 // left empty: the turns pass decides them with its findings (judgeTurns). A scenario recorded
-// as skipped is not run, with its reason. nil when the record has no turn scenario.
-func deriveTurns(x *record.Index) []probe.Turn {
+// as skipped is not run, with its reason. The sessions scenario also reads its connections
+// after the main one (conns). nil when the record has no turn scenario.
+func deriveTurns(x *record.Index, conns sessionConns) []probe.Turn {
 	skipped := map[string]string{}
 	for _, f := range x.Events(record.StepSkipped.Kind) {
 		if p, ok := record.StepSkipped.Decode(f); ok {
@@ -55,6 +56,8 @@ func deriveTurns(x *record.Index) []probe.Turn {
 			t.Cancel = cancelTruth(frames, runs)
 		case probe.ScenarioMCP:
 			t.MCP = mcpTruths(x, frames)
+		case probe.ScenarioSessions:
+			t.Sessions = sessionsTruth(x, runs, conns)
 		}
 		if why := notRun(x, s, t); why != "" {
 			t.Outcome, t.Reason = probe.TurnNotRun, why
@@ -104,6 +107,8 @@ func notRun(x *record.Index, s probe.Scenario, t probe.Turn) string {
 		return "the agent offered the model no file-writing tool"
 	case s == probe.ScenarioCancel && !t.Cancel.Sent:
 		return "the turn ended before it streamed anything: session/cancel was not sent mid-turn"
+	case s == probe.ScenarioSessions:
+		return sessionsNotRun(t.Sessions, first)
 	}
 	return ""
 }

@@ -54,6 +54,13 @@ var Volatile = []string{
 	// outcome and facts, compared.
 	"turns[*].runs", "turns[*].cancel.withinMs", "turns[*].cancel.seq", "turns[*].permission.askedSeq",
 	"turns[*].shapes[*].seq", "turns[*].models[*].seq",
+	// The sessions scenario's session ids, sandbox paths and lines change from run to run;
+	// what each part showed (replayed, listed, counts, grew, refused) is compared.
+	"turns[*].sessions.sessionId", "turns[*].sessions.cwd", "turns[*].sessions.list.cwd", "turns[*].sessions.fork.newId",
+	"turns[*].sessions.list.seq", "turns[*].sessions.list.answerSeq", "turns[*].sessions.load.seq", "turns[*].sessions.load.answerSeq",
+	"turns[*].sessions.fork.seq", "turns[*].sessions.fork.answerSeq", "turns[*].sessions.fork.load.seq", "turns[*].sessions.fork.load.answerSeq",
+	"turns[*].sessions.close.close.seq", "turns[*].sessions.close.close.answerSeq", "turns[*].sessions.close.prompt.seq",
+	"turns[*].sessions.close.prompt.answerSeq", "turns[*].sessions.resume.seq", "turns[*].sessions.resume.answerSeq",
 	// The files an agent writes carry session ids and grow from run to run, processes have
 	// new pids, launches new times and a kept sandbox its own directory; what drifts is the
 	// level, the launch count, the network names and the auth oracle's answer.

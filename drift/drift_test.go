@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +147,38 @@ func TestTurnDrift(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The sessions part compares what each part showed; its session ids, sandbox paths and lines
+// are not drift.
+func TestSessionsDrift(t *testing.T) {
+	const doc = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "turns":[{"scenario":"sessions","outcome":"passed","runs":[],"sessions":{"sessionId":"s-1","cwd":"/tmp/box-1/w",
+  "live":{"userText":false,"agentText":true,"toolCalls":[{"id":"t1","kind":"edit","status":"failed"}],"updates":3},
+  "advertised":["load","list","close"],"list":{"seq":3,"answerSeq":4,"listed":true,"cwd":"/tmp/box-1/w"},
+  "load":{"seq":6,"answerSeq":11,"replay":{"userText":true,"agentText":true,"toolCalls":[{"id":"t1","kind":"edit","status":"failed"}],"updates":4},"updatesAfter":0,"missing":[]},
+  "fork":null,"close":{"cycles":5,"before":0,"processes":[1,1,1,1,1],"grew":false,"close":{"seq":12,"answerSeq":13},"prompt":{"seq":40,"answerSeq":41,"code":-32002,"message":"gone"},"modelRequests":0},
+  "resume":null}}]}`
+	a := result(t, doc)
+	b := result(t, strings.NewReplacer(`s-1`, `s-2`, `/tmp/box-1/w`, `/tmp/box-2/w`, `"seq":6,"answerSeq":11`, `"seq":7,"answerSeq":15`,
+		`"seq":40,"answerSeq":41`, `"seq":44,"answerSeq":45`).Replace(doc))
+	if changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil); err != nil || len(changes) != 0 {
+		t.Errorf("ids, paths and lines only: changes %+v, %v", changes, err)
+	}
+	c := result(t, strings.NewReplacer(`"processes":[1,1,1,1,1],"grew":false`, `"processes":[1,2,3,4,5],"grew":true`,
+		`"updates":4},"updatesAfter":0,"missing":[]`, `"updates":2},"updatesAfter":0,"missing":["tool call t1 (edit, failed)"]`).Replace(doc))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Text)
+	}
+	for _, want := range []string{"turns[sessions].sessions.close.grew: false → true", "turns[sessions].sessions.load.missing: added"} {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, want) }) {
+			t.Errorf("changes %q, want one starting %q", got, want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	sbx "github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -175,6 +176,7 @@ var cliBuild struct {
 
 // TestMain removes the built binary after the tests.
 func TestMain(m *testing.M) {
+	sbx.Init() // the namespace helper of the net level is this binary, re-executed
 	code := m.Run()
 	if cliBuild.dir != "" {
 		os.RemoveAll(cliBuild.dir)

@@ -1,14 +1,20 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/emulator"
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	sbx "github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
 )
@@ -215,4 +221,105 @@ func TestMCPReal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMatrixTurnsRealAgents runs `acpprobe matrix --turns --scenario mcp` on the three pinned
+// agents by their config names (issue 16: the matrix shows how far each gets with a sentinel
+// MCP server per transport): each row's MCP facts are those TestMCPReal asserts, and the text
+// matrix has the MCP reach column with each agent's cell.
+func TestMatrixTurnsRealAgents(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	box := newSandbox(t)
+	cfg := writeAgentsConfig(t, t.TempDir(), realConfigAgents(t, false))
+	ids := []string{"claude", "codex", "gemini"}
+	code, stdout, stderr := runCLI(t, box, "matrix", append([]string{"--config", cfg, "--turns", "--scenario", "mcp",
+		"--format", "json"}, ids...)...)
+	if code != 0 {
+		t.Fatalf("acpprobe matrix --turns: exit %d\n%s", code, stderr)
+	}
+	var m matrix.Matrix
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	stopped := map[string]map[string]string{
+		"claude": {"stdio": "", "http": "", "sse": ""},
+		"codex":  {"stdio": "", "http": "", "sse": "connected"},
+		"gemini": {"stdio": "", "http": "", "sse": ""},
+	}
+	if len(m.Rows) != len(ids) {
+		t.Fatalf("%d rows, want %d", len(m.Rows), len(ids))
+	}
+	var text bytes.Buffer
+	if err := render.MatrixText(&text, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.SplitN(text.String(), "\n", 2)[0], "MCP reach") {
+		t.Errorf("the text matrix has no MCP reach column:\n%s", text.String())
+	}
+	for _, row := range m.Rows {
+		if row.Result == nil {
+			t.Errorf("%s: no result (%s)", row.ID, row.Problem)
+			continue
+		}
+		seen := 0
+		for _, tr := range row.Result.Turns {
+			for _, mt := range tr.MCP {
+				seen++
+				check(t, row.ID+" "+mt.Transport+" stopped at", mt.StoppedAt, stopped[row.ID][mt.Transport])
+			}
+		}
+		if seen != 3 {
+			t.Errorf("%s: MCP facts for %d transports, want 3", row.ID, seen)
+		}
+		cell := render.TurnCell(row.Result, probe.ScenarioMCP)
+		t.Logf("%s: MCP reach %q", row.ID, cell)
+		if !strings.Contains(text.String(), cell[:min(len(cell), 30)]) {
+			t.Errorf("%s: the text matrix does not show its MCP cell %q", row.ID, cell)
+		}
+	}
+}
+
+// TestTurnsNetLevel: gemini-cli 0.61.0 at --isolate=net, with no network but its own loopback,
+// where the emulator and the sentinels are served at their ports: its completion turn and all
+// three sentinels go as far as at the env+home level, and the network sink records what else it
+// reached for — one lookup, play.googleapis.com, answered NXDOMAIN, and no connection.
+func TestTurnsNetLevel(t *testing.T) {
+	requireE2E(t)
+	if c := sbx.Available(); !c.Net {
+		t.Skipf("the net level is not available here: %s", c.NetUnavailable)
+	}
+	r, err := turn.Run(context.Background(), turn.Options{
+		Probe: probe.Options{Launcher: transport.Command{Argv: []string{agentBin(t, "gemini"), "--acp"}}, Timeout: 4 * probeTimeout,
+			StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
+		Keys:         emulator.Keys{RegistryID: "gemini"}, // at the net level the name is not learned first
+		Scenarios:    []probe.Scenario{probe.ScenarioCompletion, probe.ScenarioMCP},
+		SentinelArgv: []string{buildCLI(t), "mcp-sentinel"},
+		Sandbox:      sbx.Options{Net: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := r.SideEffects
+	if se == nil {
+		t.Fatalf("no side effects (error %+v)", r.Error)
+	}
+	check(t, "isolation level", string(se.Isolation.Level), "net")
+	check(t, "network observed", se.Network.Observed, true)
+	check(t, "lookups", strings.Join(se.Network.Lookups, ","), "play.googleapis.com")
+	check(t, "connects", len(se.Network.Connects), 0)
+	for _, tr := range r.Turns {
+		switch tr.Scenario {
+		case string(probe.ScenarioCompletion):
+			completes(t, tr, "gemini")
+		case string(probe.ScenarioMCP):
+			for _, m := range tr.MCP {
+				if m.StoppedAt != "" || m.Returned == nil || !*m.Returned {
+					t.Errorf("%s: stopped at %q, want the tool's result back at the model", m.Transport, m.StoppedAt)
+				}
+			}
+			check(t, "MCP transports", len(tr.MCP), 3)
+		}
+	}
+	check(t, "turns", len(r.Turns), 2)
 }

@@ -94,6 +94,7 @@ type Server struct {
 	base     context.Context
 	cancel   context.CancelFunc
 	served   chan struct{}
+	extra    sync.WaitGroup // one per listener given to Serve
 	stopOnce sync.Once
 
 	mu       sync.Mutex // guards closed, handlers' Add, script, seq, ids
@@ -149,6 +150,26 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// Serve also serves ln, until Close, exactly as the emulator's own address: the same Script
+// answers and the same callbacks record. It is for a listener handed over from elsewhere — the
+// one a net-level sandbox opens at Port on the agent's own loopback (sandbox.Options.Ports),
+// where URL then reaches the emulator too. It returns at once; Close closes ln (at once, when
+// the emulator is already closed).
+func (s *Server) Serve(ln net.Listener) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return
+	}
+	s.extra.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.extra.Done()
+		_ = s.srv.Serve(ln) // closes ln when it returns, at Close
+	}()
+}
+
 // URL is the emulator's base URL, "http://127.0.0.1:PORT" (no trailing slash).
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
@@ -174,6 +195,7 @@ func (s *Server) Close() error {
 		_ = s.srv.Close()
 		s.handlers.Wait()
 		<-s.served
+		s.extra.Wait()
 	})
 	return nil
 }

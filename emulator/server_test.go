@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -584,5 +585,51 @@ func TestChatReasoningForms(t *testing.T) {
 		if req, _ := rec.last(); req.Reasoning != tc.want {
 			t.Errorf("%s: reasoning %q, want %q", tc.extra, req.Reasoning, tc.want)
 		}
+	}
+}
+
+// TestServeHandedOverListener: a listener given to Serve answers from the same Script and
+// records through the same callbacks, in one sequence with the emulator's own address; Close
+// closes it, and one given after Close is closed at once.
+func TestServeHandedOverListener(t *testing.T) {
+	rec := newRecorder()
+	s := start(t, rec.options(Text("both")))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Serve(ln)
+	wc := wireCases[0]
+	for _, base := range []string{s.URL(), "http://" + ln.Addr().String()} {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", strings.NewReader(wc.first(false)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", DummyKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := wc.decode(t, resp.Body, false); d.text != "both" {
+			t.Errorf("%s: text %q", base, d.text)
+		}
+		resp.Body.Close()
+		<-rec.answered
+	}
+	rec.mu.Lock()
+	if len(rec.requests) != 2 || rec.requests[0].Seq+1 != rec.requests[1].Seq || rec.requests[1].Credential != "dummy" {
+		t.Errorf("requests %+v, want two in one sequence, the second with the dummy key", rec.requests)
+	}
+	rec.mu.Unlock()
+	_ = s.Close()
+	http.DefaultClient.CloseIdleConnections()
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the handed-over listener still accepts after Close")
+	}
+	late, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Serve(late)
+	if _, err := late.Accept(); err == nil {
+		t.Error("a listener given after Close was not closed")
 	}
 }

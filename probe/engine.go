@@ -169,6 +169,16 @@ func (s *Session) Notify(method string, params any) error { return s.e.conn.Noti
 // Alive reports whether the agent's output is still open.
 func (s *Session) Alive() bool { return s.e.alive() }
 
+// Sweep records the agent's other processes alive now (a processes event at the moment at:
+// the agent itself is left out), signalling none of them, and returns how many there are;
+// -1 when they cannot be counted (an agent that is not a process, no /proc). The sessions
+// turn scenario counts them after each session/close.
+func (s *Session) Sweep(at transport.Moment) int { return s.e.sweep(at, false) }
+
+// Scope names the agent's other processes (the zero Scope for an agent that is not a
+// process), for a step that counts them without recording (transport.Sweep).
+func (s *Session) Scope() transport.Scope { return s.e.agent.Scope() }
+
 // Log is the session's record, for a step's own events (see the record package).
 func (s *Session) Log() *jsonrpc.Log { return s.e.log }
 
@@ -365,7 +375,7 @@ func (e *engine) teardown() {
 	if ladder.StdinWait > 0 {
 		// Without a wait, what runs an instant after stdin closed says nothing: the agent had
 		// no time to end anything.
-		ladder.AfterStdin = func(left bool) { e.sweep(transport.AfterStdin, left) }
+		ladder.AfterStdin = func(left bool) { _ = e.sweep(transport.AfterStdin, left) }
 	}
 	wait := Millis(ladder.StdinWait)
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
@@ -380,11 +390,12 @@ func (e *engine) teardown() {
 }
 
 // sweep records the agent's other processes alive at a moment of the teardown (a processes
-// event), signalling none of them. An in-memory agent has none.
-func (e *engine) sweep(at transport.Moment, agentExited bool) {
+// event), signalling none of them, and returns how many there are. An in-memory agent has
+// none: nothing is recorded, and the count is -1, as when the sweep could not look.
+func (e *engine) sweep(at transport.Moment, agentExited bool) int {
 	scope := e.agent.Scope()
 	if scope == (transport.Scope{}) {
-		return
+		return -1
 	}
 	info := record.ProcessesInfo{Moment: at, AgentExited: agentExited, Processes: []transport.Proc{}}
 	procs, err := transport.Sweep(scope)
@@ -395,6 +406,10 @@ func (e *engine) sweep(at transport.Moment, agentExited bool) {
 		info.Processes = procs
 	}
 	record.Processes.Emit(e.log, info)
+	if err != nil {
+		return -1
+	}
+	return len(procs)
 }
 
 // InterruptGrace bounds the teardown of an interrupted probe (Ctrl-C): each step of the

@@ -411,6 +411,9 @@ type Turn struct {
 	Cancel *CancelTruth `json:"cancel,omitempty"`
 	// MCP (mcp): per sentinel MCP server, how far the agent got with it.
 	MCP []MCPTruth `json:"mcp,omitempty"`
+	// Sessions (sessions): load, resume, list, close and fork of the session, on fresh
+	// processes.
+	Sessions *SessionsTruth `json:"sessions,omitempty"`
 }
 
 // MCPTruth is how far an agent got with the sentinel MCP server of one transport, milestone by

@@ -30,6 +30,11 @@ const (
 	// ScenarioCancel: a slow stream, session/cancel in the middle: stopReason cancelled within
 	// a bound, nothing after, and a second turn still works.
 	ScenarioCancel Scenario = "cancel"
+	// ScenarioSessions: a turn with a tool call, then fresh agent processes in the same
+	// sandbox list, load (its replay against the live turn), fork, close (N load/close
+	// cycles: the agent's process count must not grow; a prompt on the closed session must be
+	// refused) and resume (no replay) that session, as advertised.
+	ScenarioSessions Scenario = "sessions"
 	// ScenarioMCP: the sentinel MCP servers, one per transport, offered in session/new; for
 	// each, how far the agent got: delivered, connected, tools listed, the tool visible to the
 	// model, called, its result back to the model (turn --mcp, check --turns).
@@ -37,11 +42,11 @@ const (
 )
 
 // Scenarios lists every scenario in run order.
-var Scenarios = []Scenario{ScenarioCompletion, ScenarioShapes, ScenarioModels, ScenarioPermission, ScenarioCancel, ScenarioMCP}
+var Scenarios = []Scenario{ScenarioCompletion, ScenarioShapes, ScenarioModels, ScenarioPermission, ScenarioCancel, ScenarioSessions, ScenarioMCP}
 
 // DefaultScenarios are the scenarios acpprobe turn runs when none is named: all but mcp, which
 // starts MCP servers for the agent to connect to (turn --mcp adds it).
-var DefaultScenarios = Scenarios[:5]
+var DefaultScenarios = Scenarios[:6]
 
 // ParseScenario reads a scenario name.
 func ParseScenario(s string) (Scenario, error) {

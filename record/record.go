@@ -157,7 +157,8 @@ type SpawnInfo struct {
 	Tap bool `json:"tap,omitempty"`
 }
 
-// Purposes of the extra connections acpprobe check opens after the main one (SpawnInfo.Purpose).
+// Purposes of the extra connections acpprobe check and the turn scenarios open after the main
+// one (SpawnInfo.Purpose).
 const (
 	// PurposeDeep: check --deep's initialize-only connection, which asks for a protocol
 	// version no agent supports (version negotiation).
@@ -167,6 +168,13 @@ const (
 	// once: a fork of a made-up session is kept off the main connection, where it would
 	// change how the agent behaves on EOF.
 	PurposeForkProbe = "fork-probe"
+	// PurposeSessionLoad: the sessions turn scenario's connection to a fresh agent process in
+	// the same sandbox, after the main one: session/list, session/load of the main session,
+	// session/fork, then load/close cycles and a prompt on the closed session.
+	PurposeSessionLoad = "session-load"
+	// PurposeSessionResume: the sessions scenario's connection that resumes the main session
+	// on another fresh process (no replay expected).
+	PurposeSessionResume = "session-resume"
 )
 
 // purpose is what the connection a spawn event opens is for: Purpose, or PurposeDeep for an

@@ -212,14 +212,15 @@ func netAttr(attr *syscall.SysProcAttr) {
 func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.prepared {
-		return errors.New("sandbox: a net-level sandbox runs one command")
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("sandbox: the namespace helper is this program: %w", err)
 	}
-	handoff := len(h.ports) > 0 || h.sink
+	// Only the first command gets the ports and the sink; a later one (check's short extra
+	// connections) gets new namespaces of its own with nothing but its loopback: its lookups
+	// and connections fail at once, unrecorded.
+	first := !h.prepared
+	handoff := first && (len(h.ports) > 0 || h.sink)
 	if len(cmd.ExtraFiles) > 0 && handoff {
 		return errors.New("sandbox: the command already has extra files; the listener handoff needs descriptor 3")
 	}
@@ -251,8 +252,10 @@ func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	netAttr(cmd.SysProcAttr)
-	h.prepared = true
-	close(h.preparedCh)
+	if first {
+		h.prepared = true
+		close(h.preparedCh)
+	}
 	return nil
 }
 

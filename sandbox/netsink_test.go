@@ -34,6 +34,16 @@ func TestNetSink(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
+	// A second command (check's extra connections) gets namespaces of its own, without the
+	// sink: its lookup and connections fail at once, and nothing is added to what was seen.
+	start = time.Now()
+	again := runIn(t, s, "sink")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the second command took %v: its lookups and connections must fail at once", took)
+	}
+	if again.Net["lookup"] == "" || again.Net["443"] == "connected" {
+		t.Errorf("the second command: lookup %q, 443 %q; want both to fail (no sink)", again.Net["lookup"], again.Net["443"])
+	}
 	n := s.Network()
 	if !n.Observed {
 		t.Fatalf("network %+v: not observed", n)

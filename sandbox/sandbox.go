@@ -275,7 +275,7 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
 	}
 	if cmd.Env == nil {
 		cmd.Env = s.Env()
-	} else if home := lookupEnv(cmd.Env, "HOME"); home != s.home {
+	} else if home := LookupEnv(cmd.Env, "HOME"); home != s.home {
 		return fmt.Errorf("sandbox: the command's environment is not the sandbox's (HOME=%q)", home)
 	}
 	if cmd.Dir == "" {
@@ -287,8 +287,9 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
 	return nil
 }
 
-// lookupEnv returns the last value of name in env.
-func lookupEnv(env []string, name string) string {
+// LookupEnv returns the last value of name in env, KEY=VALUE pairs ("" when absent): the
+// value a process started with env sees.
+func LookupEnv(env []string, name string) string {
 	v := ""
 	for _, kv := range env {
 		if k, val, ok := strings.Cut(kv, "="); ok && k == name {

@@ -33,6 +33,7 @@ type httpSentinel struct {
 	ln        net.Listener
 	srv       *http.Server
 	served    chan struct{}  // closed when Serve has returned
+	extra     sync.WaitGroup // one per listener given to Hub.Serve
 	conns     sync.WaitGroup // one per open connection, counted by the server's ConnState hook
 	slots     chan struct{}  // one per running request, up to maxActive
 }
@@ -181,7 +182,8 @@ func (s *httpSentinel) maskedPath() string { return strings.Replace(s.path, s.to
 func (s *httpSentinel) close() error {
 	err := s.srv.Close() // closes the listener and every connection: running requests end
 	<-s.served           // no connection is counted after this
-	s.closeSessions()    // ends SSE streams and handlers waiting on a session
+	s.extra.Wait()
+	s.closeSessions() // ends SSE streams and handlers waiting on a session
 	done := make(chan struct{})
 	go func() { s.conns.Wait(); close(done) }()
 	select {

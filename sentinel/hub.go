@@ -100,6 +100,46 @@ func Start(opts Options) (*Hub, error) {
 	return h, nil
 }
 
+// Ports returns the TCP ports of 127.0.0.1 the sentinels listen on, by transport: the
+// streamable HTTP and SSE servers, and for Stdio the report channel its sentinel processes dial
+// back to. A caller whose agent has a loopback of its own (a net-level sandbox) opens the
+// same ports there and gives the listeners to Serve.
+func (h *Hub) Ports() map[Transport]int {
+	return map[Transport]int{
+		Stdio: h.stdio.ln.Addr().(*net.TCPAddr).Port,
+		HTTP:  h.http[HTTP].ln.Addr().(*net.TCPAddr).Port,
+		SSE:   h.http[SSE].ln.Addr().(*net.TCPAddr).Port,
+	}
+}
+
+// Serve also serves ln as the listener of t's sentinel (for Stdio, its report channel), until
+// Close, exactly as the sentinel's own: the same token paths and the same recording. It is for
+// a listener handed over from an agent's own loopback at the port Ports gives, where the
+// addresses of Server then reach the sentinels too. Once the Hub is closed it closes ln and
+// returns ErrClosed.
+func (h *Hub) Serve(t Transport, ln net.Listener) error {
+	h.mu.Lock()
+	defer h.mu.Unlock() // Close waits for what was started here: it marks the Hub closed first
+	if h.closed {
+		ln.Close()
+		return ErrClosed
+	}
+	if t == Stdio {
+		return h.stdio.serveListener(ln)
+	}
+	s := h.http[t]
+	if s == nil {
+		ln.Close()
+		return fmt.Errorf("sentinel: no transport %q", t)
+	}
+	s.extra.Add(1)
+	go func() {
+		defer s.extra.Done()
+		_ = s.srv.Serve(ln) // closes ln when it returns, at Close
+	}()
+	return nil
+}
+
 // Tool returns the name of the tool the sentinel of t exposes.
 func (h *Hub) Tool(t Transport) string { return ToolName(t, h.nonce) }
 

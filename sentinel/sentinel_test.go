@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -618,5 +619,67 @@ func TestCloseLeavesNothing(t *testing.T) {
 			t.Fatalf("%d goroutines left after Close:\n%s", len(left), strings.Join(left, "\n\n"))
 		}
 		runtime.Gosched()
+	}
+}
+
+// TestServeHandedOverListeners: Ports are the ports of the entries Server gives; a listener
+// given to Serve serves t's sentinel like its own address — an SDK client reaches it there,
+// lists the tool and advances the milestones — and Close closes it; after Close, Serve refuses.
+func TestServeHandedOverListeners(t *testing.T) {
+	h, _ := startHub(t)
+	ports := h.Ports()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var extra []net.Listener
+	for _, tr := range sentinel.Transports {
+		entry := h.Server(tr)
+		own := "127.0.0.1:" + strconv.Itoa(ports[tr])
+		if !strings.Contains(entry.URL, own+"/") && !slices.Contains(entry.Args, own) {
+			t.Fatalf("%s: port %d is not in the entry %+v", tr, ports[tr], entry)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra = append(extra, ln)
+		if err := h.Serve(tr, ln); err != nil {
+			t.Fatal(err)
+		}
+		// The entry, moved to the handed-over listener.
+		entry.URL = strings.Replace(entry.URL, own, ln.Addr().String(), 1)
+		entry.Args = slices.Clone(entry.Args)
+		if i := slices.Index(entry.Args, own); i >= 0 {
+			entry.Args[i] = ln.Addr().String()
+		}
+		s, err := mcp.NewClient(&mcp.Implementation{Name: "handed-over"}, nil).Connect(ctx, transportFor(ctx, entry), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tr, err)
+		}
+		if _, err := s.ListTools(ctx, nil); err != nil {
+			t.Fatalf("%s: %v", tr, err)
+		}
+		if err := h.Wait(ctx, tr, sentinel.Listed); err != nil {
+			t.Errorf("%s: %v", tr, err)
+		}
+		s.Close()
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ln := range extra {
+		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts after Close", ln.Addr())
+		}
+	}
+	late, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Serve(sentinel.HTTP, late); !errors.Is(err, sentinel.ErrClosed) {
+		t.Errorf("Serve after Close: %v, want ErrClosed", err)
+	}
+	if _, err := late.Accept(); err == nil {
+		t.Error("a listener given after Close was not closed")
 	}
 }

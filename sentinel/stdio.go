@@ -46,6 +46,7 @@ type reports struct {
 
 	mu      sync.Mutex
 	closing bool
+	extra   []net.Listener // given to Hub.Serve
 	conns   map[net.Conn]bool
 	wg      sync.WaitGroup
 }
@@ -57,16 +58,30 @@ func startReports(h *Hub) (*reports, error) {
 	}
 	r := &reports{hub: h, token: randomHex(16), ln: ln, conns: map[net.Conn]bool{}}
 	r.wg.Add(1)
-	go r.accept()
+	go r.accept(ln)
 	return r, nil
+}
+
+// serveListener also accepts report channels on ln, until close.
+func (r *reports) serveListener(ln net.Listener) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		ln.Close()
+		return ErrClosed
+	}
+	r.extra = append(r.extra, ln)
+	r.wg.Add(1)
+	go r.accept(ln)
+	return nil
 }
 
 func (r *reports) addr() string { return r.ln.Addr().String() }
 
-func (r *reports) accept() {
+func (r *reports) accept(ln net.Listener) {
 	defer r.wg.Done()
 	for {
-		c, err := r.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return // closed
 		}
@@ -134,6 +149,9 @@ func (r *reports) close() error {
 	r.closing = true
 	for c := range r.conns {
 		c.Close()
+	}
+	for _, ln := range r.extra {
+		ln.Close()
 	}
 	r.mu.Unlock()
 	err := r.ln.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // sample is a log with every kind of frame a transcript must carry.
@@ -131,5 +133,46 @@ func TestEventTimes(t *testing.T) {
 	b, _ := json.Marshal(e)
 	if string(b) != `{"seq":3,"t":1.5,"dir":"event","kind":"done"}` {
 		t.Errorf("event line = %s", b)
+	}
+}
+
+// TestReadBounded (issue 11, F15): a transcript a user hands us cannot make reading it cost
+// more than its budget. A line over the limit is an error naming its line, never read into
+// memory whole (before: a 200 MB line cost 2.7 GB); past the record's budget, events are
+// folded as a live record's are, so notifications past it keep no more frames whole
+// (before: 1.8 GB).
+func TestReadBounded(t *testing.T) {
+	header := `{"acpprobeTranscript":1,"acpprobeVersion":"t","tool":"probe","command":"a","argv":["a"],"cwd":"/","start":"2026-11-30T00:00:00Z","redacted":true}` + "\n"
+	huge := header + `{"seq":1,"t":0,"dir":"agent","raw":"` + strings.Repeat("x", 4<<20) + `"}` + "\n"
+	_, _, err := ReadWith(strings.NewReader(huge), ReadOptions{MaxLine: 1 << 20})
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a 4 MiB line under a 1 MiB limit: %v, want an error naming line 2", err)
+	}
+
+	const n = 50_000
+	var b strings.Builder
+	b.WriteString(header)
+	note := `{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\"}}}`
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `{"seq":%d,"t":%d,"dir":"agent","raw":"%s"}`+"\n", i, i, note)
+	}
+	budget := int64(1 << 20)
+	_, frames, err := ReadWith(strings.NewReader(b.String()), ReadOptions{Budget: record.Budget(budget)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole, folded int64
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirFolded {
+			folded += f.Folded.Frames
+		} else {
+			whole++
+		}
+	}
+	if whole+folded != n || folded == 0 {
+		t.Errorf("%d frames whole and %d folded, want %d in all, most of them folded", whole, folded, n)
+	}
+	if perFrame := int64(len(note)); whole*perFrame > 2*budget {
+		t.Errorf("%d frames of %d bytes kept whole: over twice the %d-byte budget", whole, perFrame, budget)
 	}
 }

@@ -50,6 +50,8 @@ func steps(want []probe.Scenario, sc *scene) []probe.Step {
 			out = append(out, step{s, sc, (*scene).permission})
 		case probe.ScenarioCancel:
 			out = append(out, step{s, sc, (*scene).cancel})
+		case probe.ScenarioSessions:
+			out = append(out, step{s, sc, (*scene).sessions})
 		}
 	}
 	return out
@@ -90,12 +92,17 @@ func (n notExercised) Run(_ context.Context, sess *probe.Session) {
 // prompt sends one prompt on the session and waits for its answer within the turn budget,
 // then listens afterWindow more.
 func (sc *scene) prompt(ctx context.Context, s *probe.Session, blocks ...any) {
+	sc.promptOn(ctx, s, s.ID, blocks...)
+}
+
+// promptOn is prompt on the session id (a session the connection loaded rather than made).
+func (sc *scene) promptOn(ctx context.Context, s *probe.Session, id string, blocks ...any) {
 	cctx, cancel := context.WithTimeout(ctx, sc.turn)
 	defer cancel()
-	_, err := s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": s.ID, "prompt": blocks})
+	_, err := s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": id, "prompt": blocks})
 	if err != nil {
 		// No answer within the turn: stop the turn (the record shows what happened).
-		_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": s.ID})
+		_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": id})
 	}
 	listen(ctx, afterWindow)
 }

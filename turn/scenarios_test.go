@@ -197,3 +197,85 @@ func TestMCPScenario(t *testing.T) {
 		})
 	}
 }
+
+// The sessions scenario against the model persona: a fresh process loads the session and
+// replays the turn whole (its user message, text and tool call), lists it in its real cwd,
+// forks it, closes it (the process count stays flat over the cycles, a prompt on the closed
+// session is refused) and resumes it without a replay. Each fault fails its own check: load
+// without the tool calls, a process leaked per load, a close that keeps the session.
+func TestSessionsScenario(t *testing.T) {
+	for _, c := range []struct {
+		fault string
+		want  []string
+	}{
+		{"", nil},
+		{"--load-without-tool-calls", []string{"sessions.replay-incomplete"}},
+		{"--leak-on-load", []string{"sessions.close-leaks"}},
+		{"--close-keeps", []string{"sessions.close-keeps"}},
+	} {
+		t.Run("fault"+c.fault, func(t *testing.T) {
+			t.Parallel()
+			var faults []string
+			if c.fault != "" {
+				faults = []string{c.fault}
+			}
+			r := runTurns(t, faults, probe.ScenarioSessions)
+			tr := turnOf(t, r, probe.ScenarioSessions)
+			var ids []string
+			for _, f := range r.Findings {
+				if strings.HasPrefix(f.ID, "sessions.") {
+					ids = append(ids, f.ID)
+				}
+			}
+			if !slices.Equal(ids, c.want) {
+				t.Errorf("sessions findings %v, want %v", ids, c.want)
+			}
+			want := probe.TurnPassed
+			if c.want != nil {
+				want = probe.TurnFailed
+			}
+			if tr.Outcome != want {
+				t.Errorf("outcome %s (%s), want %s", tr.Outcome, tr.Reason, want)
+			}
+			s := tr.Sessions
+			if s == nil || s.Load == nil || s.List == nil || s.Fork == nil || s.Close == nil || s.Resume == nil {
+				t.Fatalf("sessions facts with a part missing: %+v", s)
+			}
+			if len(s.Live.ToolCalls) != 1 || !s.Live.AgentText {
+				t.Errorf("the live turn %+v, want one tool call and the reply", s.Live)
+			}
+			replayed := slices.ContainsFunc(s.Load.Replay.ToolCalls, func(tc probe.ToolCallTruth) bool { return tc == s.Live.ToolCalls[0] })
+			if !s.Load.OK() || !s.Load.Replay.UserText || !s.Load.Replay.AgentText || replayed == (c.fault == "--load-without-tool-calls") {
+				t.Errorf("load %+v against the live %+v", s.Load, s.Live)
+			}
+			if !s.List.Listed || s.List.Cwd != s.Cwd || !s.Fork.Distinct || !s.Resume.OK() || s.Resume.Replayed != 0 {
+				t.Errorf("list %+v, fork %+v, resume %+v", s.List, s.Fork, s.Resume)
+			}
+			cl := s.Close
+			if cl.Cycles != probe.SessionCycles || len(cl.Processes) != probe.SessionCycles || cl.Prompt == nil {
+				t.Fatalf("close %+v", cl)
+			}
+			if kept := cl.Prompt.OK(); kept != (c.fault == "--close-keeps") {
+				t.Errorf("the prompt after close answered %+v", cl.Prompt)
+			}
+			// One leaked child per load (the fork's load included), none without the fault.
+			for i, n := range cl.Processes {
+				want := 0
+				if c.fault == "--leak-on-load" {
+					want = i + 2
+				}
+				if n != want {
+					t.Errorf("processes after each close %v (before %v)", cl.Processes, intOf(cl.Before))
+					break
+				}
+			}
+		})
+	}
+}
+
+func intOf(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

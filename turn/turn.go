@@ -47,7 +47,10 @@ type Options struct {
 	// first arguments, ending in a call of sentinel.Main. Default: acpprobe mcp-sentinel.
 	SentinelArgv []string
 	// Sandbox configures the sandbox every turn runs in (KeepDir, PassEnv, Env, Net…); its
-	// Workspace defaults to a fresh directory in the sandbox.
+	// Workspace defaults to a fresh directory in the sandbox. With Net, Run sets its Ports
+	// (the emulator's and the sentinels', served inside the agent's network namespace) and
+	// NetSink (what else the agent tries is recorded), and, the sandbox running one command
+	// only, learns no agentInfo name first: Keys or Backend must choose the profile.
 	Sandbox sandbox.Options
 	// TurnTimeout bounds one prompt turn (DefaultTurnTimeout when 0).
 	TurnTimeout time.Duration
@@ -89,12 +92,6 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		scenarios = probe.DefaultScenarios
 	}
 
-	box, err := sandbox.New(o.Sandbox)
-	if err != nil {
-		return nil, fmt.Errorf("turn: sandbox: %w", err)
-	}
-	defer box.Close()
-
 	log := o.Probe.Log
 	if log == nil {
 		log = jsonrpc.NewLog()
@@ -121,8 +118,15 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		defer hub.Close()
 	}
 
-	profile, found := o.profile(ctx, cmd, box)
+	box, err := sandbox.New(netOptions(o.Sandbox, srv, hub))
+	if err != nil {
+		return nil, fmt.Errorf("turn: sandbox: %w", err)
+	}
+	defer box.Close()
+
+	profile, found, why := o.profile(ctx, cmd, box)
 	po := o.Probe
+	var then []acpprobe.Then
 	if hub != nil {
 		for _, s := range hub.Servers() {
 			po.MCPServers = append(po.MCPServers, s)
@@ -147,12 +151,16 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		if hub != nil {
 			po.Steps = append(po.Steps, mcpStep{hub: hub, sc: sc})
 		}
+		if slices.Contains(scenarios, probe.ScenarioSessions) {
+			// Load, close and resume run on fresh agent processes after the main connection.
+			then = sessionsThen(sc, setup.Authenticate)
+		}
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
 		// Without a profile no turn runs; what the agent does with the sentinels by itself
 		// (connect, list their tools) is still observed.
-		po.Steps = []probe.Step{notExercised{reason: ErrNoProfile.Error(), scenarios: slices.DeleteFunc(slices.Clone(scenarios),
+		po.Steps = []probe.Step{notExercised{reason: why, scenarios: slices.DeleteFunc(slices.Clone(scenarios),
 			func(s probe.Scenario) bool { return s == probe.ScenarioMCP })}}
 		if hub != nil {
 			po.Steps = append(po.Steps, mcpStep{hub: hub})
@@ -161,17 +169,23 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	if po.Cwd == "" {
 		po.Cwd = box.Workspace()
 	}
-	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box})
+	defer serveInside(ctx, box, srv, hub)()
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box, Then: then})
 }
 
 // profile chooses the backend profile: by hand (Backend), by registry id or config name, or
-// by the agentInfo name a first initialize-only handshake in the sandbox learns.
-func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbox.Sandbox) (emulator.Profile, bool) {
+// by the agentInfo name a first initialize-only handshake in the sandbox learns — except at the
+// net level, where only the sandbox's first command gets the listeners inside its namespace. Without one it says why.
+func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbox.Sandbox) (emulator.Profile, bool, string) {
 	if o.Backend != "" {
-		return o.Profiles.Backend(o.Backend)
+		p, ok := o.Profiles.Backend(o.Backend)
+		return p, ok, ErrNoProfile.Error()
 	}
 	if p, _, ok := o.Profiles.Match(o.Keys); ok {
-		return p, true
+		return p, true, ""
+	}
+	if box.Level() == sandbox.LevelNet {
+		return emulator.Profile{}, false, ErrNoProfile.Error() + ": at the net level only the agent's first run reaches the emulator, so its name cannot be learned first; name the agent by its id or give a backend (--backend)"
 	}
 	first := o.Probe
 	first.Log = nil
@@ -180,16 +194,16 @@ func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbo
 	first.Steps = nil
 	log, err := probe.Drive(ctx, first)
 	if err != nil {
-		return emulator.Profile{}, false
+		return emulator.Profile{}, false, ErrNoProfile.Error()
 	}
 	r := probe.Derive(record.New(log.Frames()), nil)
 	if r.AgentInfo == nil {
-		return emulator.Profile{}, false
+		return emulator.Profile{}, false, ErrNoProfile.Error()
 	}
 	keys := o.Keys
 	keys.AgentName = r.AgentInfo.Name
 	p, _, ok := o.Profiles.Match(keys)
-	return p, ok
+	return p, ok, ErrNoProfile.Error()
 }
 
 // scene is what the scenarios share: the model to script, the workspace to look in, the

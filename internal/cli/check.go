@@ -46,7 +46,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding not in the baseline is at or above this tier: mandatory, capability, advisory, info")
 	allowAuth := fs.Bool("allow-auth-required", false, "when the agent needs authentication and that is the only failure, exit by the verdict (0 when it passed) instead of 4; for CI without credentials")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each (JSON {\"known\":[{\"id\",\"reason\"}]} or lines \"id reason\")")
-	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens and the MCP sentinels (see acpprobe turn): the whole check then runs in a sandbox, the model emulator as the agent's model")
+	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens and the MCP sentinels (see acpprobe turn): the whole check then runs in a sandbox (env+home, or --isolate=net: the emulator and the sentinels are served inside its network namespace; never --isolate=off), the model emulator as the agent's model")
 	var tf turnFlags
 	tf.register(fs, false)
 	cl, err := parseArgs(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)

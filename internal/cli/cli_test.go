@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -48,6 +49,13 @@ func TestScripts(t *testing.T) {
 			// Agents spawned by the script are -race test binaries: no exit sleep.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
+		},
+		// [net]: the net level of --isolate works here.
+		Condition: func(cond string) (bool, error) {
+			if cond != "net" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			return sandbox.Available().Net, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":    cmdExitCode,

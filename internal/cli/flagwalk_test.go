@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acpprobe/acpprobe/sandbox"
 )
 
 // parsers are the command-line halves of the commands, for TestEveryFlagDoesSomething. agent
@@ -67,8 +69,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"findings": filepath.Join(dir, "f.ndjson"), "parallel": "2", "format": "md", "out": dir, "ignore": "x",
 		"vendor": "gemini", "scenario": "cancel", "backend": "gemini", "profiles": profiles, "turn-timeout": "7s",
 		"keep-sandbox": filepath.Join(dir, "kept"), "pass-env": "PASS_ME",
-		// matrix runs isolated by default: what changes it is turning it off.
-		"matrix/isolate": "=off",
+		// matrix runs isolated by default: what changes it is turning it off; turn too, and
+		// never unsandboxed: what changes it is the net level.
+		"matrix/isolate": "=off", "turn/isolate": "=net",
 	}
 	// base is the command line a flag is added to: per command, and per command/flag where the
 	// flag needs another one to mean anything.
@@ -82,6 +85,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"matrix/profiles": {"--turns", "acptest-claude"}, "matrix/turn-timeout": {"--turns", "acptest-claude"},
 		"matrix/mcp": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
 	}
+	// refused are the flags a command lists only to refuse them with the reason (a usage error
+	// that says it): the command still knows them.
+	refused := map[string]string{"turn/auth-ab": "does not go with prompt turns"}
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 	for _, c := range commands() {
 		parse, ok := parsers[c.name]
@@ -111,7 +117,17 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 				} else if !isBool(t, help.String(), name) {
 					t.Fatalf("no sample value for --%s", name)
 				}
+				if c := sandbox.Available(); set[0] == "--isolate=net" && !c.Net {
+					t.Skipf("the net level is not available here: %s", c.NetUnavailable)
+				}
 				with, err := parse(append(slices.Clone(args), set...), stdio)
+				if why, ok := refused[c.name+"/"+name]; ok {
+					var ue *usageError
+					if !errors.As(err, &ue) || !strings.Contains(err.Error(), why) {
+						t.Errorf("%s %q: %v, want the usage error %q", c.name, append(args, set...), err, why)
+					}
+					return
+				}
 				if err != nil {
 					t.Fatalf("%s %q: %v", c.name, append(args, set...), err)
 				}

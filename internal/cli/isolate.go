@@ -36,8 +36,16 @@ func (f *isolateFlags) register(fs *flag.FlagSet, def sandbox.Level) {
 	fs.BoolVar(&f.authAB, "auth-ab", false, "also run the agent with the other identity (yours, or an empty one in a sandbox) and classify its authentication from both: authenticated, auth_required, no_auth_needed, hidden_auth or unknown (never logs in or out)")
 }
 
-// registerSandbox defines only the flags of the sandbox itself, --keep-sandbox and --pass-env:
-// alone for turn, whose agent always runs in the env+home sandbox (see turnSandbox).
+// registerTurn defines the flags for turn, whose agent always runs sandboxed (see
+// turnSandbox): --isolate (bare: env+home, the default; =net), --keep-sandbox, --pass-env, and
+// --auth-ab, which prompt turns refuse with the reason.
+func (f *isolateFlags) registerTurn(fs *flag.FlagSet) {
+	fs.Var(&f.level, "isolate", "the agent's sandbox: bare, its own HOME, TMPDIR and workspace and a reduced environment (the default); --isolate=net: also no network but its loopback, where the model emulator and the MCP sentinels are served and anything else it tries is recorded (name the agent by its id, or give --backend: its name is not learned first); never =off, prompt turns only run sandboxed")
+	f.registerSandbox(fs, "")
+	fs.BoolVar(&f.authAB, "auth-ab", false, "refused with prompt turns: their agent is logged in to the model emulator with a dummy key, so there is no identity of yours to compare (use it with probe or check)")
+}
+
+// registerSandbox defines only the flags of the sandbox itself, --keep-sandbox and --pass-env.
 func (f *isolateFlags) registerSandbox(fs *flag.FlagSet, implies string) {
 	f.def = sandbox.LevelEnvHome
 	fs.StringVar(&f.keep, "keep-sandbox", "", "keep the agent's sandbox in this directory (absent or empty) for inspection"+implies)
@@ -106,17 +114,18 @@ func (f *isolateFlags) apply(o *ProbeOptions, fs *flag.FlagSet) error {
 	return nil
 }
 
-// turnSandbox is the sandbox of prompt turns (turn, check --turns, matrix --turns), which run
-// only at the env+home level: the model emulator listens on the user's loopback, which the net
-// level cuts off, and the auth oracle's second identity has no meaning against the emulator's
-// dummy key. target's --env values are taken off its command: the sandbox sets them
-// (turnFlags.options).
+// turnSandbox is the sandbox of prompt turns (turn, check --turns, matrix --turns): env+home
+// by default, or net (--isolate=net: the model emulator and the sentinels are served inside the
+// agent's network namespace), never none, since the agent is configured to call the emulator
+// through files and variables of a throwaway HOME. The auth oracle's second identity has no
+// meaning against the emulator's dummy key. target's --env values are taken off its command:
+// the sandbox sets them (turnFlags.options).
 func (f *isolateFlags) turnSandbox(target *probe.Options, explicitCwd bool) (sandbox.Options, error) {
-	if f.level.set && f.level.level != sandbox.LevelEnvHome {
-		return sandbox.Options{}, usagef("--isolate=%s: prompt turns run in the env+home sandbox only, with the model emulator on your loopback", f.level.level)
+	if f.level.set && f.level.level == sandbox.LevelNone {
+		return sandbox.Options{}, usagef("--isolate=%s: prompt turns only run sandboxed (the agent is pointed at the model emulator through a throwaway HOME); use --isolate or --isolate=net", f.level.level)
 	}
 	if f.authAB {
-		return sandbox.Options{}, usagef("--auth-ab does not go with prompt turns: their agent is logged in to the model emulator")
+		return sandbox.Options{}, usagef("--auth-ab does not go with prompt turns: their agent is logged in to the model emulator with a dummy key, so there is no identity of yours to compare (use it with probe or check)")
 	}
 	g := *f
 	g.def = sandbox.LevelEnvHome

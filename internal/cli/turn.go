@@ -106,7 +106,7 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	var tf turnFlags
 	var iso isolateFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
-	iso.registerSandbox(fs, "")
+	iso.registerTurn(fs)
 	tf.register(fs, true)
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding is at or above this tier: mandatory, capability, advisory, info")
 	cl, err := parseArgs(fs, args, "acpprobe turn [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)

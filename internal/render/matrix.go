@@ -146,7 +146,7 @@ var Columns = []Column{
 // about came out (TurnCell).
 var TurnColumns = []Column{turnColumn("Completion", "Turn", probe.ScenarioCompletion), turnColumn("Model truth", "Models", probe.ScenarioModels),
 	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel),
-	turnColumn("MCP reach", "MCP", probe.ScenarioMCP)}
+	turnColumn("Sessions", "Sess", probe.ScenarioSessions), turnColumn("MCP reach", "MCP", probe.ScenarioMCP)}
 
 func turnColumn(title, short string, s probe.Scenario) Column {
 	return Column{Key: "t-" + string(s), Title: title, Short: short, Value: func(r matrix.Row) string { return TurnCell(r.Result, s) }}

@@ -45,6 +45,8 @@ func turnFacts(tr probe.Turn) string {
 		facts = permissionText(tr.Permission)
 	case tr.Cancel != nil:
 		facts = cancelText(tr.Cancel)
+	case tr.Sessions != nil:
+		facts = sessionsText(tr.Sessions)
 	case len(tr.Runs) > 0 && tr.Scenario == string(probe.ScenarioCompletion):
 		facts = runText(tr.Runs[0])
 	case len(tr.Models) > 0:
@@ -68,6 +70,9 @@ func turnDetails(tr probe.Turn) [][2]string {
 	}
 	for _, m := range tr.MCP {
 		out = append(out, [2]string{m.Transport, mcpText(m)})
+	}
+	if tr.Sessions != nil && tr.Outcome != probe.TurnNotRun {
+		out = append(out, sessionsDetails(tr.Sessions)...)
 	}
 	return out
 }
@@ -126,6 +131,8 @@ func TurnCell(r *probe.Result, s probe.Scenario) string {
 			fact = "not asked"
 		case tr.Cancel != nil:
 			fact = orDash(tr.Cancel.StopReason)
+		case tr.Sessions != nil:
+			fact = sessionsCell(tr.Sessions)
 		case len(tr.MCP) > 0:
 			var parts []string
 			for _, m := range tr.MCP {

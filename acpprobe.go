@@ -195,8 +195,6 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	} else if o.AuthAB {
 		po.Steps = append(slices.Clone(po.Steps), conformance.AuthStatusStep)
 	}
-	// The report needs compiled schema types: build them while the agent starts.
-	go conformance.Warm()
 	stopNetwork := ob.serveNetwork(ctx)
 	log, err := probe.Drive(ctx, po)
 	if err != nil {

@@ -14,19 +14,19 @@ const module = "github.com/acpprobe/acpprobe"
 var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli", "sandbox"}, // sandbox.Init: the namespace helper is the binary itself
 	"internal/cli":    {"*"},
-	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift"},
+	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift", "internal/jsonout"},
 	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "sandbox", "transcript", "transport"},
-	"matrix":          {".", "probe", "extensions", "sandbox", "transcript"},
+	"matrix":          {".", "probe", "extensions", "sandbox", "transcript", "internal/jsonout"},
 	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "sentinel", "transport"},
 	"drift":           {"probe", "matrix", "internal/safeio"},
 	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "sentinel", "internal/safeio"},
-	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo", "sandbox"},
-	"registry":        {"internal/safeio"},
+	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo", "sandbox", "internal/schematable"},
+	"registry":        {"internal/safeio", "internal/schematable"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
 	"record":          {"acp", "emulator", "jsonrpc", "sandbox", "sentinel", "transport"},
 	"acp":             {"jsonrpc"},
-	"acp/schema":      {},
+	"acp/schema":      {"internal/schematable"},
 	"transport":       {"jsonrpc"},
 	"jsonrpc":         {},
 	"internal/safeio": {},
@@ -42,6 +42,16 @@ var allowed = map[string][]string{
 
 	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
 	"internal/buildinfo": {},
+
+	// JSON Schemas compiled into static Go tables, and their validator: stdlib (and x/text) only
+	"internal/schematable": {},
+	// the test oracle of schematable (jsonschema/v6 and mutated values): imported by tests only
+	"internal/schematable/schematest": {"internal/schematable"},
+	// the generators of the tables (go generate)
+	"acp/schema/internal/gen": {"internal/schematable"},
+	"registry/internal/gen":   {"internal/schematable"},
+	// acpprobe's JSON documents, proportional to their input (render and matrix --out): stdlib only
+	"internal/jsonout": {},
 }
 
 // testAllowed lists what a package's tests may import besides what the package itself may:
@@ -49,9 +59,12 @@ var allowed = map[string][]string{
 // test; the end-to-end suite, which has no code of its own, drives the product from the top.
 var testAllowed = map[string][]string{
 	"*":     {"acptest"},
-	"probe": {"transcript"}, // recordings as test input
+	"probe": {"transcript", "internal/schematable/schematest"}, // recordings as test input; ValidateResult's oracle
 	// the root's tests find exchanges in the record by their ACP method name.
 	".": {"acp"},
+	// the validators' tests compare them with their oracle
+	"acp/schema":           {"internal/schematable/schematest"},
+	"internal/schematable": {"internal/schematable/schematest"},
 	// matrix's tests hold in-process agents behind their own transport.Pipe to count the
 	// agents running at once.
 	"matrix": {"transport"},

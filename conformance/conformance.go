@@ -22,11 +22,9 @@ package conformance
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sort"
 
-	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -185,20 +183,4 @@ func (in *inputs) extensions() extensionFacts {
 		in.ext = &f
 	}
 	return *in.ext
-}
-
-// Warm loads the v1 schema sets (stable, unstable, newer and its unstable drafts: unstable
-// fields such as sessionCapabilities.fork are common) and compiles the types of the handshake
-// answers, so that a later Evaluate finds them ready. It is safe to run concurrently with
-// Evaluate.
-func Warm() {
-	for _, name := range []string{schema.V1, schema.V1Unstable, schema.V1Next, schema.V1NextUnstable} {
-		s, err := schema.Load(name)
-		if err != nil {
-			return
-		}
-		for _, def := range []string{"InitializeResponse", "NewSessionResponse", "SessionNotification"} {
-			_, _ = s.Validate(def, json.RawMessage(`{}`))
-		}
-	}
 }

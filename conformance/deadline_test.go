@@ -52,7 +52,6 @@ func TestEvaluateEndsAtItsDeadline(t *testing.T) {
 	}
 	x := flood(n)
 	r := probe.Derive(x, nil)
-	Warm()
 	const deadline = 300 * time.Millisecond
 
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)

@@ -7,16 +7,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
@@ -68,7 +69,7 @@ type Event struct {
 
 // Options configure a matrix run.
 type Options struct {
-	// Parallel bounds the agents probed at once (4 when 0).
+	// Parallel bounds the agents probed at once (DefaultParallel() when 0).
 	Parallel int
 	// Check, when set, runs the active checks of acpprobe check on every agent.
 	Check *acpprobe.Check
@@ -91,8 +92,15 @@ type Options struct {
 	AuthAB bool
 }
 
-// DefaultParallel is the number of agents probed at once by default.
-const DefaultParallel = 4
+// DefaultParallel is the number of agents probed at once by default: twice the CPUs this
+// process may use (GOMAXPROCS, which follows the CPU affinity and a cgroup's CPU limit), at
+// least 2 and at most 16. An agent's probe is partly waiting (on its answers, on its exit), so
+// on 2 cores 4 agents take about as long as 2 at a time, and far less than 1 (bench/driver
+// -matrix-parallel, BENCHMARKS.md); the upper bound keeps the memory of that many agents (a
+// Node.js agent holds 100-300 MiB) within reach of a large machine.
+func DefaultParallel() int {
+	return min(max(2*runtime.GOMAXPROCS(0), 2), 16)
+}
 
 // Run probes the targets concurrently, at most Parallel at once and started in the targets'
 // order, and returns the matrix, rows in the targets' order. One agent's failure never stops
@@ -100,7 +108,7 @@ const DefaultParallel = 4
 // interrupted) and starts no other: their rows say "interrupted before it started".
 func Run(ctx context.Context, targets []Target, o Options) *Matrix {
 	if o.Parallel <= 0 {
-		o.Parallel = DefaultParallel
+		o.Parallel = DefaultParallel()
 	}
 	m := &Matrix{Schema: Schema, Version: probe.Version, GeneratedAt: time.Now().UTC().Format(time.RFC3339), Rows: make([]Row, len(targets))}
 	var (
@@ -198,9 +206,10 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	return row
 }
 
-// writeResult writes a result to path as acpprobe probe --json prints it.
+// writeResult writes a result to path as acpprobe probe --json prints it (jsonout: the size
+// of the file stays proportional to the result however deep the agent nested its values).
 func writeResult(path string, r *probe.Result) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := jsonout.Indent(r)
 	if err != nil {
 		return err
 	}
@@ -208,7 +217,7 @@ func writeResult(path string, r *probe.Result) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -1,8 +1,10 @@
 package matrix_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -133,16 +135,32 @@ func TestRowsInTargetOrder(t *testing.T) {
 	}
 }
 
-// TestParallelBound: never more agents at once than Parallel, and the bound is reached.
+// TestParallelBound: never more agents at once than Parallel (DefaultParallel() when 0), and
+// the bound is reached.
 func TestParallelBound(t *testing.T) {
-	const parallel = 2
-	ids := []string{"a", "b", "c", "d", "e", "f"}
+	for _, asked := range []int{2, 0} {
+		t.Run(fmt.Sprint("parallel=", asked), func(t *testing.T) { parallelBound(t, asked) })
+	}
+}
+
+func parallelBound(t *testing.T, asked int) {
+	parallel := asked
+	if asked == 0 {
+		parallel = matrix.DefaultParallel()
+	}
+	if parallel < 2 || parallel > 16 {
+		t.Fatalf("DefaultParallel() = %d, want 2 to 16", parallel)
+	}
+	var ids []string
+	for i := range parallel + 2 {
+		ids = append(ids, fmt.Sprint("agent-", i))
+	}
 	g := newGate(ids...)
 	var targets []matrix.Target
 	for _, id := range ids {
 		targets = append(targets, g.target(t, id, acptest.Config{Persona: "minimal"}))
 	}
-	done := run(t.Context(), targets, matrix.Options{Parallel: parallel})
+	done := run(t.Context(), targets, matrix.Options{Parallel: asked})
 	// Release the oldest running agent only when every slot is taken (or every agent has
 	// started): an agent that starts beyond the bound starts while the others are held.
 	var held []string
@@ -351,4 +369,57 @@ func resultError(row matrix.Row) *probe.Error {
 		return nil
 	}
 	return row.Result.Error
+}
+
+// rawAgent answers initialize with meta as its _meta, session/new with a session, and every
+// other request with "method not found", until its stdin ends.
+func rawAgent(meta string) transport.Pipe {
+	return transport.Pipe{Name: "raw", Serve: func(ctx context.Context, in io.Reader, out, _ io.Writer) error {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			var answer string
+			switch m.Method {
+			case "initialize":
+				answer = `"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"raw","version":"1"},"_meta":` + meta + `}`
+			case "session/new":
+				answer = `"result":{"sessionId":"s"}`
+			default:
+				answer = `"error":{"code":-32601,"message":"Method not found"}`
+			}
+			if _, err := fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,%s}`+"\n", m.ID, answer); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// TestOutDirFilesLinear (issue 12): the result file of an agent that nests a value 9000 deep
+// stays proportional to the value (it was written with json.MarshalIndent, which writes about
+// d²/2 spaces for a value nested d deep: 162 MB for these 54 KB).
+func TestOutDirFilesLinear(t *testing.T) {
+	const depth = 9000
+	deep := strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
+	dir := t.TempDir()
+	m := matrix.Run(t.Context(), []matrix.Target{target(t, "deep", rawAgent(deep))}, matrix.Options{OutDir: dir})
+	row := m.Rows[0]
+	if row.Result == nil || !strings.Contains(string(row.Result.Raw.Initialize), deep) {
+		t.Fatalf("no result carrying the value (problem %q)", row.Problem)
+	}
+	st, err := os.Stat(filepath.Join(dir, "deep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a %d-byte value nested %d deep: a %d-byte result file", len(deep), depth, st.Size())
+	if st.Size() > 4*int64(len(deep))+64<<10 {
+		t.Errorf("a %d-byte value nested %d deep gave a %d-byte result file", len(deep), depth, st.Size())
+	}
 }

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,11 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
-
 	"github.com/acpprobe/acpprobe/internal/safeio"
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // IndexURL is where the official registry publishes its current index.
@@ -155,22 +151,19 @@ func readIndex(path string, max int64) ([]Entry, string, error) {
 }
 
 // checkIndex validates an index against the registry's index schema (registry.schema.json
-// with the newest agent.schema.json acpprobe knows), then reads its agents.
+// with the newest agent.schema.json acpprobe knows, compiled into indexSchema), then reads its
+// agents.
 func checkIndex(name string, b []byte) ([]Entry, string, error) {
-	sch, err := indexSchema()
-	if err != nil {
-		return nil, "", err
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(trimBOM(b)))
+	inst, err := schematable.Decode(trimBOM(b))
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: not JSON: %v", name, err)
 	}
-	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return nil, "", fmt.Errorf("%s: does not match the registry's index schema: %s", name, firstViolation(ve))
+	if vs := indexSchema.Violations(indexSchema.Def(""), inst); len(vs) > 0 {
+		at := vs[0].Pointer
+		if at == "" {
+			at = "/"
 		}
-		return nil, "", fmt.Errorf("%s: %v", name, err)
+		return nil, "", fmt.Errorf("%s: does not match the registry's index schema: at %s: %s", name, at, vs[0].Message)
 	}
 	entries, err := parseFile(name, b)
 	if err != nil {
@@ -183,39 +176,7 @@ func checkIndex(name string, b []byte) ([]Entry, string, error) {
 	return entries, head.Version, nil
 }
 
-// firstViolation renders the first leaf of a validation error: where, and what.
-func firstViolation(ve *jsonschema.ValidationError) string {
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
-	}
-	return fmt.Sprintf("at /%s: %s", strings.Join(ve.InstanceLocation, "/"), ve.ErrorKind.LocalizedString(printer))
-}
-
-var printer = message.NewPrinter(language.English)
-
-// indexSchema compiles the index schema from the embedded files, once. The registry.schema.json
-// of the snapshot refers to agent.schema.json by URL; the newer agent.schema.json (2026-08)
-// is registered at that URL, so nothing is fetched.
-var indexSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	for url, file := range map[string]string{
-		"https://cdn.agentclientprotocol.com/registry/v1/latest/registry.schema.json": "data/registry.schema.json",
-		"https://cdn.agentclientprotocol.com/registry/v1/latest/agent.schema.json":    "data/index-2026-08/agent.schema.json",
-	} {
-		raw, err := dataFS.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, err
-		}
-	}
-	return c.Compile("https://cdn.agentclientprotocol.com/registry/v1/latest/registry.schema.json")
-})
+//go:generate go run ./internal/gen
 
 // RefreshOptions say where Refresh fetches from and where it keeps what it fetched.
 type RefreshOptions struct {

@@ -1,14 +1,14 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // UnknownKey is a key of a spec-typed object that its schema does not define and that is not
@@ -24,16 +24,16 @@ type UnknownKey struct {
 // discriminators it carries); objects the schema leaves open (maps, free-form values) and
 // `_meta` contents are not judged.
 func (s *Set) UnknownKeys(def string, instance json.RawMessage) ([]UnknownKey, error) {
-	if !s.Has(def) {
+	n := s.node(def)
+	if n == 0 {
 		return nil, fmt.Errorf("schema %s has no type %s", s.Name, def)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(instance))
+	inst, err := schematable.Decode(instance)
 	if err != nil {
 		return nil, fmt.Errorf("instance is not JSON: %w", err)
 	}
-	w := &walker{s: s, seen: map[string]bool{}}
-	loc := "#/$defs/" + def
-	w.walk(loc, inst, "")
+	w := &walker{t: &s.s.table, seen: map[UnknownKey]bool{}}
+	w.walk(n, inst, "")
 	sort.Slice(w.out, func(i, j int) bool {
 		if w.out[i].Pointer != w.out[j].Pointer {
 			return w.out[i].Pointer < w.out[j].Pointer
@@ -44,24 +44,24 @@ func (s *Set) UnknownKeys(def string, instance json.RawMessage) ([]UnknownKey, e
 }
 
 type walker struct {
-	s    *Set
+	t    *schematable.Table
 	out  []UnknownKey
-	seen map[string]bool
+	seen map[UnknownKey]bool
 }
 
-// shape is what the applicable schemas say about one object.
+// shape is what the applicable schemas say about one value.
 type shape struct {
-	props      map[string][]string // key → locations of its schemas
-	siblings   map[string]bool     // keys defined by union branches that do not apply
-	additional []string            // locations of additionalProperties schemas
-	items      []string            // for arrays: locations of item schemas
-	described  bool                // some applicable schema lists properties
-	open       bool                // extra keys are allowed or cannot be judged
+	props      map[string][]int32 // key → its schemas
+	siblings   map[string]bool    // keys defined by union branches that do not apply
+	additional []int32            // additionalProperties schemas
+	items      []int32            // for arrays: item schemas
+	described  bool               // some applicable schema lists properties
+	open       bool               // extra keys are allowed or cannot be judged
 }
 
-func (w *walker) walk(loc string, inst any, ptr string) {
-	sh := &shape{props: map[string][]string{}, siblings: map[string]bool{}}
-	w.collect(loc, inst, sh, 0)
+func (w *walker) walk(n int32, inst any, ptr string) {
+	sh := &shape{props: map[string][]int32{}, siblings: map[string]bool{}}
+	w.collect(n, inst, sh, 0)
 	switch v := inst.(type) {
 	case map[string]any:
 		if sh.described && !sh.open {
@@ -69,10 +69,9 @@ func (w *walker) walk(loc string, inst any, ptr string) {
 				if k == "_meta" || len(sh.props[k]) > 0 || sh.siblings[k] {
 					continue // a name the protocol defines (here or in another variant)
 				}
-				id := ptr + "\x00" + k
-				if !w.seen[id] {
+				if id := (UnknownKey{ptr, k}); !w.seen[id] {
 					w.seen[id] = true
-					w.out = append(w.out, UnknownKey{Pointer: ptr, Key: k})
+					w.out = append(w.out, id)
 				}
 			}
 		}
@@ -80,75 +79,70 @@ func (w *walker) walk(loc string, inst any, ptr string) {
 			if k == "_meta" {
 				continue
 			}
-			locs := sh.props[k]
-			if len(locs) == 0 {
-				locs = sh.additional
+			schemas := sh.props[k]
+			if len(schemas) == 0 {
+				schemas = sh.additional
 			}
-			for _, l := range dedup(locs) {
-				w.walk(l, val, ptr+"/"+escape(k))
+			for _, sub := range dedup(schemas) {
+				w.walk(sub, val, ptr+"/"+schematable.Escape(k))
 			}
 		}
 	case []any:
 		for i, el := range v {
-			for _, l := range dedup(sh.items) {
-				w.walk(l, el, ptr+"/"+strconv.Itoa(i))
+			for _, sub := range dedup(sh.items) {
+				w.walk(sub, el, ptr+"/"+strconv.Itoa(i))
 			}
 		}
 	}
 }
 
-// collect gathers, into sh, what the schema at loc (and what it references or combines) says
+// collect gathers, into sh, what the schema n (and what it references or combines) says
 // about inst.
-func (w *walker) collect(loc string, inst any, sh *shape, depth int) {
+func (w *walker) collect(n int32, inst any, sh *shape, depth int) {
 	if depth > 64 {
 		sh.open = true
 		return
 	}
-	node, ok := w.s.node(loc).(map[string]any)
-	if !ok {
+	nd := &w.t.Nodes[n]
+	if nd.Boolean != 0 {
 		return
 	}
-	if ref, ok := node["$ref"].(string); ok {
-		w.collect(ref, inst, sh, depth+1)
+	if nd.Ref != 0 {
+		w.collect(nd.Ref, inst, sh, depth+1)
 	}
-	if props, ok := node["properties"].(map[string]any); ok {
+	if len(nd.Props) > 0 {
 		sh.described = true
-		for k := range props {
-			sh.props[k] = append(sh.props[k], loc+"/properties/"+escape(k))
+		for _, p := range nd.Props {
+			sh.props[p.Name] = append(sh.props[p.Name], p.Node)
 		}
 	}
-	if ap, ok := node["additionalProperties"]; ok {
-		if b, isBool := ap.(bool); !isBool || b {
-			sh.open = true
-			if !isBool {
-				sh.additional = append(sh.additional, loc+"/additionalProperties")
-			}
-		}
+	switch {
+	case nd.Addl == schematable.AddlTrue:
+		sh.open = true
+	case nd.Addl > 0:
+		sh.open = true
+		sh.additional = append(sh.additional, nd.Addl)
 	}
-	if _, ok := node["items"].(map[string]any); ok {
-		sh.items = append(sh.items, loc+"/items")
+	if nd.Items != 0 && w.t.Nodes[nd.Items].Boolean == 0 {
+		sh.items = append(sh.items, nd.Items)
 	}
-	if subs, ok := node["allOf"].([]any); ok {
-		for i := range subs {
-			w.collect(loc+"/allOf/"+strconv.Itoa(i), inst, sh, depth+1)
-		}
+	for _, sub := range nd.AllOf {
+		w.collect(sub, inst, sh, depth+1)
 	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		subs, ok := node[kw].([]any)
-		if !ok {
+	for _, subs := range [][]int32{nd.AnyOf, nd.OneOf} {
+		if len(subs) == 0 {
 			continue
 		}
-		var chosen []string
-		for i := range subs {
-			bl := loc + "/" + kw + "/" + strconv.Itoa(i)
-			if w.s.valid(bl, inst) {
-				chosen = append(chosen, bl)
+		var chosen []int32
+		for _, sub := range subs {
+			if w.t.Valid(sub, inst) {
+				chosen = append(chosen, sub)
 			}
 		}
 		if len(chosen) == 0 {
-			for i, sub := range subs {
-				if discriminatorsMatch(sub, inst) {
-					chosen = append(chosen, loc+"/"+kw+"/"+strconv.Itoa(i))
+			for _, sub := range subs {
+				if w.discriminatorsMatch(sub, inst) {
+					chosen = append(chosen, sub)
 				}
 			}
 		}
@@ -158,117 +152,71 @@ func (w *walker) collect(loc string, inst any, sh *shape, depth int) {
 			}
 			continue
 		}
-		for _, bl := range chosen {
-			w.collect(bl, inst, sh, depth+1)
+		for _, sub := range chosen {
+			w.collect(sub, inst, sh, depth+1)
 		}
 		// Keys of the other branches are protocol names with a value that does not fit
 		// here (an unknown discriminator value, say): not custom keys.
-		for i := range subs {
-			other := &shape{props: map[string][]string{}, siblings: map[string]bool{}}
-			w.collectNames(loc+"/"+kw+"/"+strconv.Itoa(i), other, depth+1)
-			for k := range other.props {
-				sh.siblings[k] = true
-			}
+		for _, sub := range subs {
+			w.collectNames(sub, sh.siblings, depth+1)
 		}
 	}
 }
 
 // collectNames gathers the property names a schema defines, through $ref and allOf only.
-func (w *walker) collectNames(loc string, sh *shape, depth int) {
+func (w *walker) collectNames(n int32, names map[string]bool, depth int) {
 	if depth > 64 {
 		return
 	}
-	node, ok := w.s.node(loc).(map[string]any)
-	if !ok {
-		return
+	nd := &w.t.Nodes[n]
+	if nd.Ref != 0 {
+		w.collectNames(nd.Ref, names, depth+1)
 	}
-	if ref, ok := node["$ref"].(string); ok {
-		w.collectNames(ref, sh, depth+1)
+	for _, p := range nd.Props {
+		names[p.Name] = true
 	}
-	if props, ok := node["properties"].(map[string]any); ok {
-		for k := range props {
-			sh.props[k] = append(sh.props[k], loc)
-		}
-	}
-	if subs, ok := node["allOf"].([]any); ok {
-		for i := range subs {
-			w.collectNames(loc+"/allOf/"+strconv.Itoa(i), sh, depth+1)
-		}
+	for _, sub := range nd.AllOf {
+		w.collectNames(sub, names, depth+1)
 	}
 }
 
 // discriminatorsMatch reports whether a union branch has constant-valued properties and inst
 // carries every one of them.
-func discriminatorsMatch(branch any, inst any) bool {
-	b, ok := branch.(map[string]any)
+func (w *walker) discriminatorsMatch(branch int32, inst any) bool {
 	obj, isObj := inst.(map[string]any)
-	if !ok || !isObj {
+	if !isObj {
 		return false
 	}
-	props, _ := b["properties"].(map[string]any)
 	found := false
-	for k, p := range props {
-		pm, _ := p.(map[string]any)
-		c, has := pm["const"]
-		if !has {
+	for _, p := range w.t.Nodes[branch].Props {
+		c := w.t.Nodes[p.Node].Const
+		if c.Kind == schematable.KNone {
 			continue
 		}
 		found = true
-		if fmt.Sprint(obj[k]) != fmt.Sprint(c) {
+		if fmt.Sprint(obj[p.Name]) != sprint(c) {
 			return false
 		}
 	}
 	return found
 }
 
-// node resolves a location like "#/$defs/X/oneOf/2" in the document.
-func (s *Set) node(loc string) any {
-	if v, ok := s.nodes.Load(loc); ok {
-		return v
+// sprint is the constant as fmt.Sprint shows the decoded value it equals.
+func sprint(c schematable.Value) string {
+	if c.Kind == schematable.KNull {
+		return "<nil>"
 	}
-	v := s.resolve(loc)
-	s.nodes.Store(loc, v)
-	return v
+	return c.Text
 }
 
-func (s *Set) resolve(loc string) any {
-	frag := strings.TrimPrefix(loc, "#")
-	cur := s.doc
-	if frag == "" {
-		return cur
+func dedup(nodes []int32) []int32 {
+	if len(nodes) < 2 {
+		return nodes
 	}
-	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch v := cur.(type) {
-		case map[string]any:
-			cur = v[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(v) {
-				return nil
-			}
-			cur = v[i]
-		default:
-			return nil
-		}
-	}
-	return cur
-}
-
-func escape(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
-
-func dedup(locs []string) []string {
-	if len(locs) < 2 {
-		return locs
-	}
-	seen := map[string]bool{}
-	out := locs[:0:0]
-	for _, l := range locs {
-		if !seen[l] {
-			seen[l] = true
-			out = append(out, l)
+	out := nodes[:0:0]
+	for _, n := range nodes {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -278,67 +226,54 @@ func dedup(locs []string) []string {
 // SDKs read leniently (x-deserialize-default-on-error, x-deserialize-skip-invalid-items,
 // x-deserialize-default-on-null): a bad value there is defaulted or dropped, not fatal.
 func (s *Set) Tolerated(def string, v Violation) bool {
-	locs := []string{"#/$defs/" + def}
-	if v.Pointer == "" {
+	start := s.node(def)
+	if v.Pointer == "" || start == 0 {
 		return false
 	}
+	at := []int32{start}
 	for _, tok := range strings.Split(strings.TrimPrefix(v.Pointer, "/"), "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		var next []string
-		for _, loc := range locs {
-			for _, l := range s.expand(loc, 0) {
-				node, _ := s.node(l).(map[string]any)
-				if props, ok := node["properties"].(map[string]any); ok {
-					if _, has := props[tok]; has {
-						next = append(next, l+"/properties/"+escape(tok))
-					}
+		var next []int32
+		for _, n := range at {
+			for _, m := range expand(&s.s.table, n, 0) {
+				nd := &s.s.table.Nodes[m]
+				if p := nd.Prop(tok); p != 0 {
+					next = append(next, p)
 				}
-				if _, ok := node["items"].(map[string]any); ok {
+				if nd.Items != 0 && s.s.table.Nodes[nd.Items].Boolean == 0 {
 					if _, err := strconv.Atoi(tok); err == nil {
-						next = append(next, l+"/items")
+						next = append(next, nd.Items)
 					}
 				}
 			}
 		}
-		for _, l := range next {
-			if lenient(s.node(l)) {
+		for _, n := range next {
+			if s.s.table.Nodes[n].Lenient {
 				return true
 			}
 		}
 		if len(next) == 0 {
 			return false
 		}
-		locs = next
+		at = next
 	}
 	return false
 }
 
-// expand returns loc and every location it reaches through $ref, allOf, anyOf and oneOf.
-func (s *Set) expand(loc string, depth int) []string {
+// expand returns n and every schema it reaches through $ref, allOf, anyOf and oneOf.
+func expand(t *schematable.Table, n int32, depth int) []int32 {
 	if depth > 16 {
 		return nil
 	}
-	out := []string{loc}
-	node, _ := s.node(loc).(map[string]any)
-	if ref, ok := node["$ref"].(string); ok {
-		out = append(out, s.expand(ref, depth+1)...)
+	out := []int32{n}
+	nd := &t.Nodes[n]
+	if nd.Ref != 0 {
+		out = append(out, expand(t, nd.Ref, depth+1)...)
 	}
-	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-		if subs, ok := node[kw].([]any); ok {
-			for i := range subs {
-				out = append(out, s.expand(loc+"/"+kw+"/"+strconv.Itoa(i), depth+1)...)
-			}
+	for _, subs := range [][]int32{nd.AllOf, nd.AnyOf, nd.OneOf} {
+		for _, sub := range subs {
+			out = append(out, expand(t, sub, depth+1)...)
 		}
 	}
 	return out
-}
-
-func lenient(node any) bool {
-	m, _ := node.(map[string]any)
-	for _, k := range []string{"x-deserialize-default-on-error", "x-deserialize-skip-invalid-items", "x-deserialize-default-on-null"} {
-		if b, _ := m[k].(bool); b {
-			return true
-		}
-	}
-	return false
 }

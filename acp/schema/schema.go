@@ -1,5 +1,7 @@
-// Package schema embeds the pinned official ACP JSON schemas (see data/SOURCE.md for their
-// provenance) and validates messages against the type their method implies.
+// Package schema holds the pinned official ACP JSON schemas (see data/SOURCE.md for their
+// provenance) and validates messages against the type their method implies. The schemas are
+// compiled at build time into Go tables (go generate: internal/gen, with internal/schematable),
+// so validating costs no parse and no compile at run time.
 //
 // JSON Schema validation alone misses one class of deviation: the ACP schemas never forbid
 // extra keys, yet the protocol reserves every non-`_meta` key of a spec type. UnknownKeys walks
@@ -7,23 +9,20 @@
 package schema
 
 import (
-	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
-var printer = message.NewPrinter(language.English)
-
-//go:embed data
+// data holds data/SOURCE.md, the provenance of the pinned documents. The documents stay in
+// data/ for the generator and the tests; the binary carries their compiled tables.
+//
+//go:embed data/SOURCE.md
 var data embed.FS
 
 // Schema sets that can be chosen.
@@ -37,14 +36,21 @@ const (
 	V1NextUnstable = "v1-next-unstable"
 )
 
-var files = map[string]string{
-	V1:         "data/v1/schema.json",
-	V1Unstable: "data/v1/schema.unstable.json",
-	V2:         "data/v2/schema.json",
-	V1Next:     "data/npm-sdk-2.4.0/v1/schema.json",
-	// the unstable file of the same release
-	V1NextUnstable: "data/npm-sdk-2.4.0/v1/schema.unstable.json",
+//go:generate go run ./internal/gen
+
+// set is one compiled set (tables_gen.go): its table, its pinned file and its method index.
+type set struct {
+	file string // relative to acp/schema
+	// methods map side|part|method to the type that describes it, sorted by key.
+	methods []method
+	table   schematable.Table
 }
+
+type method struct{ key, def string }
+
+// sets are the selectable sets, in the order of Names.
+var sets = []*Set{{V1, &setV1}, {V1Unstable, &setV1Unstable}, {V2, &setV2}, {V1Next, &setV1Next},
+	{V1NextUnstable, &setV1NextUnstable}}
 
 // Names lists the selectable sets.
 func Names() []string { return []string{V1, V1Unstable, V2, V1Next, V1NextUnstable} }
@@ -75,77 +81,21 @@ const (
 	Notification Part = "Notification" // notification params
 )
 
-// Set is one loaded schema: its $defs and a method index.
+// Set is one pinned schema set: its types ($defs), its method index and a validator.
 type Set struct {
 	Name string
-	url  string
-	doc  any // the whole document, for walking by JSON pointer
-	defs map[string]map[string]any
-	// index maps side|part|method to the $defs name.
-	index map[string]string
-
-	nodes    sync.Map // location → node (see node)
-	compiler *jsonschema.Compiler
-	mu       sync.Mutex
-	compiled map[string]*jsonschema.Schema
+	s    *set
 }
 
-var (
-	loadMu sync.Mutex
-	loaded = map[string]*Set{}
-)
-
-// Load returns the named set (see Names); sets are parsed once and shared.
+// Load returns the named set (see Names). The sets are compiled at build time: Load only
+// finds one.
 func Load(name string) (*Set, error) {
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if s, ok := loaded[name]; ok {
-		return s, nil
-	}
-	path, ok := files[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown schema set %q (have %s)", name, strings.Join(Names(), ", "))
-	}
-	raw, err := data.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	// One parse serves the compiler, the $defs index and the walks (numbers stay json.Number).
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	top, _ := doc.(map[string]any)
-	rawDefs, _ := top["$defs"].(map[string]any)
-	defs := make(map[string]map[string]any, len(rawDefs))
-	for k, v := range rawDefs {
-		if m, ok := v.(map[string]any); ok {
-			defs[k] = m
+	for _, s := range sets {
+		if s.Name == name {
+			return s, nil
 		}
 	}
-	// The compiler checks every document against the JSON Schema metaschema on first use
-	// (about 20 ms for a pinned set), except documents whose URL is under json-schema.org,
-	// which it takes as metaschemas. The pinned sets are registered there, and
-	// TestPinnedSetsAreValidSchemas checks them against the metaschema once, in the tests.
-	s := &Set{Name: name, url: trustedBase + name, doc: doc, defs: defs, index: map[string]string{},
-		compiler: jsonschema.NewCompiler(), compiled: map[string]*jsonschema.Schema{}}
-	if err := s.compiler.AddResource(s.url, doc); err != nil {
-		return nil, err
-	}
-	for def, node := range defs {
-		method, _ := node["x-method"].(string)
-		side, _ := node["x-side"].(string)
-		if method == "" {
-			continue
-		}
-		for _, part := range []Part{Params, Result, Notification} {
-			if strings.HasSuffix(def, string(part)) {
-				s.index[key(Side(side), part, method)] = def
-			}
-		}
-	}
-	loaded[name] = s
-	return s, nil
+	return nil, fmt.Errorf("unknown schema set %q (have %s)", name, strings.Join(Names(), ", "))
 }
 
 func key(side Side, part Part, method string) string {
@@ -154,150 +104,83 @@ func key(side Side, part Part, method string) string {
 
 // TypeFor returns the $defs name describing part of method, handled by side.
 func (s *Set) TypeFor(method string, side Side, part Part) (string, bool) {
-	def, ok := s.index[key(side, part, method)]
-	return def, ok
+	k := key(side, part, method)
+	ms := s.s.methods
+	i := sort.Search(len(ms), func(i int) bool { return ms[i].key >= k })
+	if i < len(ms) && ms[i].key == k {
+		return ms[i].def, true
+	}
+	return "", false
 }
 
 // Methods lists the methods the set defines for side, sorted.
 func (s *Set) Methods(side Side) []string {
-	seen := map[string]bool{}
-	for k := range s.index {
-		parts := strings.SplitN(k, "|", 3)
-		if parts[0] == string(side) {
-			seen[parts[2]] = true
+	var out []string
+	for _, m := range s.s.methods {
+		parts := strings.SplitN(m.key, "|", 3)
+		if parts[0] == string(side) && !slices.Contains(out, parts[2]) {
+			out = append(out, parts[2])
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for m := range seen {
-		out = append(out, m)
-	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
 // Has reports whether the set defines the named type.
-func (s *Set) Has(def string) bool { _, ok := s.defs[def]; return ok }
+func (s *Set) Has(def string) bool { return def != "" && s.s.table.Def(def) != 0 }
 
-// Violation is one way an instance does not match its type.
-type Violation struct {
-	Pointer string // JSON pointer into the instance
-	Keyword string // the failing keyword's location in the schema
-	Message string
-}
+// Violation is one way an instance does not match its type; its Keyword is the location of
+// the failing schema, as acp:NAME#/$defs/….
+type Violation = schematable.Violation
 
 // Validate checks instance (raw JSON) against the named $defs type. It returns the leaf
-// violations, most specific first; nil means valid.
+// violations (nil means valid): for a union no branch matches, those of every branch.
 func (s *Set) Validate(def string, instance json.RawMessage) ([]Violation, error) {
-	sch, err := s.schema("#/$defs/" + def)
-	if err != nil {
-		return nil, err
+	n := s.node(def)
+	if n == 0 {
+		return nil, fmt.Errorf("schema %s has no type %s", s.Name, def)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(instance))
+	v, err := schematable.Decode(instance)
 	if err != nil {
 		return nil, fmt.Errorf("instance is not JSON: %w", err)
 	}
-	verr := sch.Validate(inst)
-	if verr == nil {
-		return nil, nil
-	}
-	ve, ok := verr.(*jsonschema.ValidationError)
-	if !ok {
-		return nil, verr
-	}
-	out := leaves(ve)
-	for i := range out { // name the keyword as acp:NAME#/…, not by the registration URL
-		out[i].Keyword = "acp:" + s.Name + strings.TrimPrefix(out[i].Keyword, s.url)
+	out := s.s.table.Violations(n, v)
+	for i := range out {
+		out[i].Keyword = "acp:" + s.Name + out[i].Keyword
 	}
 	return out, nil
 }
 
-// trustedBase is where the sets are registered in their compiler (see Load).
-const trustedBase = "https://json-schema.org/acpprobe/"
-
-// valid reports whether instance matches the schema at the given location (a JSON pointer
-// fragment into the document).
-func (s *Set) valid(location string, instance any) bool {
-	sch, err := s.schema(location)
-	if err != nil {
-		return false
+// node is the node of the named type (0 for none; the document's root is no type).
+func (s *Set) node(def string) int32 {
+	if def == "" {
+		return 0
 	}
-	return sch.Validate(instance) == nil
-}
-
-func (s *Set) schema(fragment string) (*jsonschema.Schema, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if sch, ok := s.compiled[fragment]; ok {
-		return sch, nil
-	}
-	sch, err := s.compiler.Compile(s.url + fragment)
-	if err != nil {
-		return nil, err
-	}
-	s.compiled[fragment] = sch
-	return sch, nil
-}
-
-// leaves flattens a validation error into its most specific causes.
-func leaves(ve *jsonschema.ValidationError) []Violation {
-	var out []Violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			out = append(out, Violation{
-				Pointer: pointer(e.InstanceLocation),
-				Keyword: e.SchemaURL,
-				Message: e.ErrorKind.LocalizedString(printer),
-			})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	return out
-}
-
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
-	}
-	return b.String()
+	return s.s.table.Def(def)
 }
 
 // DiscriminatorValues lists the constant values property prop takes across the branches of
 // the union type def (e.g. SessionUpdate/sessionUpdate, ContentBlock/type), in schema order.
 func (s *Set) DiscriminatorValues(def, prop string) []string {
 	var out []string
-	seen := map[string]bool{}
-	var visit func(loc string, depth int)
-	visit = func(loc string, depth int) {
-		if depth > 8 {
+	var visit func(n int32, depth int)
+	visit = func(n int32, depth int) {
+		if n == 0 || depth > 8 {
 			return
 		}
-		node, _ := s.node(loc).(map[string]any)
-		if props, ok := node["properties"].(map[string]any); ok {
-			if p, ok := props[prop].(map[string]any); ok {
-				if c, ok := p["const"].(string); ok && !seen[c] {
-					seen[c] = true
-					out = append(out, c)
-				}
+		nd := &s.s.table.Nodes[n]
+		if p := nd.Prop(prop); p != 0 {
+			if c := s.s.table.Nodes[p].Const; c.Kind == schematable.KString && !slices.Contains(out, c.Text) {
+				out = append(out, c.Text)
 			}
 		}
-		if ref, ok := node["$ref"].(string); ok {
-			visit(ref, depth+1)
-		}
-		for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
-			if subs, ok := node[kw].([]any); ok {
-				for i := range subs {
-					visit(loc+"/"+kw+"/"+strconv.Itoa(i), depth+1)
-				}
+		visit(nd.Ref, depth+1)
+		for _, subs := range [][]int32{nd.AnyOf, nd.OneOf, nd.AllOf} {
+			for _, sub := range subs {
+				visit(sub, depth+1)
 			}
 		}
 	}
-	visit("#/$defs/"+def, 0)
+	visit(s.node(def), 0)
 	return out
 }

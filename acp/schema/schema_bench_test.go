@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // benchMessage is one payload an agent sends, with the type it is validated as.
@@ -62,19 +62,37 @@ func benchSet(b *testing.B) *Set {
 	return s
 }
 
-// BenchmarkValidate is the validation throughput (MB/s of payload) of a warm set.
+// BenchmarkValidate is the validation throughput (MB/s of payload): the generated validator,
+// and jsonschema/v6 (which validated at run time before the tables) on the same payloads,
+// warm (every type compiled), in the same run.
 func BenchmarkValidate(b *testing.B) {
 	s := benchSet(b)
-	b.SetBytes(benchBytes)
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, m := range benchMessages {
-			if _, err := s.Validate(m.def, m.body); err != nil {
-				b.Fatal(err)
+	b.Run("tables", func(b *testing.B) {
+		b.SetBytes(benchBytes)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, m := range benchMessages {
+				if _, err := s.Validate(m.def, m.body); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
-	}
-	b.ReportMetric(float64(len(benchMessages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		b.ReportMetric(float64(len(benchMessages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
+	b.Run("jsonschema-v6", func(b *testing.B) {
+		o := oracleFor(b, s)
+		for _, m := range benchMessages {
+			o.Validate(b, "#/$defs/"+m.def, m.body)
+		}
+		b.SetBytes(benchBytes)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, m := range benchMessages {
+				o.Validate(b, "#/$defs/"+m.def, m.body)
+			}
+		}
+		b.ReportMetric(float64(len(benchMessages))*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
 }
 
 // BenchmarkUnknownKeys is the throughput of the walk for keys outside the schema.
@@ -93,34 +111,32 @@ func BenchmarkUnknownKeys(b *testing.B) {
 }
 
 // BenchmarkParseBaseline parses the same payloads the way Validate does before validating
-// (jsonschema.UnmarshalJSON, numbers kept exact): the floor of Validate.
+// (numbers kept exact): the floor of Validate.
 func BenchmarkParseBaseline(b *testing.B) {
 	b.SetBytes(benchBytes)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, m := range benchMessages {
-			if _, err := jsonschema.UnmarshalJSON(strings.NewReader(string(m.body))); err != nil {
+			if _, err := schematable.Decode(m.body); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 }
 
-// BenchmarkColdStart is what one acpprobe process pays before its first verdict: load the
-// v1 set (parse the embedded schema) and validate and walk the handshake answers, compiling
-// their types. The probe's conformance pass does this for v1, v1-unstable and v1-next.
+// BenchmarkColdStart is what one acpprobe process pays before its first verdict on the
+// handshake answers: with the tables, finding the set and judging; with jsonschema/v6, parsing
+// the pinned document, compiling the types and judging (what every probe paid before).
 func BenchmarkColdStart(b *testing.B) {
 	for _, name := range []string{V1, V1Unstable, V1Next} {
-		b.Run(name, func(b *testing.B) {
+		s, err := Load(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/tables", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				loadMu.Lock()
-				delete(loaded, name) // a fresh process has nothing cached
-				loadMu.Unlock()
-				s, err := Load(name)
-				if err != nil {
-					b.Fatal(err)
-				}
+				s, _ := Load(name)
 				for _, m := range benchMessages[:3] {
 					if _, err := s.Validate(m.def, m.body); err != nil {
 						b.Fatal(err)
@@ -131,18 +147,15 @@ func BenchmarkColdStart(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// BenchmarkLoad is the part of the cold start that only parses the embedded schema document.
-func BenchmarkLoad(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		loadMu.Lock()
-		delete(loaded, V1)
-		loadMu.Unlock()
-		if _, err := Load(V1); err != nil {
-			b.Fatal(err)
-		}
+		b.Run(name+"/jsonschema-v6", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				oracles.Delete(name) // a fresh process has nothing compiled
+				o := oracleFor(b, s)
+				for _, m := range benchMessages[:3] {
+					o.Validate(b, "#/$defs/"+m.def, m.body)
+				}
+			}
+		})
 	}
 }

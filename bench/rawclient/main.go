@@ -1,10 +1,16 @@
 // Command rawclient is the floor of the benchmarks: the smallest client that does the ACP
 // handshake acpprobe does. It spawns the agent given after "--" (in its own process group),
 // sends initialize and session/new over NDJSON on stdio, closes the session with session/close
-// when the agent advertises it (as acpprobe's teardown does), closes stdin and waits for the
-// agent to exit, with acpprobe's ladder (2 s grace, SIGTERM, 2 s, SIGKILL to the group). It
-// uses no acpprobe package. It prints what each step got and took. Exit 0: every request was
-// answered (an error answer counts); 3: the handshake did not complete.
+// when the agent advertises it (as acpprobe's teardown does), closes stdin and stops the agent:
+//
+//   - by default it waits for the agent to exit, with a fair ladder (2 s grace, SIGTERM, 2 s,
+//     SIGKILL to the group): the floor of a client that lets the agent leave by itself (acpprobe
+//     check);
+//   - with --kill it signals the group at once (SIGTERM, then SIGKILL after 2 s), as real
+//     clients and acpprobe probe do: the floor a user feels.
+//
+// It uses no acpprobe package. It prints what each step got and took. Exit 0: every request
+// was answered (an error answer counts); 3: the handshake did not complete.
 package main
 
 import (
@@ -20,11 +26,15 @@ import (
 
 func main() {
 	args := os.Args[1:]
+	kill := len(args) > 0 && args[0] == "--kill"
+	if kill {
+		args = args[1:]
+	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: rawclient -- agent [args...]")
+		fmt.Fprintln(os.Stderr, "usage: rawclient [--kill] -- agent [args...]")
 		os.Exit(2)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
@@ -88,7 +98,12 @@ func main() {
 	closed := time.Now()
 	stdin.Close()
 	by := "stdin"
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+	ladder := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
+	if kill { // no wait for the agent to leave by itself
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		by, ladder = "sigterm", ladder[1:]
+	}
+	for _, sig := range ladder {
 		select {
 		case <-exited:
 		case <-time.After(2 * time.Second):

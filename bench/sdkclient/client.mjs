@@ -3,21 +3,24 @@
 // is built on. It spawns the agent given after "--" in its own process group, sends initialize
 // and session/new through the SDK's client app over ndJsonStream, closes the session with
 // session/close when the agent advertises it (as acpprobe's teardown does), closes stdin and
-// waits for the agent to exit, with acpprobe's ladder (2 s grace, SIGTERM, 2 s, SIGKILL to the
-// group). It prints what each step got and took. Exit 0: every request was answered (an error
-// answer counts); 3: the handshake did not complete.
+// stops the agent as bench/rawclient does: by default it waits for the agent to exit (2 s
+// grace, SIGTERM, 2 s, SIGKILL to the group); with --kill it signals the group at once
+// (SIGTERM, then SIGKILL after 2 s), as real clients do. It prints what each step got and
+// took. Exit 0: every request was answered (an error answer counts); 3: the handshake did not
+// complete.
 //
-//   node bench/sdkclient/client.mjs -- agent [args...]
+//   node bench/sdkclient/client.mjs [--kill] -- agent [args...]
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 const argv = process.argv.slice(process.argv.indexOf("--") + 1);
 if (process.argv.indexOf("--") < 0 || argv.length === 0) {
-  console.error("usage: node client.mjs -- agent [args...]");
+  console.error("usage: node client.mjs [--kill] -- agent [args...]");
   process.exit(2);
 }
 const grace = 2000;
+const killAtOnce = process.argv.slice(2, process.argv.indexOf("--")).includes("--kill");
 const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "pipe", "ignore"], detached: true });
 const exited = new Promise((resolve) => child.on("exit", resolve));
 const spawned = new Promise((resolve, reject) => {
@@ -75,7 +78,13 @@ try {
 const closed = performance.now();
 child.stdin.destroy();
 let by = "stdin";
-for (const sig of ["SIGTERM", "SIGKILL"]) {
+let ladder = ["SIGTERM", "SIGKILL"];
+if (killAtOnce) {
+  killGroup("SIGTERM");
+  by = "sigterm";
+  ladder = ["SIGKILL"];
+}
+for (const sig of ladder) {
   if ((await Promise.race([exited.then(() => "exit"), sleep(grace)])) === "exit") break;
   killGroup(sig);
   by = sig.toLowerCase();

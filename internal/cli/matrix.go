@@ -63,7 +63,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	pf.register(fs, jsonFlag|agentsFlag|budgetFlags)
 	var iso isolateFlags
 	iso.register(fs, sandbox.LevelEnvHome)
-	parallel := fs.Int("parallel", matrix.DefaultParallel, "agents probed at once")
+	parallel := fs.Int("parallel", matrix.DefaultParallel(), "agents probed at once (default: twice the CPUs, 2 to 16)")
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")
 	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens on every agent (see acpprobe turn), each in its own sandbox (env+home, or --isolate=net; never --isolate=off); adds the columns Completion, Model truth, Permission, Cancel")

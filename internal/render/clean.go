@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"golang.org/x/text/width"
 )
 
@@ -124,18 +125,12 @@ func unitAt(s string, i int) (string, int) {
 		return `\r`, 1
 	case r < 0x20 || r == 0x7f:
 		return fmt.Sprintf(`\x%02x`, r), n
-	case hidden(r) && r > 0xffff:
+	case jsonout.Hidden(r) && r > 0xffff:
 		return fmt.Sprintf(`\U%08x`, r), n
-	case hidden(r):
+	case jsonout.Hidden(r):
 		return fmt.Sprintf(`\u%04x`, r), n
 	}
 	return s[i : i+n], n
-}
-
-// hidden says whether r (not ASCII) is a control or an invisible character that Clean shows
-// as an escape.
-func hidden(r rune) bool {
-	return r < 0xa0 || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // lastUnit is the start of the last character of clean text s, an escape counting as one.

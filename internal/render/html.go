@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 )
@@ -465,7 +466,7 @@ func extensionList(x *probe.Result) []htmlExtension {
 // jsonText is v as JSON writes it (the agent's own values compact, whatever their depth),
 // without the final newline; "" when v cannot be written.
 func jsonText(v any) string {
-	b, err := indentJSON(v)
+	b, err := jsonout.Indent(v)
 	if err != nil {
 		return ""
 	}

@@ -448,9 +448,10 @@ func (k *killer) close() {
 	}
 }
 
-// cleanUp ends what outlived the agent: the rest of its group gets SIGTERM and the grace the
-// ladder gives (ctx shortens it), then everything in its scope gets SIGKILL; all of it is
-// listed in Exit.Survivors. Signals go through pidfds, never to the group id, which may have
+// cleanUp ends what outlived the agent: what does not end by itself within SurvivorSettle is
+// a survivor; the rest of its group then gets SIGTERM and the grace the ladder gives (ctx
+// shortens it), then everything in its scope gets SIGKILL; the survivors are listed in
+// Exit.Survivors. Signals go through pidfds, never to the group id, which may have
 // been freed and reused once the agent was reaped.
 func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 	k := killer{match: p.scope.matcher(), leader: p.pid, at: AfterLadder}
@@ -459,24 +460,25 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 		return // nothing alive: nothing can fork either
 	}
 	inGroup := func(t *target) bool { return t.PGID == p.pid }
+	// What is still alive a moment after the agent gets that moment to end by itself first: a
+	// child that got the ladder's SIGTERM with its parent is usually on its way out
+	// (claude-agent-acp's Claude CLI ends within the 125-150 ms of its teardown, codex-acp's
+	// native binary a moment after its node launcher), and is no survivor. What is still there after
+	// it is one.
+	k.waitGone(ctx, time.Now().Add(min(grace, SurvivorSettle)), nil)
 	for _, t := range k.targets {
-		if inGroup(t) {
+		if t.gone {
+			t.alone = true
+		}
+	}
+	for _, t := range k.targets {
+		if inGroup(t) && !t.gone {
 			p.mu.Lock()
 			p.exit.GroupKilled = true
 			p.mu.Unlock()
 			k.signal(unix.SIGTERM, inGroup)
 			k.waitGone(ctx, time.Now().Add(grace), inGroup)
 			break
-		}
-	}
-	// What left the group gets a moment to end by itself first: a detached helper whose
-	// parent was just stopped is usually on its way out, and is no survivor. What is still
-	// there after it is one.
-	outside := func(t *target) bool { return !inGroup(t) }
-	k.waitGone(ctx, time.Now().Add(min(grace, SurvivorSettle)), outside)
-	for _, t := range k.targets {
-		if outside(t) && t.gone {
-			t.alone = true
 		}
 	}
 	_ = k.killAll()

@@ -125,8 +125,9 @@ const (
 	AfterLadder Moment = "after-ladder"
 )
 
-// SurvivorSettle is how long the sweep after the ladder lets processes that left the agent's
-// group end by themselves before it kills them and reports them as survivors.
+// SurvivorSettle is how long the sweep after the ladder lets the agent's other processes (in
+// its group or escaped from it) end by themselves before it signals them and reports them as
+// survivors.
 const SurvivorSettle = 250 * time.Millisecond
 
 // Ended reports whether the exit has been recorded.

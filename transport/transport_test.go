@@ -85,6 +85,24 @@ func TestSigkillWhenSigtermIgnored(t *testing.T) {
 	}
 }
 
+// A child that ends a moment after the agent, on the SIGTERM the group got, is no survivor:
+// what is reported is what was still running SurvivorSettle after the agent (claude-agent-acp's
+// Claude CLI ends 100-150 ms after the adapter; every probe of it reported a leftover before).
+func TestChildEndingWithItsParentIsNoSurvivor(t *testing.T) {
+	a := launch(t, sh(`(trap 'sleep 0.1; exit 0' TERM; echo ready; while :; do sleep 0.01; done) & read -r _; wait`))
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(a.Stdout(), buf); err != nil || string(buf) != "ready\n" {
+		t.Fatalf("read %q %v", buf, err)
+	}
+	x := a.Shutdown(context.Background(), transport.Ladder{Grace: grace})
+	if x.GroupKilled || len(x.Survivors) != 0 {
+		t.Errorf("exit = %+v, want no survivor: the child ended 100 ms after its parent, on the group's SIGTERM", x)
+	}
+	if transport.GroupAlive(a.PID()) {
+		t.Error("group alive after the teardown")
+	}
+}
+
 func TestGrandchildKeepingStdoutOpen(t *testing.T) {
 	a := launch(t, sh(`sleep 30 & echo started; exit 0`))
 	out := readAll(a)

@@ -23,8 +23,10 @@ type isolated struct {
 	bin  string
 	args []string
 	// writes are the files the agent creates in its sandbox (patterns of their paths as the
-	// report shows them): each must be there, and nothing else may be.
+	// report shows them): each must be there, and nothing else may be but maybe.
 	writes []string
+	// maybe are files the agent may or may not write, depending on timing.
+	maybe []string
 	// auth is the auth oracle's answer; evidence lines it must give (one from each identity
 	// at least).
 	auth     probe.AuthClass
@@ -34,14 +36,16 @@ type isolated struct {
 // isolatedAgents are the pinned agents: what each writes when probed (initialize, session/new,
 // method detection) in a fresh HOME, and how the oracle classifies it without credentials.
 var isolatedAgents = map[string]isolated{
-	// Claude Code (bundled by the adapter) writes its config, a backup of it, the telemetry
-	// it could not send, and the log of the `npm root --global` it runs on session/new.
+	// Claude Code (bundled by the adapter) writes its config, a backup of it and the log of the
+	// `npm root --global` it runs on session/new; and the telemetry it could not send when it
+	// tried before the teardown's SIGTERM (missing in one of seven runs on 2026-11-30).
 	// session/new works with an empty identity and no auth method is advertised: "no auth
 	// needed" is all a probe that sends no prompt can say, and the evidence says so.
 	"claude-agent-acp": {
 		writes: []string{`home/\.claude/\.claude\.json`, `home/\.claude/backups/\.claude\.json\.backup\.\d+`,
-			`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`, `home/\.npm/_logs/[0-9TZ_-]+-debug-0\.log`},
-		auth: probe.AuthClassNoAuthNeeded,
+			`home/\.npm/_logs/[0-9TZ_-]+-debug-0\.log`},
+		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`},
+		auth:  probe.AuthClassNoAuthNeeded,
 		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
 			"session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show"},
 	},
@@ -100,6 +104,9 @@ func TestIsolate(t *testing.T) {
 					if regexp.MustCompile("^(" + w + ")$").MatchString(c.Path) {
 						matched[i], known = true, true
 					}
+				}
+				for _, w := range a.maybe {
+					known = known || regexp.MustCompile("^("+w+")$").MatchString(c.Path)
 				}
 				if !known || c.Change != "created" {
 					t.Errorf("unexpected change %s %s", c.Change, c.Path)

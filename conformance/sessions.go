@@ -103,18 +103,7 @@ func historyOf(frames []jsonrpc.Frame, sid string, from, to int64) probe.Session
 				agent.WriteString(u.Text)
 			}
 		case "tool_call", "tool_call_update":
-			i, ok := tools[u.ToolCallID]
-			if !ok {
-				i = len(h.ToolCalls)
-				tools[u.ToolCallID] = i
-				h.ToolCalls = append(h.ToolCalls, probe.ToolCallTruth{ID: u.ToolCallID})
-			}
-			if u.ToolKind != "" {
-				h.ToolCalls[i].Kind = u.ToolKind
-			}
-			if u.Status != "" {
-				h.ToolCalls[i].Status = u.Status
-			}
+			h.ToolCalls = mergeToolCall(h.ToolCalls, tools, u)
 		}
 	}
 	h.AgentText = strings.Contains(agent.String(), probe.TurnReplyMarker)
@@ -313,7 +302,7 @@ func judgeSessions(s *probe.SessionsTruth, add func(*Check, int64, string, strin
 	if l := s.List; l != nil {
 		switch {
 		case !l.OK():
-			add(sessionsListMissing, l.Seq, "", "session/list failed on a fresh process: %s", callError(l.SessionCall))
+			add(sessionsListMissing, l.Seq, "", "session/list failed on a fresh process: %s", l.Outcome())
 		case !l.Listed:
 			add(sessionsListMissing, l.Seq, "", "session/list on a fresh process did not list session %s", s.SessionID)
 		case l.Cwd != s.Cwd:
@@ -328,11 +317,11 @@ func judgeSessions(s *probe.SessionsTruth, add func(*Check, int64, string, strin
 	if f := s.Fork; f != nil {
 		switch {
 		case !f.OK():
-			add(sessionsForkBroken, f.Seq, "", "session/fork of the session failed: %s", callError(f.SessionCall))
+			add(sessionsForkBroken, f.Seq, "", "session/fork of the session failed: %s", f.Outcome())
 		case !f.Distinct:
 			add(sessionsForkBroken, f.AnswerSeq, "/result/sessionId", "session/fork answered the id %q, not a new one", f.NewID)
 		case f.Load != nil && (!f.Load.OK() || len(f.Load.Missing) > 0):
-			what := callError(f.Load.SessionCall)
+			what := f.Load.Outcome()
 			if f.Load.OK() {
 				what = "its replay lacks " + strings.Join(f.Load.Missing, "; ")
 			}
@@ -345,13 +334,13 @@ func judgeSessions(s *probe.SessionsTruth, add func(*Check, int64, string, strin
 		}
 		if c.Grew {
 			add(sessionsCloseLeaks, c.Close.Seq, "", "the agent's other processes after each of %d load/close cycles: %s (before the first load: %s): each cycle leaves processes behind",
-				len(c.Processes), ints(c.Processes), intOr(c.Before))
+				len(c.Processes), c.Counts(), c.BeforeCount())
 		}
 	}
 	if r := s.Resume; r != nil {
 		switch {
 		case !r.OK():
-			add(sessionsResumeFailed, r.Seq, "", "session/resume failed on a fresh process: %s", callError(r.SessionCall))
+			add(sessionsResumeFailed, r.Seq, "", "session/resume failed on a fresh process: %s", r.Outcome())
 		case r.Replayed > 0:
 			add(sessionsResumeReplayed, r.Seq, "", "session/resume replayed %d history update(s); it must not replay", r.Replayed)
 		}
@@ -362,7 +351,7 @@ func judgeSessions(s *probe.SessionsTruth, add func(*Check, int64, string, strin
 func judgeLoad(l *probe.SessionLoad, what string, add func(*Check, int64, string, string, ...any)) {
 	switch {
 	case !l.OK():
-		add(sessionsLoadFailed, l.Seq, "", "%s failed on a fresh process: %s", what, callError(l.SessionCall))
+		add(sessionsLoadFailed, l.Seq, "", "%s failed on a fresh process: %s", what, l.Outcome())
 		return
 	case len(l.Missing) > 0:
 		add(sessionsReplayIncomplete, l.AnswerSeq, "", "%s replayed %d update(s), without %s", what, l.Replay.Updates, strings.Join(l.Missing, "; "))
@@ -370,30 +359,4 @@ func judgeLoad(l *probe.SessionLoad, what string, add func(*Check, int64, string
 	if l.UpdatesAfter > 0 {
 		add(sessionsReplayAfterAnswer, l.AnswerSeq, "", "%d history update(s) came after the %s answer; the replay comes before it", l.UpdatesAfter, what)
 	}
-}
-
-// callError says how a call failed.
-func callError(c probe.SessionCall) string {
-	if c.AnswerSeq == 0 {
-		return "no answer"
-	}
-	if c.Code != nil {
-		return fmt.Sprintf("%d %q", *c.Code, c.Message)
-	}
-	return "answered"
-}
-
-func ints(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ", ")
-}
-
-func intOr(p *int) string {
-	if p == nil {
-		return "not counted"
-	}
-	return fmt.Sprint(*p)
 }

@@ -213,18 +213,7 @@ func (r *turnRun) facts() probe.TurnRun {
 		case "usage_update":
 			run.Usage = true
 		case "tool_call", "tool_call_update":
-			i, ok := tools[u.ToolCallID]
-			if !ok {
-				i = len(run.ToolCalls)
-				tools[u.ToolCallID] = i
-				run.ToolCalls = append(run.ToolCalls, probe.ToolCallTruth{ID: u.ToolCallID})
-			}
-			if u.ToolKind != "" {
-				run.ToolCalls[i].Kind = u.ToolKind
-			}
-			if u.Status != "" {
-				run.ToolCalls[i].Status = u.Status
-			}
+			run.ToolCalls = mergeToolCall(run.ToolCalls, tools, u)
 		}
 		if u.Text == "" {
 			continue
@@ -580,4 +569,23 @@ func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *probe.CancelTruth {
 		}
 	}
 	return c
+}
+
+// mergeToolCall folds a tool_call or tool_call_update into calls (index: a call's position by
+// its id): the first update of an id adds it, later ones set its kind and status when they
+// carry them, so each call ends with its last known kind and status.
+func mergeToolCall(calls []probe.ToolCallTruth, index map[string]int, u acp.SessionUpdate) []probe.ToolCallTruth {
+	i, ok := index[u.ToolCallID]
+	if !ok {
+		i = len(calls)
+		index[u.ToolCallID] = i
+		calls = append(calls, probe.ToolCallTruth{ID: u.ToolCallID})
+	}
+	if u.ToolKind != "" {
+		calls[i].Kind = u.ToolKind
+	}
+	if u.Status != "" {
+		calls[i].Status = u.Status
+	}
+	return calls
 }

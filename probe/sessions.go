@@ -1,6 +1,10 @@
 package probe
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -53,6 +57,18 @@ type SessionCall struct {
 // OK reports whether the call was answered with a result.
 func (c SessionCall) OK() bool { return c.AnswerSeq != 0 && c.Code == nil }
 
+// Outcome says how the call ended, for findings and reports: "no answer", the error's code
+// and message, or "answered".
+func (c SessionCall) Outcome() string {
+	switch {
+	case c.AnswerSeq == 0:
+		return "no answer"
+	case c.Code != nil:
+		return fmt.Sprintf("%d %q", *c.Code, c.Message)
+	}
+	return "answered"
+}
+
 // SessionList is session/list on a fresh process: did it list the session, in its real cwd?
 type SessionList struct {
 	SessionCall
@@ -103,6 +119,23 @@ type SessionClose struct {
 	Prompt        *SessionCall `json:"prompt"`
 	PromptStop    string       `json:"promptStop,omitempty"`
 	ModelRequests int          `json:"modelRequests"`
+}
+
+// Counts lists the other processes counted after each close ("1, 1, 2"; "" when none).
+func (c SessionClose) Counts() string {
+	s := make([]string, len(c.Processes))
+	for i, n := range c.Processes {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// BeforeCount is the count before the first load, or "not counted".
+func (c SessionClose) BeforeCount() string {
+	if c.Before == nil {
+		return "not counted"
+	}
+	return strconv.Itoa(*c.Before)
 }
 
 // SessionResume is session/resume of the live session on a fresh process: it must not

@@ -27,7 +27,7 @@ func sessionsText(s *probe.SessionsTruth) string {
 func loadVerdict(l *probe.SessionLoad) string {
 	switch {
 	case !l.OK():
-		return "failed (" + callText(l.SessionCall) + ")"
+		return "failed (" + l.Outcome() + ")"
 	case len(l.Missing) > 0:
 		return "misses " + strings.Join(l.Missing, "; ")
 	case len(l.Replay.ToolCalls) > 0:
@@ -47,12 +47,12 @@ func closeVerdict(c *probe.SessionClose) string {
 	}
 	switch {
 	case c.Grew:
-		parts = append(parts, "LEAKS processes ("+ints(c.Processes)+")")
+		parts = append(parts, "LEAKS processes ("+c.Counts()+")")
 	case len(c.Processes) > 0:
-		parts = append(parts, "processes flat ("+ints(c.Processes)+")")
+		parts = append(parts, "processes flat ("+c.Counts()+")")
 	}
 	if len(parts) == 0 {
-		return callText(c.Close)
+		return c.Close.Outcome()
 	}
 	return strings.Join(parts, ", ")
 }
@@ -72,7 +72,7 @@ func sessionsDetails(s *probe.SessionsTruth) [][2]string {
 	case l == nil:
 		out = append(out, [2]string{"list", adv(probe.SessionListMethod)})
 	case !l.OK():
-		out = append(out, [2]string{"list", "failed (" + callText(l.SessionCall) + ")"})
+		out = append(out, [2]string{"list", "failed (" + l.Outcome() + ")"})
 	case !l.Listed:
 		out = append(out, [2]string{"list", "the session is not listed"})
 	default:
@@ -87,7 +87,7 @@ func sessionsDetails(s *probe.SessionsTruth) [][2]string {
 	case f == nil:
 		out = append(out, [2]string{"fork", adv(probe.SessionForkMethod)})
 	case !f.OK():
-		out = append(out, [2]string{"fork", "failed (" + callText(f.SessionCall) + ")"})
+		out = append(out, [2]string{"fork", "failed (" + f.Outcome() + ")"})
 	default:
 		t := "new id " + f.NewID
 		if !f.Distinct {
@@ -99,9 +99,9 @@ func sessionsDetails(s *probe.SessionsTruth) [][2]string {
 		out = append(out, [2]string{"fork", t})
 	}
 	if c := s.Close; c != nil {
-		t := fmt.Sprintf("%d load/close cycle(s), %s; other processes before %s, after each close %s", c.Cycles, closeVerdict(c), intOr(c.Before), orDash(ints(c.Processes)))
+		t := fmt.Sprintf("%d load/close cycle(s), %s; other processes before %s, after each close %s", c.Cycles, closeVerdict(c), c.BeforeCount(), orDash(c.Counts()))
 		if c.Prompt != nil {
-			t += "; a prompt after close: " + callText(*c.Prompt)
+			t += "; a prompt after close: " + c.Prompt.Outcome()
 		}
 		out = append(out, [2]string{"close", t})
 	} else {
@@ -111,7 +111,7 @@ func sessionsDetails(s *probe.SessionsTruth) [][2]string {
 	case r == nil:
 		out = append(out, [2]string{"resume", adv(probe.SessionResumeMethod)})
 	case !r.OK():
-		out = append(out, [2]string{"resume", "failed (" + callText(r.SessionCall) + ")"})
+		out = append(out, [2]string{"resume", "failed (" + r.Outcome() + ")"})
 	case r.Replayed > 0:
 		out = append(out, [2]string{"resume", fmt.Sprintf("REPLAYED %d update(s)", r.Replayed)})
 	default:
@@ -173,29 +173,4 @@ func historyText(h probe.SessionHistory) string {
 		parts = append(parts, fmt.Sprintf("tool call %s (%s, %s)", tc.ID, orDash(tc.Kind), orDash(tc.Status)))
 	}
 	return fmt.Sprintf("%d update(s): %s", h.Updates, orDash(strings.Join(parts, ", ")))
-}
-
-func callText(c probe.SessionCall) string {
-	switch {
-	case c.AnswerSeq == 0:
-		return "no answer"
-	case c.Code != nil:
-		return fmt.Sprintf("%d %s", *c.Code, c.Message)
-	}
-	return "answered"
-}
-
-func ints(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = fmt.Sprint(n)
-	}
-	return strings.Join(s, ", ")
-}
-
-func intOr(p *int) string {
-	if p == nil {
-		return "not counted"
-	}
-	return fmt.Sprint(*p)
 }

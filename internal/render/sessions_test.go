@@ -38,7 +38,7 @@ func TestSessionsRendered(t *testing.T) {
 	for _, want := range []string{
 		"sessions", "failed — load misses tool call tc1 (edit, failed); close frees the session, LEAKS processes (1, 2, 3, 4, 5)",
 		"list", "listed, cwd /w", "fork", "new id s2", "resume", "not advertised",
-		"5 load/close cycle(s)", "a prompt after close: -32002 gone",
+		"5 load/close cycle(s)", "a prompt after close: -32002 \"gone\"",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the text report lacks %q:\n%s", want, b.String())

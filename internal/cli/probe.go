@@ -109,7 +109,17 @@ func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 // probeRun probes the agent, recording the session (redacted, into a transcript when asked),
 // and reports it through the same analysis as acpprobe analyze.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
-	tool := "probe"
+	return opts.recorded("probe", func(target probe.Options) (*probe.Result, error) {
+		return acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report,
+			Isolate: opts.Isolate, AuthAB: opts.AuthAB})
+	})
+}
+
+// recorded runs opts.Target through run (tool names the transcript's maker, "check" when the
+// active checks run), recording the session into opts.Target's log (redacted, into a
+// transcript when asked), and reports the result: the one way probe, check, turn and check
+// --turns go from a run to a report.
+func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (*probe.Result, error)) error {
 	if opts.Check != nil {
 		tool = "check"
 	}
@@ -119,8 +129,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	}
 	target := opts.Target
 	target.Log = rec.Log
-	r, err := acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report,
-		Isolate: opts.Isolate, AuthAB: opts.AuthAB})
+	r, err := run(target)
 	cerr := rec.Close()
 	if err != nil {
 		return unusable(err)

@@ -137,25 +137,10 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 // recording the session with the model's requests (into a transcript when asked), and
 // reports it like a check.
 func turnRun(ctx context.Context, opts *TurnOptions) error {
-	tool := "turn"
-	if opts.Check != nil {
-		tool = "check"
-	}
-	rec, err := opts.Recording.start(opts.Target, tool, opts.Report.Catalogue)
-	if err != nil {
-		return err
-	}
-	o := opts.Turn
-	o.Probe, o.Check, o.Analyze = opts.Target, opts.Check, opts.Report
-	o.Probe.Log = rec.Log
-	r, err := turn.Run(ctx, o)
-	cerr := rec.Close()
-	if err != nil {
-		return unusable(err)
-	}
-	if cerr != nil {
-		return writeError("the transcript", cerr)
-	}
-	err = report(opts.IO.Out, r, opts.JSON)
+	err := opts.recorded("turn", func(target probe.Options) (*probe.Result, error) {
+		o := opts.Turn
+		o.Probe, o.Check, o.Analyze = target, opts.Check, opts.Report
+		return turn.Run(ctx, o)
+	})
 	return exitByVerdict(err, opts.AllowAuthRequired)
 }

@@ -153,11 +153,11 @@ type mcpTool struct {
 	tool   *mcp.Tool
 }
 
-var toolNameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var toolNameUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // mcpToolName is the name the model sees, as Claude Code spells it.
 func mcpToolName(server, tool string) string {
-	return "mcp__" + toolNameUnsafe.ReplaceAllString(server, "_") + "__" + toolNameUnsafe.ReplaceAllString(tool, "_")
+	return "mcp__" + toolNameUnsafe().ReplaceAllString(server, "_") + "__" + toolNameUnsafe().ReplaceAllString(tool, "_")
 }
 
 // headerTransport adds the McpServer's headers to every request.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,7 +30,7 @@ type storedSession struct {
 }
 
 // Limits of the store: a session id is a safe file name; files and listings are bounded.
-var storeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var storeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 const (
 	maxSessionFile  = 32 << 20
@@ -39,7 +40,7 @@ const (
 
 // path is the file of session id; ok is false for an id that is not a safe file name.
 func (st *sessionStore) path(id string) (string, bool) {
-	if !storeID.MatchString(id) {
+	if !storeID().MatchString(id) {
 		return "", false
 	}
 	return filepath.Join(st.dir, id+".json"), true
@@ -136,7 +137,7 @@ func (st *sessionStore) list() []storedSession {
 			break
 		}
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !storeID.MatchString(id) {
+		if !ok || !storeID().MatchString(id) {
 			continue
 		}
 		if rec, err := readSession(filepath.Join(st.dir, e.Name())); err == nil {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Profile says how to point one agent at the emulator: the environment, the files in its
@@ -119,9 +120,9 @@ const (
 var embeddedProfiles embed.FS
 
 var (
-	profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
-	envName     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	placeholder = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
+	profileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
+	envName     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`) })
+	placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`) })
 	knownFields = []string{"baseURL", "port", "dummyKey", "home"}
 )
 
@@ -251,7 +252,7 @@ func parseProfile(data []byte) (Profile, error) {
 func (p *Profile) check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if !profileName.MatchString(p.Name) {
+	if !profileName().MatchString(p.Name) {
 		bad("name %q must be lower-case letters, digits, '.', '_' or '-' (at most 64)", p.Name)
 	}
 	if !slices.Contains(Dialects, p.Dialect) {
@@ -263,7 +264,7 @@ func (p *Profile) check() error {
 		}
 	}
 	for _, k := range sortedKeys(p.Env) {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			bad("env: %q is not a variable name", k)
 		}
 		if err := checkTemplate(p.Env[k]); err != nil {
@@ -271,7 +272,7 @@ func (p *Profile) check() error {
 		}
 	}
 	for _, k := range p.EmptyEnv {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			bad("emptyEnv: %q is not a variable name", k)
 		}
 		if _, set := p.Env[k]; set {
@@ -279,7 +280,7 @@ func (p *Profile) check() error {
 		}
 	}
 	for _, k := range sortedKeys(p.HomeDirs) {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			bad("homeDirs: %q is not a variable name", k)
 		}
 		if _, set := p.Env[k]; set {
@@ -329,10 +330,10 @@ func localPath(p string) bool {
 // checkTemplate checks that every placeholder in s is known and every "{{" opens one
 // ("}}" alone is ordinary text: JSON and TOML files end nested objects with it).
 func checkTemplate(s string) error {
-	if strings.Contains(placeholder.ReplaceAllString(s, ""), "{{") {
+	if strings.Contains(placeholder().ReplaceAllString(s, ""), "{{") {
 		return errors.New("a {{ opens no {{placeholder}}")
 	}
-	for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(s, -1) {
 		if !slices.Contains(knownFields, m[1]) {
 			return fmt.Errorf("unknown placeholder {{%s}} (known: %s)", m[1], strings.Join(knownFields, ", "))
 		}
@@ -342,8 +343,8 @@ func checkTemplate(s string) error {
 
 // fill replaces the placeholders in s.
 func fill(s string, v Values) string {
-	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
-		switch placeholder.FindStringSubmatch(m)[1] {
+	return placeholder().ReplaceAllStringFunc(s, func(m string) string {
+		switch placeholder().FindStringSubmatch(m)[1] {
 		case "baseURL":
 			return v.BaseURL
 		case "port":

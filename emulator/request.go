@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -120,16 +121,20 @@ const (
 )
 
 // secretHeader matches header names whose values must never be recorded.
-var secretHeader = regexp.MustCompile(`(?i)authorization|api-?key|token|secret|cookie|passw|credential|signature|auth`)
+var secretHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)authorization|api-?key|token|secret|cookie|passw|credential|signature|auth`)
+})
 
 // secretParam matches query parameter names whose values must never be recorded.
-var secretParam = regexp.MustCompile(`(?i)^(key|api[-_]?key|access[-_]?token|token|auth|signature|sig|secret|password)$`)
+var secretParam = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(key|api[-_]?key|access[-_]?token|token|auth|signature|sig|secret|password)$`)
+})
 
 // cleanHeaders copies h without secret-looking headers.
 func cleanHeaders(h http.Header) map[string][]string {
 	out := make(map[string][]string, len(h))
 	for name, vals := range h {
-		if secretHeader.MatchString(name) || len(out) >= maxHeaders {
+		if secretHeader().MatchString(name) || len(out) >= maxHeaders {
 			continue
 		}
 		out[name] = slices.Clone(vals[:min(len(vals), maxHeaders)])
@@ -150,7 +155,7 @@ func cleanQuery(raw string) string {
 		if err != nil {
 			name = k
 		}
-		if ok && secretParam.MatchString(name) {
+		if ok && secretParam().MatchString(name) {
 			parts[i] = k + "=[redacted]"
 		}
 	}

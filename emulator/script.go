@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -111,9 +112,9 @@ func Containing(name string) ToolPicker {
 // Tool names agents give their file tools, by preference: a tool that creates a file whole
 // is best, a patch tool next, an edit tool last (it may refuse a file that does not exist).
 var (
-	writeToolName = regexp.MustCompile(`(?i)^(write|write_?file|create_?file|new_?file)$`)
-	patchToolName = regexp.MustCompile(`(?i)^(apply_?patch|str_?replace_?editor)$`)
-	editToolName  = regexp.MustCompile(`(?i)^(edit|edit_?file|replace|multi_?edit)$`)
+	writeToolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(write|write_?file|create_?file|new_?file)$`) })
+	patchToolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(apply_?patch|str_?replace_?editor)$`) })
+	editToolName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(edit|edit_?file|replace|multi_?edit)$`) })
 )
 
 // WritesFiles picks a tool that writes files: one named like Write or write_file first,
@@ -122,13 +123,13 @@ var (
 func WritesFiles() ToolPicker {
 	return func(tools []Tool) (Tool, bool) {
 		tiers := []func(Tool) bool{
-			func(t Tool) bool { return writeToolName.MatchString(t.Name) },
+			func(t Tool) bool { return writeToolName().MatchString(t.Name) },
 			func(t Tool) bool {
 				props := propertyNames(t.Schema)
-				return !editToolName.MatchString(t.Name) && pathProperty(props) != "" && contentProperty(props) != ""
+				return !editToolName().MatchString(t.Name) && pathProperty(props) != "" && contentProperty(props) != ""
 			},
-			func(t Tool) bool { return patchToolName.MatchString(t.Name) },
-			func(t Tool) bool { return editToolName.MatchString(t.Name) },
+			func(t Tool) bool { return patchToolName().MatchString(t.Name) },
+			func(t Tool) bool { return editToolName().MatchString(t.Name) },
 		}
 		for _, ok := range tiers {
 			for _, t := range tools {

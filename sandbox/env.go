@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // envJSON is the data behind the agent's environment: the allow-list with its reasons, the
@@ -40,7 +41,9 @@ type AgentPlaces struct {
 	Source   string            `json:"source"`
 }
 
-var table = mustTable()
+// table is env.json, decoded on first use: commands that never look at an environment (the
+// reference agent among them) do not pay for it at start-up.
+var table = sync.OnceValue(mustTable)
 
 func mustTable() *envTable {
 	t := &envTable{}
@@ -55,13 +58,13 @@ func mustTable() *envTable {
 
 // Agents returns the agents' places (env.json), for documentation and for callers that want
 // to know which home variables the sandbox sets.
-func Agents() []AgentPlaces { return append([]AgentPlaces(nil), table.Agents...) }
+func Agents() []AgentPlaces { return append([]AgentPlaces(nil), table().Agents...) }
 
 // LooksLikeCredential reports whether an environment variable name looks like it holds a
 // credential (API keys, tokens, secrets, passwords, auth sockets, proxies that may carry a
 // password…; env.json "credentialPatterns").
 func LooksLikeCredential(name string) bool {
-	for _, re := range table.credential {
+	for _, re := range table().credential {
 		if re.MatchString(name) {
 			return true
 		}
@@ -71,7 +74,7 @@ func LooksLikeCredential(name string) bool {
 
 // allowed reports whether the allow-list passes name through.
 func allowed(name string) bool {
-	for _, a := range table.Allow {
+	for _, a := range table().Allow {
 		if (a.Name != "" && a.Name == name) || (a.Prefix != "" && strings.HasPrefix(name, a.Prefix)) {
 			return true
 		}
@@ -131,7 +134,7 @@ func reserved(name string) bool {
 	if _, ok := xdgDefault[name]; ok {
 		return true
 	}
-	for _, a := range table.Agents {
+	for _, a := range table().Agents {
 		if _, ok := a.Env[name]; ok {
 			return true
 		}

@@ -259,7 +259,7 @@ func HomePaths(home string, environ []string) []string {
 		return ""
 	}
 	var paths []string
-	for _, a := range table.Agents {
+	for _, a := range table().Agents {
 		for _, expr := range a.RealHome {
 			if p := expand(expr, home, lookup); p != "" && filepath.IsAbs(p) {
 				paths = append(paths, filepath.Clean(p))

@@ -177,7 +177,7 @@ func (s *Sandbox) build() error {
 		dirs = append(dirs, own[name])
 	}
 	vars := func(name string) string { return own[name] }
-	for _, a := range table.Agents {
+	for _, a := range table().Agents {
 		for name, expr := range a.Env {
 			p := expand(expr, s.home, vars)
 			if !within(s.home, p) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/internal/jsonout"
@@ -23,18 +24,22 @@ import (
 //go:embed matrix.html.tmpl
 var matrixHTML string
 
-var matrixTemplate = template.Must(template.New("matrix").Funcs(template.FuncMap{
-	"join":     strings.Join,
-	"isMethod": func(key string) bool { return strings.HasPrefix(key, "m-") },
-	// isList: columns whose cells are lists, which may wrap.
-	"isList": func(key string) bool {
-		switch key {
-		case "version", "prompt", "mcp", "sessions", "modes", "models", "config", "reasoning":
-			return true
-		}
-		return false
-	},
-}).Parse(matrixHTML))
+// matrixTemplate is parsed on first use, not at start-up: every acpprobe command would pay for
+// it otherwise (BENCHMARKS.md §4).
+var matrixTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("matrix").Funcs(template.FuncMap{
+		"join":     strings.Join,
+		"isMethod": func(key string) bool { return strings.HasPrefix(key, "m-") },
+		// isList: columns whose cells are lists, which may wrap.
+		"isList": func(key string) bool {
+			switch key {
+			case "version", "prompt", "mcp", "sessions", "modes", "models", "config", "reasoning":
+				return true
+			}
+			return false
+		},
+	}).Parse(matrixHTML))
+})
 
 // MatrixHTML writes the matrix as one self-contained HTML page: the table of Columns, sortable
 // by any column, a row's full details (agent info, capabilities, authentication, modes, config
@@ -58,7 +63,7 @@ func MatrixHTML(w io.Writer, m *matrix.Matrix) error {
 		}
 	}
 	var b bytes.Buffer
-	if err := matrixTemplate.Execute(&b, page); err != nil {
+	if err := matrixTemplate().Execute(&b, page); err != nil {
 		return err
 	}
 	_, err := w.Write(b.Bytes())

@@ -3,6 +3,7 @@ package render
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Message is s made fit for the one line that says why a command failed: Go's wording of a
@@ -15,13 +16,15 @@ func Message(s string) string {
 // goJSONError is encoding/json's message for a value of the wrong type: "json: cannot
 // unmarshal string into Go struct field Event.seq of type int64", or "… into Go value of type
 // T". The type runs to the end of the message.
-var goJSONError = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (\S*)|value) of type (.+)$`)
+var goJSONError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (\S*)|value) of type (.+)$`)
+})
 
 // jsonTerms rewrites encoding/json's message for a value of the wrong type as "FIELD: got JSON
 // X, want Y" (the field as a JSON path, without the Go struct that holds it), or "got JSON X,
 // want Y" at the top.
 func jsonTerms(s string) string {
-	m := goJSONError.FindStringSubmatchIndex(s)
+	m := goJSONError().FindStringSubmatchIndex(s)
 	if m == nil {
 		return s
 	}

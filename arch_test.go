@@ -50,6 +50,8 @@ var allowed = map[string][]string{
 	// the generators of the tables (go generate)
 	"acp/schema/internal/gen": {"internal/schematable"},
 	"registry/internal/gen":   {"internal/schematable"},
+	// the generator of the built-in vendor catalogue (go generate ./extensions)
+	"extensions/internal/gen": {"extensions"},
 	// acpprobe's JSON documents, proportional to their input (render and matrix --out): stdlib only
 	"internal/jsonout": {},
 }

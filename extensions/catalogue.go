@@ -364,17 +364,42 @@ func (c *Catalogue) VendorFor(keyOrMethod string) (Vendor, bool) {
 	return Vendor{}, false
 }
 
-var defaultCatalogue = sync.OnceValues(Load)
+//go:generate go run ./internal/gen
 
-// Default returns the embedded catalogue, loaded once. It panics if the embedded data is
-// invalid, which the package's tests rule out.
-func Default() *Catalogue {
-	c, err := defaultCatalogue()
-	if err != nil {
-		panic("extensions: embedded catalogue is invalid: " + err.Error())
+// index fills c's lookup maps from its lists.
+func (c *Catalogue) index() *Catalogue {
+	c.byNS, c.namespaced = map[string]int{}, map[string]int{}
+	for i, v := range c.vendors {
+		c.byNS[v.Namespace] = i
+		if v.Namespaced {
+			c.namespaced[v.Namespace] = i
+		}
+	}
+	c.keyIdx, c.methodIdx = make(map[string]int, len(c.keys)), make(map[string]int, len(c.methods))
+	c.nonKeyIdx, c.authIdx = make(map[string]int, len(c.nonKeys)), make(map[string]int, len(c.authTypes))
+	for i, k := range c.keys {
+		c.keyIdx[k.Key] = i
+	}
+	for i, m := range c.methods {
+		c.methodIdx[m.Name] = i
+	}
+	for i, n := range c.nonKeys {
+		c.nonKeyIdx[n.Token] = i
+	}
+	for i, a := range c.authTypes {
+		c.authIdx[a.Type] = i
 	}
 	return c
 }
+
+// Default returns the embedded catalogue. It is the one Load reads from catalogue/*.json,
+// decoded and validated at build time (go generate: catalogue_gen.go), so that no command
+// pays for reading it at start-up; TestDefaultIsCurrent keeps the two the same.
+var Default = sync.OnceValue(func() *Catalogue {
+	c := &Catalogue{vendors: embeddedVendors, keys: embeddedKeys, methods: embeddedMethods,
+		nonKeys: embeddedNonKeys, authTypes: embeddedAuthTypes}
+	return c.index()
+})
 
 // LookupMetaKey is Default().LookupMetaKey.
 func LookupMetaKey(path ...string) (MetaKey, bool) { return Default().LookupMetaKey(path...) }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,18 @@ func mustLoad(t *testing.T) *Catalogue {
 		t.Fatalf("Load: %v", err)
 	}
 	return c
+}
+
+// TestDefaultIsCurrent: the catalogue built into the binary (catalogue_gen.go) is what Load
+// reads from the embedded files, lookup maps included. It fails after a change to
+// catalogue/*.json until go generate ./extensions runs.
+func TestDefaultIsCurrent(t *testing.T) {
+	if got, want := Default(), mustLoad(t); !reflect.DeepEqual(got, want) {
+		t.Fatal("extensions/catalogue_gen.go is not the embedded catalogue: run go generate ./extensions")
+	}
+	if n := len(Default().MetaKeys()); n < 150 {
+		t.Fatalf("Default has %d meta keys; the embedded files hold more than 150 (CodeBuddy alone 142)", n)
+	}
 }
 
 // TestEmbeddedFilesValid loads every embedded file on its own, so that a problem is pinned to

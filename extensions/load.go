@@ -49,7 +49,7 @@ func (e *ValidationError) Error() string {
 }
 
 // Load reads and validates the embedded catalogue (one file per vendor under catalogue/).
-// Each call returns a new Catalogue; Default caches one.
+// Each call returns a new Catalogue. Default is the same catalogue, read at build time.
 func Load() (*Catalogue, error) { return load("") }
 
 // LoadDir loads the embedded catalogue and then every *.json file directly inside dir (other
@@ -586,14 +586,12 @@ func (b *builder) finish() *Catalogue {
 	}
 	slices.Sort(nss)
 
-	c := &Catalogue{byNS: map[string]int{}, keyIdx: map[string]int{}, methodIdx: map[string]int{},
-		authIdx: map[string]int{}, nonKeyIdx: map[string]int{}, namespaced: map[string]int{}}
+	c := &Catalogue{vendors: make([]Vendor, len(nss))}
+	prefixes := map[string]bool{} // the namespaces that are prefixes on the wire
 	for _, ns := range nss {
 		if v := b.vendors[ns]; v.namespaced != nil && *v.namespaced {
-			c.namespaced[ns] = len(c.vendors)
+			prefixes[ns] = true
 		}
-		c.byNS[ns] = len(c.vendors)
-		c.vendors = append(c.vendors, Vendor{Namespace: ns})
 	}
 
 	type claimant struct{ file, label string }
@@ -650,14 +648,13 @@ func (b *builder) finish() *Catalogue {
 			k.Key = k.Name
 			if namespaced {
 				k.Key = ns + "/" + k.Name
-			} else if _, clash := c.namespaced[k.Name]; clash {
+			} else if prefixes[k.Name] {
 				b.errf(e.file, e.label, "bare key equals the namespace of vendor %s", k.Name)
 			}
 			if k.Group != "" && !groups[k.Group] {
 				b.errf(e.file, e.label, "group %q is not among the vendor's groups", k.Group)
 			}
 			claim("key", k.Key, e.file, e.label)
-			c.keyIdx[k.Key] = len(c.keys)
 			c.keys = append(c.keys, k)
 		}
 		for _, e := range v.methods {
@@ -665,11 +662,10 @@ func (b *builder) finish() *Catalogue {
 			owner, _, _ := strings.Cut(m.Name[1:], "/")
 			if namespaced && (owner != ns || len(m.Name) == len(ns)+2) {
 				b.errf(e.file, e.label, "a method of namespace %s is named _%s/<method>", ns, ns)
-			} else if _, foreign := c.namespaced[owner]; foreign && owner != ns {
+			} else if prefixes[owner] && owner != ns {
 				b.errf(e.file, e.label, "method lies in the namespace of vendor %s", owner)
 			}
 			claim("method", m.Name, e.file, e.label)
-			c.methodIdx[m.Name] = len(c.methods)
 			c.methods = append(c.methods, m)
 		}
 		for _, e := range v.nonKeys {
@@ -678,12 +674,10 @@ func (b *builder) finish() *Catalogue {
 				b.errf(e.file, e.label, "group %q is not among the vendor's groups", n.Group)
 			}
 			claim("non-key", n.Token, e.file, e.label)
-			c.nonKeyIdx[n.Token] = len(c.nonKeys)
 			c.nonKeys = append(c.nonKeys, n)
 		}
 		for _, e := range v.authTypes {
 			claim("auth method type", e.v.Type, e.file, e.label)
-			c.authIdx[e.v.Type] = len(c.authTypes)
 			c.authTypes = append(c.authTypes, e.v)
 		}
 	}
@@ -697,7 +691,7 @@ func (b *builder) finish() *Catalogue {
 			}
 		}
 	}
-	return c
+	return c.index()
 }
 
 // MaxFileSize bounds one catalogue file (CodeBuddy's, the largest, is about 60 KiB).

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
 )
@@ -130,7 +131,9 @@ func (o Object) Keys() []string {
 	return keys
 }
 
-var authWords = regexp.MustCompile(`(?i)\bauthenticat|\bauth[ _]required|\b(un)?authori[sz]|\blog ?in\b|\blogged in\b|\bsign ?in\b|\bapi[ _-]?key\b|\bcredentials?\b|\btoken (is )?(missing|expired|invalid)`)
+var authWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bauthenticat|\bauth[ _]required|\b(un)?authori[sz]|\blog ?in\b|\blogged in\b|\bsign ?in\b|\bapi[ _-]?key\b|\bcredentials?\b|\btoken (is )?(missing|expired|invalid)`)
+})
 
 // IsAuthError reports whether an error answer means "authentication required": the ACP code
 // -32000, or a message that says so in words (some agents use -32603 for it).
@@ -141,13 +144,15 @@ func IsAuthError(e *jsonrpc.Error) bool {
 	if e.Code == jsonrpc.CodeAuthRequired {
 		return true
 	}
-	return authWords.MatchString(e.Message) || authWords.Match(e.Data)
+	return authWords().MatchString(e.Message) || authWords().Match(e.Data)
 }
 
 // validationWords are what validation errors say: zod issues (invalid_type, invalid_union,
 // "Invalid input", formatted trees with _errors) and serde ("missing field", "invalid type",
 // "unknown variant", "unknown field"), or the JSON-RPC name itself.
-var validationWords = regexp.MustCompile(`(?i)invalid[_ ]params|invalid_type|invalid_union|invalid input|"_errors"|missing field|invalid type|unknown variant|unknown field|expected [a-z"]+, received`)
+var validationWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)invalid[_ ]params|invalid_type|invalid_union|invalid input|"_errors"|missing field|invalid type|unknown variant|unknown field|expected [a-z"]+, received`)
+})
 
 // IsValidationError reports whether an error answer says the params failed validation, whatever
 // its code: some agents answer invalid params with -32603 and a zod issue list.
@@ -158,5 +163,5 @@ func IsValidationError(e *jsonrpc.Error) bool {
 	if e.Code == jsonrpc.CodeInvalidParams {
 		return true
 	}
-	return validationWords.MatchString(e.Message) || validationWords.Match(e.Data)
+	return validationWords().MatchString(e.Message) || validationWords().Match(e.Data)
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -56,8 +57,8 @@ func newInference() *inference {
 }
 
 var (
-	expectedQuoted = regexp.MustCompile(`expected "([a-z_]+)"`)
-	serdeMissing   = regexp.MustCompile("missing field `([^`]+)`")
+	expectedQuoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`expected "([a-z_]+)"`) })
+	serdeMissing   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("missing field `([^`]+)`") })
 )
 
 // styleRank orders the error styles by what they tell about the accepted shapes: the style of
@@ -181,7 +182,7 @@ func (inf *inference) readBranch(issues []any) {
 			name, _ = vals[0].(string)
 		} else if exp, ok := issue["expected"].(string); ok && issue["code"] == "invalid_literal" {
 			name = exp
-		} else if m := expectedQuoted.FindStringSubmatch(fmt.Sprint(issue["message"])); m != nil {
+		} else if m := expectedQuoted().FindStringSubmatch(fmt.Sprint(issue["message"])); m != nil {
 			name = m[1]
 		}
 	}
@@ -241,7 +242,7 @@ func (inf *inference) readTree(node map[string]any) {
 		for _, m := range msgs {
 			s, _ := m.(string)
 			if k == "type" {
-				for _, match := range expectedQuoted.FindAllStringSubmatch(s, -1) {
+				for _, match := range expectedQuoted().FindAllStringSubmatch(s, -1) {
 					inf.addType(match[1])
 				}
 			} else if strings.Contains(s, "received undefined") && !isIndex(k) {
@@ -274,7 +275,7 @@ func (inf *inference) readText(s string) {
 			inf.addType(name)
 		}
 	}
-	if m := serdeMissing.FindStringSubmatch(s); m != nil {
+	if m := serdeMissing().FindStringSubmatch(s); m != nil {
 		inf.setStyle("serde")
 		inf.addLoose(m[1])
 	}

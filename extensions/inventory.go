@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Message is one message of a session, as the inventory sees it.
@@ -271,10 +272,10 @@ func (t *taker) namespace(k string) bool {
 	if v, ok := t.c.VendorFor(k); ok && v.Namespaced && v.Namespace == k {
 		return true
 	}
-	return domainLike.MatchString(k)
+	return domainLike().MatchString(k)
 }
 
-var domainLike = regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+$`)
+var domainLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+$`) })
 
 // key records a _meta key seen at t.path.
 func (t *taker) key(m Message, key string, form Form) {

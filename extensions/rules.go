@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Rule names of the issues an inventory can show.
@@ -144,13 +145,15 @@ func (m SeenMethod) observedDir(d Direction) bool {
 }
 
 // metadataDemand matches an error that says a request lacked metadata.
-var metadataDemand = regexp.MustCompile(`(?i)missing\s+(?:_meta\[?["']?)?([A-Za-z0-9_.\-/]+?)["']?\]?\s+(?:_meta\s+)?meta(?:data)?\b|requires?\s+(?:_meta\s+)?([A-Za-z0-9_.\-/]+)\s+(?:_meta|metadata)`)
+var metadataDemand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)missing\s+(?:_meta\[?["']?)?([A-Za-z0-9_.\-/]+?)["']?\]?\s+(?:_meta\s+)?meta(?:data)?\b|requires?\s+(?:_meta\s+)?([A-Za-z0-9_.\-/]+)\s+(?:_meta|metadata)`)
+})
 
 // MetadataDemand reports whether an error message demands `_meta` the standard plane never
 // sends, and names the key (e.g. "ACP Session request is missing sessionAdmissionV2 metadata"
 // names sessionAdmissionV2). The key is resolved against the catalogue when it can be.
 func (c *Catalogue) MetadataDemand(message string) (key string, ok bool) {
-	m := metadataDemand.FindStringSubmatch(message)
+	m := metadataDemand().FindStringSubmatch(message)
 	if m == nil {
 		return "", false
 	}

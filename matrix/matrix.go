@@ -224,14 +224,14 @@ func writeResult(path string, r *probe.Result) error {
 	return err
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // FileName is an agent id made safe as a file name, and unique: an id that had to change
 // (a/b and a_b both become a_b), that has capitals (a case-insensitive file system would
 // merge A and a) or that names the matrix's own file gets a short hash of the id appended, so
 // that no two agents share a file and none overwrites matrix.json.
 func FileName(id string) string {
-	s := unsafeName.ReplaceAllString(id, "_")
+	s := unsafeName().ReplaceAllString(id, "_")
 	if s == "" || s == "." || s == ".." {
 		s = "agent"
 	}

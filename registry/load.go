@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/internal/safeio"
 )
@@ -23,8 +24,8 @@ var Platforms = []string{
 }
 
 var (
-	idPattern     = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	sha256Pattern = regexp.MustCompile(`^[a-fA-F0-9]{64}$`)
+	idPattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]*$`) })
+	sha256Pattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-fA-F0-9]{64}$`) })
 )
 
 // LoadFile reads a newer registry from a file: either the built index as published at
@@ -135,7 +136,7 @@ func checkAgent(e *Entry, raw []byte) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("missing or empty required field(s): %s", strings.Join(missing, ", "))
 	}
-	if !idPattern.MatchString(e.ID) {
+	if !idPattern().MatchString(e.ID) {
 		return fmt.Errorf("id %q must be lowercase letters, digits and hyphens, starting with a letter", e.ID)
 	}
 	var probe struct {
@@ -173,7 +174,7 @@ func checkAgent(e *Entry, raw []byte) error {
 		if t.Cmd == "" {
 			return fmt.Errorf("distribution.binary.%s.cmd is missing or empty", plat)
 		}
-		if t.SHA256 != "" && !sha256Pattern.MatchString(t.SHA256) {
+		if t.SHA256 != "" && !sha256Pattern().MatchString(t.SHA256) {
 			return fmt.Errorf("distribution.binary.%s.sha256 %q is not 64 hex digits", plat, t.SHA256)
 		}
 	}

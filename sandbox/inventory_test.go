@@ -150,6 +150,10 @@ func TestShimRunsNothing(t *testing.T) {
 			continue
 		}
 		lengths[len(l.Args[1])] = true
+		// Launch i ran the shim named ShimPrograms[i%…]: the shared script knows it by its name.
+		if want := sandbox.ShimPrograms[len(l.Args[1])%len(sandbox.ShimPrograms)]; l.Program != want {
+			t.Errorf("launch %d recorded as %q, want %q", len(l.Args[1]), l.Program, want)
+		}
 	}
 	if len(lengths) != n {
 		t.Errorf("%d distinct records, want %d", len(lengths), n)

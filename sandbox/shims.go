@@ -62,13 +62,15 @@ func NewShims(dir string) (*Shims, error) {
 			return nil, err
 		}
 	}
-	names := append(append([]string(nil), ShimPrograms...), browserShim)
-	for _, name := range names {
-		program := name
-		if name == browserShim {
-			program = "$BROWSER"
-		}
-		if err := os.WriteFile(filepath.Join(s.bin, name), shimScript(s.log, program), 0o500); err != nil {
+	// One script, hard-linked under every name: the name it is run by says which program it
+	// stands in for. A link costs a third of a file written (creating the shims is on every
+	// probe's path to the spawn).
+	first := filepath.Join(s.bin, browserShim)
+	if err := os.WriteFile(first, shimScript(s.log), 0o500); err != nil {
+		return nil, err
+	}
+	for _, name := range ShimPrograms {
+		if err := os.Link(first, filepath.Join(s.bin, name)); err != nil {
 			return nil, err
 		}
 	}
@@ -106,15 +108,18 @@ func (s *Shims) Env(environ []string) []string {
 	return append(out, "PATH="+s.bin+string(filepath.ListSeparator)+path, "BROWSER="+s.Browser())
 }
 
-// shimScript is the shell script for one program, logging into dir.
-func shimScript(dir, program string) []byte {
+// shimScript is the shell script of every shim, logging into dir. The program it stands in
+// for is the name it was run by ($0; the browserShim stands for $BROWSER).
+func shimScript(dir string) []byte {
 	return []byte(`#!/bin/sh
-# acpprobe browser shim for ` + program + `: it records the call and opens nothing.
-# Only shell builtins run here (printf, test, arithmetic), whatever PATH holds.
+# acpprobe browser shim: it records the call and opens nothing; its name is the program it
+# stands in for. Only shell builtins run here (printf, test, arithmetic), whatever PATH holds.
 set -C
+p=${0##*/}
+[ "$p" = ` + browserShim + ` ] && p='$BROWSER'
 n=0
 while [ "$n" -lt 64 ]; do
-	{ printf 'acpprobe-launch/1\0%s\0%s\0' ` + shQuote(program) + ` "$#"; printf '%s\0' "$@"; } 2>/dev/null >` + shQuote(dir) + `/"$$.$n" && exit 1
+	{ printf 'acpprobe-launch/1\0%s\0%s\0' "$p" "$#"; printf '%s\0' "$@"; } 2>/dev/null >` + shQuote(dir) + `/"$$.$n" && exit 1
 	n=$((n + 1))
 done
 exit 1

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -48,6 +49,7 @@ type observer struct {
 	max     int
 	before  *sandbox.Snapshot
 	iso     record.Isolation
+	closing sync.Once
 }
 
 // observe prepares the run of po's agent as o says (a sandbox given, one to make, or none)
@@ -179,19 +181,18 @@ func (ob *observer) serveNetwork(ctx context.Context) (stop func()) {
 }
 
 // close removes what the observer made: the shims' directory, and the sandbox Run made
-// (unless it is kept).
-func (ob *observer) close() error {
-	var err error
-	if ob.shimDir != "" {
-		_ = os.Chmod(ob.shims.Bin(), 0o700)
-		err = os.RemoveAll(ob.shimDir)
-	}
-	if ob.ownBox {
-		if cerr := ob.box.Close(); err == nil {
-			err = cerr
+// (unless it is kept). It runs once: a later call returns when the first has ended, so Run
+// can start it on its own goroutine and still leave nothing behind when it returns.
+func (ob *observer) close() {
+	ob.closing.Do(func() {
+		if ob.shimDir != "" {
+			_ = os.Chmod(ob.shims.Bin(), 0o700)
+			_ = os.RemoveAll(ob.shimDir)
 		}
-	}
-	return err
+		if ob.ownBox {
+			_ = ob.box.Close()
+		}
+	})
 }
 
 // redactLaunch is a shim's record of a launch as the report keeps it: when, what, and the

@@ -258,7 +258,12 @@ func TestUnisolatedSideEffects(t *testing.T) {
 	u := newFakeUser(t)
 	cmd := agentCommand(t, acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true}})
 	cmd.Environ = u.environ
+	tmp := t.TempDir() // where Run makes the shims' directory
+	t.Setenv("TMPDIR", tmp)
 	r, _ := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: cmd, Cwd: t.TempDir()}})
+	if left := entries(t, tmp); len(left) > 0 {
+		t.Errorf("Run returned with %v left in TMPDIR: the shims' directory must be gone", left)
+	}
 	se := r.SideEffects
 	if se == nil || se.Isolation.Level != sandbox.LevelNone || se.Files == nil {
 		t.Fatalf("sideEffects %+v, want level none with files", se)

@@ -26,7 +26,8 @@ done
 
 echo "bench/run.sh: building acpprobe, driver, rawclient, agentshim into bench/bin" >&2
 mkdir -p bench/bin
-go build -o bench/bin/acpprobe ./cmd/acpprobe
+# acpprobe as README.md builds it: static (CGO_ENABLED=0), as the floor is.
+CGO_ENABLED=0 go build -o bench/bin/acpprobe ./cmd/acpprobe
 go build -o bench/bin/driver ./bench/driver
 go build -o bench/bin/rawclient ./bench/rawclient
 if [[ $(go env GOOS) == linux ]]; then

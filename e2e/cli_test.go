@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"os"
@@ -193,14 +194,34 @@ func buildCLI(t *testing.T) string {
 			return
 		}
 		cliBuild.path = filepath.Join(cliBuild.dir, "acpprobe")
+		// As README.md builds it: static. A dependency that needs cgo fails here.
 		build := exec.Command("go", "build", "-buildvcs=false", "-o", cliBuild.path, "./cmd/acpprobe")
 		build.Dir = root
-		cliBuild.out, cliBuild.err = build.CombinedOutput()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if cliBuild.out, cliBuild.err = build.CombinedOutput(); cliBuild.err == nil {
+			cliBuild.err = static(cliBuild.path)
+		}
 	})
 	if cliBuild.err != nil {
 		t.Fatalf("go build ./cmd/acpprobe: %v\n%s", cliBuild.err, cliBuild.out)
 	}
 	return cliBuild.path
+}
+
+// static reports why the executable at path is not static (it names a program interpreter, the
+// dynamic loader), or nil.
+func static(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return errors.New(path + " is dynamically linked (PT_INTERP): acpprobe is one static binary")
+		}
+	}
+	return nil
 }
 
 // runCLI runs `acpprobe <command> <budget flags> <args…>` in box (its cwd is the default

@@ -4,6 +4,7 @@ package transport_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,8 @@ func TestMain(m *testing.M) {
 		os.Exit(holder())
 	case "nested":
 		os.Exit(nested())
+	case "first-launch":
+		os.Exit(firstLaunch())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role", role)
 		os.Exit(2)
@@ -444,6 +447,49 @@ func TestWatchdogKillsTheRunWhenTheHostIsKilled(t *testing.T) {
 		t.Fatalf("the agent's grandchild or daemon outlived the SIGKILLed host by %s", bound)
 	}
 	t.Logf("both gone %s after the host's death", time.Since(start))
+}
+
+// firstLaunch is a host that never started its watchdog itself: it launches an agent and says
+// at once whether a watchdog of its own runs.
+func firstLaunch() int {
+	a, err := transport.Command{Argv: []string{"cat"}}.Launch(context.Background(), nil)
+	if err != nil {
+		fmt.Println("launch:", err)
+		return 1
+	}
+	fmt.Println("watchdogs:", watchdogsOf(os.Getpid()))
+	go io.Copy(io.Discard, a.Stdout())
+	a.Shutdown(context.Background(), transport.Ladder{Grace: time.Second})
+	return 0
+}
+
+// watchdogsOf counts the children of pid that run as a watchdog (argv exactly
+// ["acpprobe-watchdog"], from the moment their exec succeeded).
+func watchdogsOf(pid int) int {
+	n := 0
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || string(cmdline) != "acpprobe-watchdog\x00" {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		// pid (comm) state ppid …: the comm may hold spaces, not a ')'.
+		if fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+// The watchdog is armed before the first agent starts, not after it (an agent runs as the
+// host's user: one that started a daemon and killed its host at once would otherwise leave
+// the daemon behind): a host that never called StartWatchdog has one when Launch returns.
+func TestWatchdogArmedBeforeTheFirstAgent(t *testing.T) {
+	out, err := self(t, "first-launch").Output()
+	if got := strings.TrimSpace(string(out)); err != nil || got != "watchdogs: 1" {
+		t.Fatalf("the host said %q (%v), want one watchdog armed by the first Launch", got, err)
+	}
 }
 
 // nested is a host that is itself an agent (as a tap under a probe): it launches its own

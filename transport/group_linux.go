@@ -32,18 +32,19 @@ func GroupAlive(pgid int) bool {
 var subreaper sync.Once
 
 // beforeLaunch makes the host a child subreaper, once: descendants the agent orphans are
-// re-parented to the host, where the sweep can still reap what it kills. It returns the
-// kernel's fork count, which bounds the agent's sweeps (see scanner.window).
+// re-parented to the host, where the sweep can still reap what it kills. It arms the
+// watchdog before the agent exists (at once when it runs already), so that no moment of the
+// agent's life is uncovered, and returns the kernel's fork count, which bounds the agent's
+// sweeps (see scanner.window).
 func beforeLaunch() (forks uint64) {
 	subreaper.Do(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
+	_ = StartWatchdog()
 	var sc scanner
 	return sc.forks()
 }
 
-// afterLaunch starts the watchdog off the critical path and returns the agent's start time
-// (the floor of its scope's sweeps).
+// afterLaunch returns the agent's start time (the floor of its scope's sweeps).
 func afterLaunch(pid int) uint64 {
-	go func() { _ = StartWatchdog() }()
 	var sc scanner
 	st, _ := sc.stat(pid)
 	return st.start

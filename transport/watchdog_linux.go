@@ -37,8 +37,11 @@ var watchdog struct {
 
 // StartWatchdog starts the watchdog of this host process unless it runs already, and
 // returns once it is armed (it will act on the host's end from now on), or why it could not
-// start. Command.Launch calls it on its own goroutine after the agent has started; a
-// library user who wants the first launch covered from its first instant calls it before.
+// start. Command.Launch calls it before it starts the agent, so the first launch waits for
+// the watchdog's exec (about half a millisecond) unless it was started earlier: a program
+// that will launch agents calls it on a goroutine of its own as soon as it knows (acpprobe's
+// CLI does, before it parses its flags), so that the exec and the watchdog's start-up overlap
+// the program's own preparations instead of the agent's start.
 func StartWatchdog() error {
 	watchdog.mu.Lock()
 	defer watchdog.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/sentinel"
+	"github.com/acpprobe/acpprobe/transport"
 
 	"github.com/acpprobe/acpprobe/internal/buildinfo"
 )
@@ -125,7 +126,21 @@ func dispatch(ctx context.Context, args []string, stdio Stdio) (string, error) {
 		return "", nil
 	}
 	c, _ := lookupCommand(name)
+	if launchesAgents(name) {
+		// Every agent launch waits until the watchdog is armed (transport): started now, its
+		// exec overlaps the parsing of the flags and the preparation of the run.
+		go func() { _ = transport.StartWatchdog() }()
+	}
 	return name, c.run(ctx, rest, stdio)
+}
+
+// launchesAgents reports whether the command starts agent processes.
+func launchesAgents(name string) bool {
+	switch name {
+	case "probe", "check", "turn", "tap", "matrix", "demo":
+		return true
+	}
+	return false
 }
 
 // commandIndex finds the command's name in args: the first argument before "--" that names

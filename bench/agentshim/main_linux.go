@@ -3,11 +3,12 @@
 //
 //	agentshim REPORT -- agent [args...]
 //
-// It starts the agent on its own stdin, stdout and stderr (inherited: no copying), writes
+// It starts the agent on its own stdin, stdout and stderr (inherited: no copying), appends
 // "agent PID" to REPORT, waits for the agent to end without reaping it (waitid WNOWAIT),
-// appends "shim UTIME_US STIME_US MAXRSS_KB LIFE_US" (its own usage, and the time from its
+// appends "shim PID UTIME_US STIME_US MAXRSS_KB LIFE_US" (its agent's pid, its own usage, and the time from its
 // start to the agent's end: the agent's life as the client sees it) and exits the way the
-// agent did (same status, or the same signal). The agent's zombie is then re-parented to the driver,
+// agent did. A client that starts the agent more than once in a run (check's fork-probe and
+// --deep connections) runs a shim per agent process: each appends its own pair of lines (same status, or the same signal). The agent's zombie is then re-parented to the driver,
 // a child subreaper, which reaps it and so gets the agent's usage; the client reaps only the
 // shim, so its usage (wait4) holds the client and the shim, never the agent. SIGTERM, SIGINT
 // and SIGHUP sent to the process group reach the agent; the shim outlives them.
@@ -40,11 +41,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	f, err := os.Create(report)
+	f, err := os.OpenFile(report, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		fail(err)
 	}
-	fmt.Fprintf(f, "agent %d\n", p.Pid)
+	fmt.Fprintf(f, "agent %d\n", p.Pid) // one write each: appends of shims running at once do not mix
 	// Our copies of the pipes must not keep the client from seeing the agent's EOF.
 	os.Stdin.Close()
 	os.Stdout.Close()
@@ -63,7 +64,7 @@ func main() {
 	life := time.Since(start)
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Fprintf(f, "shim %d %d %d %d\n", ru.Utime.Nano()/1000, ru.Stime.Nano()/1000, ru.Maxrss, life.Microseconds())
+	fmt.Fprintf(f, "shim %d %d %d %d %d\n", p.Pid, ru.Utime.Nano()/1000, ru.Stime.Nano()/1000, ru.Maxrss, life.Microseconds())
 	f.Close()
 
 	// siginfo_t: si_code at 8; the union (si_pid, si_uid, si_status) starts after three ints,

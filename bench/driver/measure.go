@@ -50,20 +50,34 @@ func measure(argv []string, dir string, env []string, work, bin string, useShim 
 		run.ClientRSSKB = maxrssKB(ru.Maxrss)
 	}
 	if useShim {
-		agentPID, shimUser, shimSys, shimRSS, life, ok := readShimReport(report)
-		if agentPID > 0 {
-			if ru, ok := reap(agentPID, 10*time.Second); ok {
-				run.AgentCPUMs = tvMs(ru.Utime) + tvMs(ru.Stime)
-				run.AgentRSSKB = maxrssKB(ru.Maxrss)
-			}
+		// One shim per agent process the client started (check may start two or three, one
+		// after the other): their usage is all the client's to shed, the agents' is summed
+		// (peak RSS: the largest), and their lives add up.
+		shims := readShimReport(report)
+		run.Agents = len(shims)
+		if len(shims) > 0 {
+			run.AgentCPUMs = 0
 		}
-		if ok {
+		separated := len(shims) > 0
+		var user, sys, life float64
+		for _, sh := range shims {
+			if sh.agentPID > 0 {
+				if ru, ok := reap(sh.agentPID, 10*time.Second); ok {
+					run.AgentCPUMs += tvMs(ru.Utime) + tvMs(ru.Stime)
+					run.AgentRSSKB = max(run.AgentRSSKB, maxrssKB(ru.Maxrss))
+				}
+			}
+			separated = separated && sh.ok
+			user, sys, life = user+sh.user, sys+sh.sys, life+sh.lifeMs
+			run.ShimRSSKB = max(run.ShimRSSKB, sh.rssKB)
+		}
+		if separated {
 			run.Separated = true
-			run.ShimCPUMs, run.ShimRSSKB = shimUser+shimSys, shimRSS
-			run.ClientUser = math.Max(0, run.ClientUser-shimUser)
-			run.ClientSys = math.Max(0, run.ClientSys-shimSys)
+			run.ShimCPUMs = user + sys
+			run.ClientUser = math.Max(0, run.ClientUser-user)
+			run.ClientSys = math.Max(0, run.ClientSys-sys)
 			run.ClientCPUMs = run.ClientUser + run.ClientSys
-			run.RSSMasked = run.ClientRSSKB <= shimRSS
+			run.RSSMasked = run.ClientRSSKB <= run.ShimRSSKB
 			run.AgentLifeMs = life
 			run.OutsideMs = run.WallMs - life
 		}
@@ -128,28 +142,48 @@ func judge(variant string, err error, code int, stdout, stderr []byte) (bool, st
 	}
 }
 
-// readShimReport parses bench/agentshim's report: "agent PID" then "shim UTIME_US STIME_US
-// MAXRSS_KB LIFE_US". ok is false when the shim did not get to write its usage (killed).
-func readShimReport(path string) (agentPID int, user, sys float64, rssKB int64, lifeMs float64, ok bool) {
+// shimRun is what one bench/agentshim reported: its agent's pid, its own usage and the
+// agent's life. ok is false when the shim did not get to write its usage (killed).
+type shimRun struct {
+	agentPID  int
+	user, sys float64
+	rssKB     int64
+	lifeMs    float64
+	ok        bool
+}
+
+// readShimReport parses bench/agentshim's report: per agent process, "agent PID" and then
+// "shim PID UTIME_US STIME_US MAXRSS_KB LIFE_US" (the shims of agents running at once may
+// interleave their lines: the pid pairs them).
+func readShimReport(path string) []shimRun {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0, 0, 0, 0, false
+		return nil
 	}
+	var runs []shimRun
+	byPID := map[int]int{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
 		case len(f) == 2 && f[0] == "agent":
-			agentPID, _ = strconv.Atoi(f[1])
-		case len(f) == 5 && f[0] == "shim":
-			u, _ := strconv.ParseFloat(f[1], 64)
-			s, _ := strconv.ParseFloat(f[2], 64)
-			rssKB, _ = strconv.ParseInt(f[3], 10, 64)
-			l, _ := strconv.ParseFloat(f[4], 64)
-			user, sys, lifeMs, ok = u/1000, s/1000, l/1000, true
+			pid, _ := strconv.Atoi(f[1])
+			byPID[pid] = len(runs)
+			runs = append(runs, shimRun{agentPID: pid})
+		case len(f) == 6 && f[0] == "shim":
+			pid, _ := strconv.Atoi(f[1])
+			i, known := byPID[pid]
+			if !known {
+				continue
+			}
+			u, _ := strconv.ParseFloat(f[2], 64)
+			s, _ := strconv.ParseFloat(f[3], 64)
+			rss, _ := strconv.ParseInt(f[4], 10, 64)
+			l, _ := strconv.ParseFloat(f[5], 64)
+			runs[i] = shimRun{agentPID: pid, user: u / 1000, sys: s / 1000, rssKB: rss, lifeMs: l / 1000, ok: true}
 		}
 	}
-	return agentPID, user, sys, rssKB, lifeMs, ok
+	return runs
 }
 
 // reap waits for pid, an orphaned agent the driver inherited as a subreaper, and returns its

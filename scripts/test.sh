@@ -36,6 +36,7 @@ fuzz_budget() { # pkg target -> -fuzztime
 	"probe FuzzAgentOutput") echo 10000x ;;      # the engine against arbitrary agent output
 	"transcript FuzzRead") echo 20000x ;;
 	"transcript FuzzReplayer") echo 20000x ;;
+	"transcript FuzzRedactPrefilters") echo 30000x ;; # the redactor's prefilters against its patterns
 	*) echo 10000x ;;                            # a new target: give it its own line above
 	esac
 }

@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -59,5 +61,34 @@ func FuzzReplayer(f *testing.F) {
 		}
 		var out bytes.Buffer
 		_ = NewReplayer(log.Frames()).Serve(t.Context(), bytes.NewReader(input), &out, &out, false)
+	})
+}
+
+// FuzzRedactPrefilters: the literal checks that let text and credentialValues skip their
+// patterns never skip a match: the redaction equals the patterns applied to everything.
+func FuzzRedactPrefilters(f *testing.F) {
+	r := NewRedactor([]string{"given-secret"}, nil, []string{"vendorKey"})
+	for _, s := range []string{
+		`{"headers":{"Authorization":"BeArEr abcdefgh1234"}}`, "bearer\tabcdefghij", "BEARER 12345678",
+		"key sk-0123456789abcdef0123 and ghp_01234567890123456789ab", "AKIA0123456789ABCDEF", "AIza" + strings.Repeat("x", 30),
+		"xoxb-0123456789", "github_pat_01234567890123456789", "https://user:pass@host/x", "ftp://u:p@h", "mail a@b://",
+		`{"apiKey":"v","ns/vendorKey":{"a":1},"token" : 3}`, `"\u0061piKey":"x"`, "plain text, nothing to hide", "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := b
+		for _, s := range r.secrets {
+			want = bytes.ReplaceAll(want, s, []byte(Redacted))
+		}
+		want = bearer.ReplaceAll(want, []byte("${1}"+Redacted))
+		want = tokens.ReplaceAll(want, []byte(Redacted))
+		want = urlPassword.ReplaceAll(want, []byte("${1}"+Redacted+"@"))
+		if got := r.text(b); !bytes.Equal(got, want) {
+			t.Fatalf("text(%q) = %q, the patterns give %q", b, got, want)
+		}
+		if r.keys.Match(b) && !slices.ContainsFunc(r.keyWords, func(k []byte) bool { return bytes.Contains(b, k) }) {
+			t.Fatalf("%q matches the credential keys but holds none of their names", b)
+		}
 	})
 }

@@ -126,6 +126,8 @@ func TestStripJSONC(t *testing.T) {
 		{`{"a": "//not /* a comment", /* c */ "b": [1,2,],}`, `{"a": "//not /* a comment",         "b": [1,2 ] }`},
 		{`{"a": "\"//", }`, `{"a": "\"//"  }`},
 		{"/* a\nb */{}", "    \n    {}"},
+		{`[1, /* x */ ]`, `[1          ]`},                       // a comment between the comma and the bracket
+		{`{"a": ",}", "b": [",]"]}`, `{"a": ",}", "b": [",]"]}`}, // commas inside strings stay
 	} {
 		got, err := stripJSONC([]byte(tc.in))
 		if err != nil || string(got) != tc.out {

@@ -10,6 +10,9 @@ import (
 // trailing commas become spaces, newlines stay, so a decoding error's offset, line and column
 // are those of the file as written. Strings are left alone, "//" inside them included. An
 // unterminated block comment is an error.
+//
+// One pass: a comma outside strings is pending until the next byte that is neither space nor
+// comment; if that byte closes an object or array, the comma was a trailing one.
 func stripJSONC(b []byte) ([]byte, error) {
 	out := bytes.Clone(b)
 	blank := func(from, to int) {
@@ -19,19 +22,10 @@ func stripJSONC(b []byte) ([]byte, error) {
 			}
 		}
 	}
-	inString := false
+	comma := -1 // the pending comma, or -1
 	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
+		switch c := out[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
 			end := bytes.IndexByte(out[i:], '\n')
 			if end < 0 {
@@ -47,31 +41,32 @@ func stripJSONC(b []byte) ([]byte, error) {
 			}
 			blank(i, i+2+end+2)
 			i += 2 + end + 1
-		}
-	}
-	// Trailing commas: a comma whose next non-space byte closes an object or array.
-	inString = false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
+		default:
+			if comma >= 0 && (c == '}' || c == ']') {
+				out[comma] = ' '
+			}
+			comma = -1
 			switch c {
-			case '\\':
-				i++
+			case ',':
+				comma = i
 			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ',':
-			j := i + 1
-			for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
-				j++
-			}
-			if j < len(out) && (out[j] == '}' || out[j] == ']') {
-				out[i] = ' '
+				i = stringEnd(out, i)
 			}
 		}
 	}
 	return out, nil
+}
+
+// stringEnd is the index of the quote that closes the JSON string opening at b[open] (the
+// last index when it does not close).
+func stringEnd(b []byte, open int) int {
+	for i := open + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(b) - 1
 }

@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"acp/schema/internal/gen": {"internal/schematable"},
 	"registry/internal/gen":   {"internal/schematable"},
 	// the generator of the built-in vendor catalogue (go generate ./extensions)
-	"extensions/internal/gen": {"extensions"},
+	"extensions/internal/gen": {"extensions", "internal/schematable"},
 	// acpprobe's JSON documents, proportional to their input (render and matrix --out): stdlib only
 	"internal/jsonout": {},
 }

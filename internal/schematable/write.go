@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -18,6 +20,37 @@ func Source(header, pkg string, decls ...string) ([]byte, error) {
 		b.WriteString(d)
 	}
 	return format.Source(b.Bytes())
+}
+
+// WriteGenerated is the main function of a generator: generate's source for the package in the
+// working directory (go generate runs the generator there) is written to output; an error is
+// printed and the program exits with status 1.
+func WriteGenerated(output string, generate func(dir string) ([]byte, error)) {
+	src, err := generate(".")
+	if err == nil {
+		err = os.WriteFile(output, src, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+// Current reports why the checked-in dir/output is not what generate(dir) writes, or nil: the
+// generators' tests keep the generated files current with it.
+func Current(dir, output string, generate func(dir string) ([]byte, error)) error {
+	want, err := generate(dir)
+	if err != nil {
+		return err
+	}
+	got, err := os.ReadFile(filepath.Join(dir, output))
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%s is not what the generator writes from its sources: run go generate", output)
+	}
+	return nil
 }
 
 // Literal is the table as a Go expression: schematable.Table{…}.

@@ -11,26 +11,17 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
-	"os"
 	"reflect"
 	"strconv"
 
 	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/internal/schematable"
 )
 
 // output is the generated file, relative to extensions/.
 const output = "catalogue_gen.go"
 
-func main() {
-	src, err := generate()
-	if err == nil {
-		err = os.WriteFile(output, src, 0o644)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
-}
+func main() { schematable.WriteGenerated(output, func(string) ([]byte, error) { return generate() }) }
 
 // generate loads the embedded catalogue and writes it as the source of catalogue_gen.go.
 func generate() ([]byte, error) {

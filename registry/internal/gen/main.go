@@ -22,16 +22,7 @@ var docs = []string{"data/registry.schema.json", "data/index-2026-08/agent.schem
 // output is the generated file, relative to registry/.
 const output = "index_gen.go"
 
-func main() {
-	src, err := generate(".")
-	if err == nil {
-		err = os.WriteFile(output, src, 0o644)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
-}
+func main() { schematable.WriteGenerated(output, generate) }
 
 // generate compiles the documents found under dir (registry/) into the source of index_gen.go.
 func generate(dir string) ([]byte, error) {

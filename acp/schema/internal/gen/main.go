@@ -31,16 +31,7 @@ var sets = []struct{ name, file, ident string }{
 // output is the generated file, relative to acp/schema.
 const output = "tables_gen.go"
 
-func main() {
-	src, err := generate(".")
-	if err == nil {
-		err = os.WriteFile(output, src, 0o644)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
-}
+func main() { schematable.WriteGenerated(output, generate) }
 
 // generate compiles every set found under dir (acp/schema) into the source of tables_gen.go.
 func generate(dir string) ([]byte, error) {

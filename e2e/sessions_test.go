@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,11 +52,13 @@ func sessionsOf(t *testing.T, argv ...string) (probe.Turn, []string) {
 //   - codex-acp 0.16.0 advertises load, list, close and resume: all work, and its load replays
 //     the refused write's tool call completed where the live turn left it in_progress
 //     (sessions.replay-incomplete).
-//   - gemini-cli 0.61.0 advertises load only, and a fresh process cannot load the session:
-//     -32603 "No previous sessions found for this project." (sessions.load-failed). Its chat
-//     file shows why: the loading process appends a fresh start for the same session id
-//     ($set of the messages to the session context alone) before it reads the file back, so
-//     nothing resumable is left.
+//   - gemini-cli 0.61.0 advertises load only, and a fresh process usually cannot load the
+//     session: -32603 "No previous sessions found for this project." (sessions.load-failed).
+//     Its chat file shows why: the loading process appends a fresh start for the same session
+//     id ($set of the messages to the session context alone) before it reads the file back, so
+//     nothing resumable is left. It is a race in gemini-cli: now and then the read comes first
+//     and the load replays part of the turn (seen once, in a matrix run on a loaded machine);
+//     geminiLoad accepts either, as long as the report says which.
 func TestSessionsReal(t *testing.T) {
 	requireE2E(t)
 	for _, c := range []struct {
@@ -69,7 +72,7 @@ func TestSessionsReal(t *testing.T) {
 		{"codex-acp", func(t *testing.T) []string { return []string{agentBin(t, "codex-acp")} },
 			"load,list,close,resume", "sessions.replay-incomplete"},
 		{"gemini-cli", func(t *testing.T) []string { return []string{agentBin(t, "gemini"), "--acp"} },
-			"load", "sessions.load-failed"},
+			"load", ""}, // geminiLoad
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -79,14 +82,12 @@ func TestSessionsReal(t *testing.T) {
 				t.Fatalf("no sessions facts: %+v", tr)
 			}
 			check(t, "advertised", strings.Join(s.Advertised, ","), c.advertised)
-			check(t, "findings", strings.Join(ids, ","), c.findings)
 			check(t, "outcome", tr.Outcome, probe.TurnFailed)
 			if c.name == "gemini-cli" {
-				if s.Load == nil || s.Load.OK() {
-					t.Errorf("gemini's load %+v, want it refused", s.Load)
-				}
+				geminiLoad(t, s, ids)
 				return
 			}
+			check(t, "findings", strings.Join(ids, ","), c.findings)
 			if s.List == nil || !s.List.Listed || s.List.Cwd != s.Cwd {
 				t.Errorf("list %+v, want the session in %s", s.List, s.Cwd)
 			}
@@ -111,4 +112,19 @@ func TestSessionsReal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// geminiLoad checks gemini-cli's sessions findings against what its load did (see
+// TestSessionsReal): a refused load is reported as sessions.load-failed and nothing else; a
+// load that went through (the race gemini-cli sometimes loses against itself) is not.
+func geminiLoad(t *testing.T, s *probe.SessionsTruth, ids []string) {
+	t.Helper()
+	if s.Load == nil || !s.Load.OK() {
+		check(t, "gemini's findings, its load refused", strings.Join(ids, ","), "sessions.load-failed")
+		return
+	}
+	if slices.Contains(ids, "sessions.load-failed") {
+		t.Errorf("gemini's load went through (%+v), yet the findings say %v", s.Load, ids)
+	}
+	t.Logf("gemini-cli loaded the session this time (its own race went the other way): findings %v", ids)
 }

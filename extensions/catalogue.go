@@ -395,7 +395,10 @@ func (c *Catalogue) index() *Catalogue {
 // Default returns the embedded catalogue. It is the one Load reads from catalogue/*.json,
 // decoded and validated at build time (go generate: catalogue_gen.go), so that no command
 // pays for reading it at start-up; TestDefaultIsCurrent keeps the two the same.
-var Default = sync.OnceValue(func() *Catalogue {
+func Default() *Catalogue { return defaultCatalogue() }
+
+// defaultCatalogue indexes the generated lists once, on first use.
+var defaultCatalogue = sync.OnceValue(func() *Catalogue {
 	c := &Catalogue{vendors: embeddedVendors, keys: embeddedKeys, methods: embeddedMethods,
 		nonKeys: embeddedNonKeys, authTypes: embeddedAuthTypes}
 	return c.index()

@@ -55,15 +55,12 @@ func measure(argv []string, dir string, env []string, work, bin string, useShim 
 		// (peak RSS: the largest), and their lives add up.
 		shims := readShimReport(report)
 		run.Agents = len(shims)
-		if len(shims) > 0 {
-			run.AgentCPUMs = 0
-		}
 		separated := len(shims) > 0
 		var user, sys, life float64
 		for _, sh := range shims {
 			if sh.agentPID > 0 {
 				if ru, ok := reap(sh.agentPID, 10*time.Second); ok {
-					run.AgentCPUMs += tvMs(ru.Utime) + tvMs(ru.Stime)
+					run.AgentCPUMs = max(run.AgentCPUMs, 0) + tvMs(ru.Utime) + tvMs(ru.Stime) // -1 until one is reaped
 					run.AgentRSSKB = max(run.AgentRSSKB, maxrssKB(ru.Maxrss))
 				}
 			}

@@ -36,6 +36,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, io Stdio) error
+	// launches says the command starts agent processes: dispatch starts the watchdog early.
+	launches bool
 }
 
 // bind makes a command of its two halves: parse the command line into options, then run them.
@@ -54,20 +56,20 @@ const sentinelCommand = "mcp-sentinel"
 
 func commands() []command {
 	return []command{
-		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", bind(newProbeOptions, probeRun)},
-		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", bind(newCheckOptions, checkRun)},
-		{"turn", "run real prompt turns at zero tokens: the agent in a sandbox, a loopback model emulator as its model", bind(newTurnOptions, turnRun)},
-		{"analyze", "rebuild the result and findings of a recorded transcript, offline", bind(newAnalyzeOptions, analyzeRun)},
-		{"replay", "act as the agent recorded in a transcript, on stdio", bind(newReplayOptions, replayRun)},
-		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", bind(newTapOptions, tapRun)},
-		{"lint-client", "judge what a client sent in a tap transcript: private vendor keys and methods", bind(newLintClientOptions, lintClientRun)},
-		{"extensions", "print the vendor extension catalogue (keys, methods, classes, directions)", bind(newExtensionsOptions, extensionsRun)},
-		{"agents", "list the agents of the ACP registry (and --config), and whether each can run here", bind(newAgentsOptions, agentsRun)},
-		{"matrix", "probe many agents in parallel and render their capability matrix (text, md, json, html)", bind(newMatrixOptions, matrixRun)},
-		{"diff", "compare two probe results or matrices: what changed (exit 1 on drift)", bind(newDiffOptions, diffRun)},
-		{"demo", "probe the built-in reference agent (no setup needed)", bind(newDemoOptions, probeRun)},
-		{"agent", "run the built-in reference agent on stdio", runAgent},
-		{"version", "print acpprobe's version", runVersion},
+		{"probe", "probe an agent: initialize, session/new, optional methods; report what it supports", bind(newProbeOptions, probeRun), true},
+		{"check", "probe an agent and judge it against the ACP schema and rules (CI exit codes)", bind(newCheckOptions, checkRun), true},
+		{"turn", "run real prompt turns at zero tokens: the agent in a sandbox, a loopback model emulator as its model", bind(newTurnOptions, turnRun), true},
+		{"analyze", "rebuild the result and findings of a recorded transcript, offline", bind(newAnalyzeOptions, analyzeRun), false},
+		{"replay", "act as the agent recorded in a transcript, on stdio", bind(newReplayOptions, replayRun), false},
+		{"tap", "sit between an editor and an agent: pass bytes through, record, check as it happens", bind(newTapOptions, tapRun), true},
+		{"lint-client", "judge what a client sent in a tap transcript: private vendor keys and methods", bind(newLintClientOptions, lintClientRun), false},
+		{"extensions", "print the vendor extension catalogue (keys, methods, classes, directions)", bind(newExtensionsOptions, extensionsRun), false},
+		{"agents", "list the agents of the ACP registry (and --config), and whether each can run here", bind(newAgentsOptions, agentsRun), false},
+		{"matrix", "probe many agents in parallel and render their capability matrix (text, md, json, html)", bind(newMatrixOptions, matrixRun), true},
+		{"diff", "compare two probe results or matrices: what changed (exit 1 on drift)", bind(newDiffOptions, diffRun), false},
+		{"demo", "probe the built-in reference agent (no setup needed)", bind(newDemoOptions, probeRun), true},
+		{"agent", "run the built-in reference agent on stdio", runAgent, false},
+		{"version", "print acpprobe's version", runVersion, false},
 	}
 }
 
@@ -126,21 +128,12 @@ func dispatch(ctx context.Context, args []string, stdio Stdio) (string, error) {
 		return "", nil
 	}
 	c, _ := lookupCommand(name)
-	if launchesAgents(name) {
+	if c.launches {
 		// Every agent launch waits until the watchdog is armed (transport): started now, its
 		// exec overlaps the parsing of the flags and the preparation of the run.
 		go func() { _ = transport.StartWatchdog() }()
 	}
 	return name, c.run(ctx, rest, stdio)
-}
-
-// launchesAgents reports whether the command starts agent processes.
-func launchesAgents(name string) bool {
-	switch name {
-	case "probe", "check", "turn", "tap", "matrix", "demo":
-		return true
-	}
-	return false
 }
 
 // commandIndex finds the command's name in args: the first argument before "--" that names

@@ -460,64 +460,6 @@ func (a *agent) authState() string {
 	return "unauthenticated"
 }
 
-func (a *agent) newSession() json.RawMessage {
-	a.nextID++
-	sid := fmt.Sprintf("%s-session-%d", a.p.Name, a.nextID)
-	s := &session{config: a.defaultConfig()}
-	a.sessions[sid] = s
-	obj := acp.ParseObject(a.p.NewSession)
-	if obj == nil {
-		obj = acp.Object{}
-	}
-	obj["sessionId"], _ = json.Marshal(sid)
-	out, _ := json.Marshal(obj)
-	return out
-}
-
-// defaultConfig is the current value of each of the persona's config options.
-func (a *agent) defaultConfig() map[string]string {
-	config := map[string]string{}
-	for _, o := range acp.ParseSessionResult(a.p.NewSession).ConfigOptions {
-		config[o.ID] = o.Current()
-	}
-	return config
-}
-
-// setConfigOption accepts a value the option offers, records it in config and answers the
-// complete option list.
-func (a *agent) setConfigOption(config map[string]string, params acp.Object) (json.RawMessage, *jsonrpc.Error) {
-	opts := acp.ParseSessionResult(a.p.NewSession).ConfigOptions
-	id, value := params.String("configId"), params.String("value")
-	for _, o := range opts {
-		if o.ID != id {
-			continue
-		}
-		for _, v := range o.Values() {
-			if v == value {
-				config[id] = value
-				out, _ := json.Marshal(map[string]any{"configOptions": a.configOptions(config)})
-				return out, nil
-			}
-		}
-		return nil, invalidParams(fmt.Sprintf("%q is not a value of %s", value, id))
-	}
-	return nil, invalidParams("unknown config option " + id)
-}
-
-// configOptions is the persona's option list with the current values of config.
-func (a *agent) configOptions(config map[string]string) []map[string]any {
-	list := []map[string]any{}
-	for _, o := range acp.ParseObject(a.p.NewSession).Array("configOptions") {
-		var m map[string]any
-		_ = json.Unmarshal(o, &m)
-		if cur, ok := config[fmt.Sprint(m["id"])]; ok {
-			m["currentValue"] = cur
-		}
-		list = append(list, m)
-	}
-	return list
-}
-
 // prompt validates the prompt first (as the SDKs do, before any session lookup), then answers
 // a valid prompt on a known session with one agent message chunk and the end of the turn.
 // paramsErrorCode is the code of an invalid-params answer: -32602, or -32603 with the

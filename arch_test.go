@@ -24,18 +24,18 @@ var allowed = map[string][]string{
 	"registry":        {"internal/safeio", "internal/schematable"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
-	"record":          {"acp", "emulator", "jsonrpc", "sandbox", "sentinel", "transport"},
+	"record":          {"acp", "jsonrpc"},
 	"acp":             {"jsonrpc"},
 	"acp/schema":      {"internal/schematable"},
-	"transport":       {"jsonrpc"},
+	"transport":       {"jsonrpc", "record"},
 	"jsonrpc":         {},
 	"internal/safeio": {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "record", "transport"},
-	"emulator":        {}, // a fake model on loopback: knows nothing of ACP or the probe
-	"sandbox":         {}, // standard library only: the root package, turn and the CLI call it; record and probe hold its report types
-	"sentinel":        {}, // sentinel MCP servers: the MCP Go SDK only
-	"bench/driver":    {}, // benchmark programs: standard library only
+	"emulator":        {"record"}, // a fake model on loopback: knows nothing of ACP or the probe; its requests are record payloads
+	"sandbox":         {"record"}, // the root package, turn and the CLI call it; what it observes is record payloads
+	"sentinel":        {"record"}, // sentinel MCP servers: the MCP Go SDK; what reaches them is record payloads
+	"bench/driver":    {},         // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},
 	"e2e":             {}, // tests only: see testAllowed
@@ -70,8 +70,9 @@ var testAllowed = map[string][]string{
 	// matrix's tests hold in-process agents behind their own transport.Pipe to count the
 	// agents running at once.
 	"matrix": {"transport"},
-	// acptest's tests run the model persona's prompt turns against the model emulator.
-	"acptest": {"emulator"},
+	// acptest's tests run the model persona's prompt turns against the model emulator (whose
+	// requests are record payloads).
+	"acptest": {"emulator", "record"},
 	// sentinel's tests check its mcpServers entries against the pinned ACP schema.
 	"sentinel": {"acp/schema"},
 	// e2e's tests run turns at the net level: a sandbox.Options, the emulator.Keys naming the
@@ -141,4 +142,27 @@ func permitted(rules []string, dep string) bool {
 		}
 	}
 	return false
+}
+
+// TestAnalyzeLinksNoServer: a library user who analyses a transcript (the root package's
+// Analyze, on the record) links neither the MCP SDK, nor oauth2, nor an HTTP server. The
+// record owns its payload types, so the packages that produce them (the sentinels, the model
+// emulator) stay out.
+func TestAnalyzeLinksNoServer(t *testing.T) {
+	for _, pkg := range []string{module, module + "/record"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < 10 {
+			t.Fatalf("go list -deps %s listed only %v", pkg, deps)
+		}
+		for _, dep := range deps {
+			if dep == "net/http" || strings.Contains(dep, "modelcontextprotocol") || strings.Contains(dep, "golang.org/x/oauth2") ||
+				dep == module+"/sentinel" || dep == module+"/emulator" {
+				t.Errorf("%s links %s", pkg, dep)
+			}
+		}
+	}
 }

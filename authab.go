@@ -18,7 +18,7 @@ import (
 // not stand for, and records what each showed in log (auth-identity events). user is the
 // probe as the caller asked for it, before any sandbox.
 func authOther(ctx context.Context, o Options, user probe.Options, ob *observer, log *jsonrpc.Log) {
-	iso := record.Isolation{Level: sandbox.LevelNone}
+	iso := record.Isolation{Level: record.LevelNone}
 	if ob != nil {
 		iso = ob.iso
 	}
@@ -73,7 +73,7 @@ func runIdentity(ctx context.Context, o Options, user probe.Options, id string) 
 		so := sandbox.Options{}
 		if o.Isolate != nil {
 			so = *o.Isolate
-		} else if o.Sandbox != nil && o.Sandbox.Level() == sandbox.LevelNet {
+		} else if o.Sandbox != nil && o.Sandbox.Level() == record.LevelNet {
 			so.Net = true
 		}
 		so.KeepDir, so.Ports = "", nil
@@ -93,7 +93,7 @@ func runIdentity(ctx context.Context, o Options, user probe.Options, id string) 
 		return failed(err)
 	}
 	main := record.Split(po.Log.Frames()).Main
-	iso := record.Isolation{Level: sandbox.LevelNone}
+	iso := record.Isolation{Level: record.LevelNone}
 	if r.SideEffects != nil {
 		iso = r.SideEffects.Isolation
 	}
@@ -123,9 +123,9 @@ func newLog(l transport.Launcher, o Options) *jsonrpc.Log {
 // nothing was isolated or observed.
 func recordNotIsolated(log *jsonrpc.Log) {
 	record.SideEffects.Emit(log, record.SideEffectsInfo{
-		Isolation: record.Isolation{Level: sandbox.LevelNone, Requested: sandbox.LevelEnvHome, Credentials: []string{},
+		Isolation: record.Isolation{Level: record.LevelNone, Requested: record.LevelEnvHome, Credentials: []string{},
 			Note: errNotProcess.Error() + ": nothing was isolated, and nothing it did to the machine was observed"},
 		Browser: record.Browser{Launches: []record.BrowserLaunch{}},
-		Network: sandbox.Network{Lookups: []string{}, Connects: []sandbox.Connect{}, Note: "not observed"},
+		Network: record.Network{Lookups: []string{}, Connects: []record.Connect{}, Note: "not observed"},
 	})
 }

@@ -22,9 +22,9 @@ func TestCheckForkProbe(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cfg    acptest.Config
-		fork   bool   // a fork-probe connection is expected
-		answer string // what the fork is answered: "error" or "session"
-		exitBy string // how the main connection's agent ended
+		fork   bool             // a fork-probe connection is expected
+		answer string           // what the fork is answered: "error" or "session"
+		exitBy record.ExitCause // how the main connection's agent ended
 	}{
 		{"refused", acptest.Config{Persona: "claude"}, true, "error", "stdin"},
 		{"created", acptest.Config{Persona: "claude", Faults: acptest.Faults{ForkAnySession: true}}, true, "session", "stdin"},

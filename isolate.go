@@ -61,7 +61,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 	if !ok {
 		return nil, nil
 	}
-	ob := &observer{iso: record.Isolation{Level: sandbox.LevelNone}}
+	ob := &observer{iso: record.Isolation{Level: record.LevelNone}}
 	switch {
 	case o.Sandbox != nil:
 		ob.box = o.Sandbox
@@ -106,7 +106,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 			ob.paths = sandbox.HomePaths(ob.home, env)
 		}
 		ob.iso.Credentials = credentialNames(env)
-		ob.iso.Note = levelNote(sandbox.LevelNone)
+		ob.iso.Note = levelNote(record.LevelNone)
 	}
 	po.Launcher = cmd
 	ob.before = ob.snapshot()
@@ -114,11 +114,11 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 }
 
 // levelNote says what a level does not cover.
-func levelNote(l sandbox.Level) string {
+func levelNote(l record.Level) string {
 	switch l {
-	case sandbox.LevelNone:
+	case record.LevelNone:
 		return "not isolated: the agent ran with your HOME and environment; the places agents keep their state there were compared before and after (metadata only), and browser launches were intercepted"
-	case sandbox.LevelEnvHome:
+	case record.LevelEnvHome:
 		return "a throwaway HOME, TMPDIR and workspace and a reduced environment; not a security boundary: the agent could still reach any path it names, and the network"
 	}
 	return "a throwaway HOME, TMPDIR and workspace, a reduced environment, and no network but the agent's own loopback; not a security boundary for files outside the sandbox"
@@ -139,7 +139,7 @@ func (ob *observer) snapshot() *sandbox.Snapshot {
 // side-effects event. Call it once the agent and everything it started are gone.
 func (ob *observer) finish(log *jsonrpc.Log) {
 	info := record.SideEffectsInfo{Isolation: ob.iso, Browser: record.Browser{Shimmed: ob.shims != nil, Launches: []record.BrowserLaunch{}},
-		Network: sandbox.Network{Lookups: []string{}, Connects: []sandbox.Connect{}}}
+		Network: record.Network{Lookups: []string{}, Connects: []record.Connect{}}}
 	if ob.box != nil && ob.box.Kept() {
 		info.Isolation.Kept = ob.box.Dir()
 	}

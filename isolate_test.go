@@ -215,7 +215,7 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 			}
 			n := se.Network
 			if netLevel {
-				want := []sandbox.Connect{{Host: "192.0.2.9", Port: 443, Count: 1}}
+				want := []record.Connect{{Host: "192.0.2.9", Port: 443, Count: 1}}
 				if !n.Observed || !slices.Equal(n.Lookups, []string{acptest.NetEffectsHost}) || !slices.Equal(n.Connects, want) {
 					t.Errorf("network %+v, want the lookup of %s and the connection to %s observed", n, acptest.NetEffectsHost, acptest.NetEffectsAddr)
 				}
@@ -265,7 +265,7 @@ func TestUnisolatedSideEffects(t *testing.T) {
 		t.Errorf("Run returned with %v left in TMPDIR: the shims' directory must be gone", left)
 	}
 	se := r.SideEffects
-	if se == nil || se.Isolation.Level != sandbox.LevelNone || se.Files == nil {
+	if se == nil || se.Isolation.Level != record.LevelNone || se.Files == nil {
 		t.Fatalf("sideEffects %+v, want level none with files", se)
 	}
 	var got []string

@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -23,8 +24,8 @@ const wait = 20 * time.Second
 // model is the emulator a test's agents talk to, with what reached it.
 type model struct {
 	srv       *emulator.Server
-	requests  chan emulator.Request
-	responses chan emulator.Response
+	requests  chan record.ModelRequestInfo
+	responses chan record.ModelResponseInfo
 	home, cwd string
 	env       []string // the agent's environment, from the acptest-model profile
 }
@@ -33,10 +34,10 @@ type model struct {
 // the environment the acptest-model profile gives the persona.
 func newModel(t *testing.T, script emulator.Script) *model {
 	t.Helper()
-	m := &model{requests: make(chan emulator.Request, 64), responses: make(chan emulator.Response, 64),
+	m := &model{requests: make(chan record.ModelRequestInfo, 64), responses: make(chan record.ModelResponseInfo, 64),
 		home: t.TempDir(), cwd: t.TempDir()}
 	srv, err := emulator.Start(context.Background(), emulator.Options{Script: script,
-		OnRequest: func(r emulator.Request) { m.requests <- r }, OnResponse: func(r emulator.Response) { m.responses <- r }})
+		OnRequest: func(r record.ModelRequestInfo) { m.requests <- r }, OnResponse: func(r record.ModelResponseInfo) { m.responses <- r }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func newModel(t *testing.T, script emulator.Script) *model {
 }
 
 // request is the next model request (the test fails after wait).
-func (m *model) request(t *testing.T) emulator.Request {
+func (m *model) request(t *testing.T) record.ModelRequestInfo {
 	t.Helper()
 	select {
 	case r := <-m.requests:
@@ -70,10 +71,10 @@ func (m *model) request(t *testing.T) emulator.Request {
 	case <-time.After(wait):
 		t.Fatal("no model request")
 	}
-	return emulator.Request{}
+	return record.ModelRequestInfo{}
 }
 
-func (m *model) response(t *testing.T) emulator.Response {
+func (m *model) response(t *testing.T) record.ModelResponseInfo {
 	t.Helper()
 	select {
 	case r := <-m.responses:
@@ -81,7 +82,7 @@ func (m *model) response(t *testing.T) emulator.Response {
 	case <-time.After(wait):
 		t.Fatal("no model response")
 	}
-	return emulator.Response{}
+	return record.ModelResponseInfo{}
 }
 
 // config is the model persona with faults, in m's environment.
@@ -326,7 +327,7 @@ func readFile(t *testing.T, dir, name string) string {
 	return string(b)
 }
 
-func hasTool(r emulator.Request, prefix string) bool {
+func hasTool(r record.ModelRequestInfo, prefix string) bool {
 	return slices.ContainsFunc(r.Tools, func(n string) bool { return strings.HasPrefix(n, prefix) })
 }
 

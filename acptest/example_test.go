@@ -9,6 +9,7 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -16,8 +17,8 @@ import (
 // acptest-model profile points it at.
 func ExampleLauncher_model() {
 	ctx := context.Background()
-	requests := make(chan emulator.Request, 8)
-	srv, err := emulator.Start(ctx, emulator.Options{Script: emulator.Text("Hello."), OnRequest: func(r emulator.Request) { requests <- r }})
+	requests := make(chan record.ModelRequestInfo, 8)
+	srv, err := emulator.Start(ctx, emulator.Options{Script: emulator.Text("Hello."), OnRequest: func(r record.ModelRequestInfo) { requests <- r }})
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ func TestModelTextTurn(t *testing.T) {
 		t.Fatalf("stopReason %q", got)
 	}
 	r := m.request(t)
-	if r.Path != "/v1/messages" || r.Dialect != emulator.Anthropic || !r.Stream || r.Model != "acptest-small" ||
+	if r.Path != "/v1/messages" || r.Dialect != string(emulator.Anthropic) || !r.Stream || r.Model != "acptest-small" ||
 		r.Credential != "dummy" || r.LastUserText != "say hi" || r.Reasoning != "thinking=adaptive effort=medium" {
 		t.Errorf("model request %+v", r)
 	}

@@ -8,17 +8,16 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/sentinel"
 )
 
 // mcpTruths derives, per sentinel MCP server the record says was offered (the mcp-sentinels
 // event), how far the agent got with it: delivered in session/new, connected and listed (the
-// sentinels' own events, folded by sentinel.Milestones.Advance as the probe's Hub does),
+// sentinels' own events, folded by record.MCPMilestones.Advance as the probe's Hub does),
 // visible to the model, asked for by it and its result returned (the model requests), called
 // (the sentinel saw tools/call). Milestones after the model are null when no model request was
 // made at all (no backend profile): not observed, not failed.
 func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []probe.MCPTruth {
-	var setup sentinel.Setup
+	var setup record.MCPSetup
 	for _, f := range frames {
 		if s, ok := record.MCPSentinels.Decode(f); ok {
 			setup = s
@@ -27,10 +26,10 @@ func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []probe.MCPTruth {
 	if len(setup.Sentinels) == 0 {
 		return nil
 	}
-	miles := map[sentinel.Transport]*sentinel.Milestones{}
-	tools := map[sentinel.Transport]string{}
+	miles := map[record.MCPTransport]*record.MCPMilestones{}
+	tools := map[record.MCPTransport]string{}
 	for _, s := range setup.Sentinels {
-		miles[s.Transport], tools[s.Transport] = &sentinel.Milestones{}, s.Tool
+		miles[s.Transport], tools[s.Transport] = &record.MCPMilestones{}, s.Tool
 	}
 	for _, f := range x.Events(record.MCP.Kind) {
 		if ev, ok := record.MCP.Decode(f); ok && miles[ev.Transport] != nil {
@@ -45,11 +44,11 @@ func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []probe.MCPTruth {
 		m := miles[s.Transport]
 		t := probe.MCPTruth{Transport: string(s.Transport), Advertised: caps[s.Transport],
 			Delivered: delivered, Error: refusal,
-			Connected: flag(m.Has(sentinel.Connected)), Listed: flag(m.Has(sentinel.Listed))}
+			Connected: flag(m.Has(record.MCPConnected)), Listed: flag(m.Has(record.MCPListed))}
 		if m.ClientInfo != nil {
 			t.Client = strings.TrimSpace(m.ClientInfo.Name + " " + m.ClientInfo.Version)
 		}
-		called := m.Has(sentinel.Called)
+		called := m.Has(record.MCPCalled)
 		visible, asked, returned := models.sees(s)
 		switch {
 		case models.requests > 0:
@@ -99,7 +98,7 @@ func modelExchanges(x *record.Index) modelView {
 
 // sees reports whether the sentinel's tool was offered to the model (under any name that
 // contains it: agents prefix an MCP server's tools), asked for, and its result sent back.
-func (v modelView) sees(s sentinel.SentinelInfo) (visible, asked, returned bool) {
+func (v modelView) sees(s record.MCPSentinel) (visible, asked, returned bool) {
 	has := func(list []string, sub string) bool {
 		return slices.ContainsFunc(list, func(e string) bool { return strings.Contains(e, sub) })
 	}
@@ -107,11 +106,11 @@ func (v modelView) sees(s sentinel.SentinelInfo) (visible, asked, returned bool)
 }
 
 // mcpCaps are the MCP transports the agent advertises (stdio always).
-func mcpCaps(x *record.Index) map[sentinel.Transport]bool {
-	caps := map[sentinel.Transport]bool{sentinel.Stdio: true}
+func mcpCaps(x *record.Index) map[record.MCPTransport]bool {
+	caps := map[record.MCPTransport]bool{record.MCPStdio: true}
 	if ex := x.First(acp.MethodInitialize); ex != nil && ex.Answer != nil {
 		mc := acp.ParseObject(ex.Answer.Msg.Result).Object("agentCapabilities").Object("mcpCapabilities")
-		caps[sentinel.HTTP], caps[sentinel.SSE] = mc.Bool("http"), mc.Bool("sse")
+		caps[record.MCPHTTP], caps[record.MCPSSE] = mc.Bool("http"), mc.Bool("sse")
 	}
 	return caps
 }

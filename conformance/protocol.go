@@ -35,8 +35,8 @@ func runProtocol(in *inputs, out *findings) {
 	}
 	terminalAuth(in, out)
 	if x := r.Exit; x != nil {
-		if wait, waited := stdinWait(in); waited && (x.By == "sigterm" || x.By == "sigkill") {
-			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(x.By)), nil)
+		if wait, waited := stdinWait(in); waited && x.By.Signalled() {
+			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(string(x.By))), nil)
 		}
 		// One departure, one finding: the survivors, when the sweep found them, say what the
 		// group kill alone says and more.

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // claudeSizedBody builds an Anthropic request of the size Claude Code sends (about 94 KB:
@@ -48,7 +50,7 @@ var roundTripCases = []struct{ name, body string }{
 func BenchmarkHandler(b *testing.B) {
 	for _, tc := range handlerCases {
 		b.Run(tc.name, func(b *testing.B) {
-			s, err := Start(context.Background(), Options{OnRequest: func(Request) {}, OnResponse: func(Response) {}, Script: Text("hello there")})
+			s, err := Start(context.Background(), Options{OnRequest: func(record.ModelRequestInfo) {}, OnResponse: func(record.ModelResponseInfo) {}, Script: Text("hello there")})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -126,7 +128,7 @@ func BenchmarkBareHandler(b *testing.B) {
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, tc := range roundTripCases {
 		b.Run(tc.name, func(b *testing.B) {
-			s, err := Start(context.Background(), Options{OnRequest: func(Request) {}, Script: Text("hello there")})
+			s, err := Start(context.Background(), Options{OnRequest: func(record.ModelRequestInfo) {}, Script: Text("hello there")})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,14 +9,15 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/emulator"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Start an emulator, point an agent at it with its profile, and read what reached the model.
 func ExampleStart() {
-	requests := make(chan emulator.Request, 16)
+	requests := make(chan record.ModelRequestInfo, 16)
 	srv, err := emulator.Start(context.Background(), emulator.Options{
 		Script:    emulator.Text("hi"),
-		OnRequest: func(r emulator.Request) { requests <- r },
+		OnRequest: func(r record.ModelRequestInfo) { requests <- r },
 	})
 	if err != nil {
 		panic(err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Tool is one tool the agent offered the model in a request.
@@ -37,7 +39,7 @@ type turn struct {
 	model      string
 	stream     bool
 	tools      []Tool
-	results    []ToolResult
+	results    []record.ToolResult
 	structured bool
 	schema     json.RawMessage // the output schema when structured; nil for "any JSON"
 	reasoning  string
@@ -90,7 +92,7 @@ func (t *turn) finish(msgs []message) {
 			if name == "" {
 				name = names[c.callID]
 			}
-			t.results = append(t.results, ToolResult{CallID: c.callID, Name: name, IsError: c.isError,
+			t.results = append(t.results, record.ToolResult{CallID: c.callID, Name: name, IsError: c.isError,
 				Latest: i == lastUser && i == len(msgs)-1, Content: excerpt(c.text)})
 		}
 	}

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 )
 
@@ -38,77 +36,6 @@ func ParseDialect(s string) (Dialect, error) {
 		return d, nil
 	}
 	return "", fmt.Errorf("emulator: unknown dialect %q (want anthropic, openai-responses, openai-chat or gemini)", s)
-}
-
-// Request is one HTTP request that reached the emulator, as recorded. It holds no secret
-// header and no credential value; the body is kept as sent (the caller redacts further).
-// Field names are stable: a Request is a frame of the probe's record.
-type Request struct {
-	// Seq numbers the requests of one emulator from 1, in arrival order.
-	Seq int `json:"seq"`
-	// Time is when the request's headers arrived.
-	Time time.Time `json:"time"`
-	// Method and Path are the HTTP method and URL path; Query is the raw query with
-	// credential-looking parameters (key=…) replaced by "[redacted]".
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Query  string `json:"query,omitempty"`
-	// Dialect is the wire format of a model request; empty for other endpoints.
-	Dialect Dialect `json:"dialect,omitempty"`
-	// Endpoint classifies the request: "generate" (a model turn), "countTokens", or
-	// "unknown" (answered 404).
-	Endpoint string `json:"endpoint"`
-	// Model is the model the request asked for (from the body, or from the path for Gemini).
-	Model string `json:"model,omitempty"`
-	// Stream is true when the request asked for a streamed (SSE) answer.
-	Stream bool `json:"stream"`
-	// Tools are the names of the tools offered in this request, in order (for a tool without
-	// a name, such as a provider's built-in web search, its type).
-	Tools []string `json:"tools,omitempty"`
-	// ToolResults are the tool results the conversation carries, oldest first.
-	ToolResults []ToolResult `json:"toolResults,omitempty"`
-	// Structured is true when the request constrains the answer to a JSON schema (or to
-	// JSON); the emulator then answers a minimal object that satisfies it.
-	Structured bool `json:"structured,omitempty"`
-	// Reasoning summarises the reasoning or thinking settings of the request, e.g.
-	// "effort=high" or "thinking=enabled budget=1024"; empty when there are none.
-	Reasoning string `json:"reasoning,omitempty"`
-	// LastUserKinds and LastUserText describe the last user message: its content kinds in
-	// order ("text", "image", "document", "audio", "file", "tool_result", Gemini's
-	// "inlineData:<mime type>" …) and its text: the start of each text part (512 bytes at
-	// most), one per line, the latest parts kept within 2 KiB (agents put their own, long
-	// context before the user's words).
-	LastUserKinds []string `json:"lastUserKinds,omitempty"`
-	LastUserText  string   `json:"lastUserText,omitempty"`
-	// Credential says which credential the request carried: "none", "dummy" (the key the
-	// profile gave the agent) or "other" (anything else: never recorded, only flagged).
-	Credential string `json:"credential"`
-	// Headers are the request headers without any whose name looks secret.
-	Headers map[string][]string `json:"headers,omitempty"`
-	// BodySize is the body's length in bytes (up to the cap when it was too large).
-	BodySize int `json:"bodySize"`
-	// Body is the request body when it is JSON; BodyText holds any other body (as valid
-	// UTF-8, bytes that are not replaced by U+FFFD).
-	Body     json.RawMessage `json:"body,omitempty"`
-	BodyText string          `json:"bodyText,omitempty"`
-	// Problem says why the request could not be read or understood (body too large, not
-	// JSON …); empty when it was.
-	Problem string `json:"problem,omitempty"`
-}
-
-// ToolResult is one tool result carried by a model request.
-type ToolResult struct {
-	// CallID is the tool call id the result answers (tool_use_id, call_id, tool_call_id,
-	// functionResponse.id); Name the tool's name, when the conversation tells it.
-	CallID string `json:"callId,omitempty"`
-	Name   string `json:"name,omitempty"`
-	// IsError is true when the result is marked as an error (Anthropic is_error).
-	IsError bool `json:"isError,omitempty"`
-	// Latest is true for results in the conversation's last message: the ones the model is
-	// asked to respond to now.
-	Latest bool `json:"latest,omitempty"`
-	// Content is the start of the result's text.
-	Content string `json:"content,omitempty"`
 }
 
 // Limits on what a recorded request keeps beyond its body.

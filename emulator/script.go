@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Script decides the answer to each model request. The emulator calls it once per model
@@ -18,7 +20,7 @@ type Script func(*Call) Reply
 // Call is what a Script sees of one model request.
 type Call struct {
 	// Request is the recorded request (read it, do not change it).
-	Request *Request
+	Request *record.ModelRequestInfo
 	// Tools are the tools the agent offered in this request, with their input schemas.
 	Tools []Tool
 	// Schema is the output schema of a structured request (nil for a plain request, or

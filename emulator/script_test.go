@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // The file tools of the three verified agents, as they offer them (schemas trimmed).
@@ -69,19 +71,19 @@ func TestFileArgs(t *testing.T) {
 
 func TestToolThenText(t *testing.T) {
 	script := WriteFile("/w/f", "x", "done")
-	reply := script(&Call{Request: &Request{}, Tools: geminiTools})
+	reply := script(&Call{Request: &record.ModelRequestInfo{}, Tools: geminiTools})
 	if reply.Tool == nil || reply.Tool.Name != "write_file" {
 		t.Fatalf("first reply %+v", reply)
 	}
-	reply = script(&Call{Request: &Request{ToolResults: []ToolResult{{Name: "write_file", Latest: true}}}, Tools: geminiTools})
+	reply = script(&Call{Request: &record.ModelRequestInfo{ToolResults: []record.ToolResult{{Name: "write_file", Latest: true}}}, Tools: geminiTools})
 	if reply.Tool != nil || reply.Text != "done" {
 		t.Errorf("reply after the result %+v", reply)
 	}
-	reply = script(&Call{Request: &Request{ToolResults: []ToolResult{{Name: "write_file"}}}, Tools: geminiTools})
+	reply = script(&Call{Request: &record.ModelRequestInfo{ToolResults: []record.ToolResult{{Name: "write_file"}}}, Tools: geminiTools})
 	if reply.Tool == nil {
 		t.Errorf("an older result (not latest) must not end the round trip: %+v", reply)
 	}
-	reply = script(&Call{Request: &Request{}, Tools: codexTools[:1]})
+	reply = script(&Call{Request: &record.ModelRequestInfo{}, Tools: codexTools[:1]})
 	if reply.Tool != nil || !strings.Contains(reply.Text, "no file-writing tool") {
 		t.Errorf("no write tool: %+v", reply)
 	}

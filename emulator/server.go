@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // DummyKey is the credential profiles give agents: not a secret, and recognisable in a
@@ -44,8 +46,8 @@ type Options struct {
 	// OnRequest receives each request once it has been read, before it is answered; OnResponse
 	// receives what was answered once the answer ends. Calls of each are serialised, in
 	// arrival order; they must not block for long.
-	OnRequest  func(Request)
-	OnResponse func(Response)
+	OnRequest  func(record.ModelRequestInfo)
+	OnResponse func(record.ModelResponseInfo)
 	// DummyKey is the key the agent was given (Request.Credential compares with it); empty
 	// means the package's DummyKey.
 	DummyKey string
@@ -61,30 +63,6 @@ type Options struct {
 
 // defaultBodyTimeout bounds the reading of one request, body included.
 const defaultBodyTimeout = time.Minute
-
-// Response is what the emulator answered to one request.
-type Response struct {
-	// Seq is the request's Seq.
-	Seq int `json:"seq"`
-	// Time is when the answer ended.
-	Time time.Time `json:"time"`
-	// Status is the HTTP status sent.
-	Status int `json:"status"`
-	// Answer is "text", "toolCall", "structured", "error", "countTokens" or "notFound".
-	Answer string `json:"answer"`
-	// Tool and ToolCallID name the tool call made ("toolCall" answers).
-	Tool       string `json:"tool,omitempty"`
-	ToolCallID string `json:"toolCallId,omitempty"`
-	// Thought is true when the answer carried the model's reasoning (Reply.Thought).
-	Thought bool `json:"thought,omitempty"`
-	// Chunks counts the text deltas written.
-	Chunks int `json:"chunks"`
-	// Complete is true when the whole answer was written; false when the client went away,
-	// the emulator closed or MaxResponse passed first.
-	Complete bool `json:"complete"`
-	// Problem says why the answer is incomplete or an error was sent.
-	Problem string `json:"problem,omitempty"`
-}
 
 // Server is a running emulator. Close it when the probe ends.
 type Server struct {
@@ -240,7 +218,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.recMu.Unlock()
 
-	res := Response{Seq: req.Seq}
+	res := record.ModelResponseInfo{Seq: req.Seq}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.MaxResponse)
 	defer cancel()
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.MaxResponse))
@@ -296,8 +274,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // read reads and understands a request. For a request it cannot serve it returns the
 // error status to answer (413, 400); t is nil unless the endpoint takes a model request.
-func (s *Server) read(w http.ResponseWriter, r *http.Request) (req Request, t *turn, ep endpoint, status int) {
-	req = Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: cleanQuery(r.URL.RawQuery),
+func (s *Server) read(w http.ResponseWriter, r *http.Request) (req record.ModelRequestInfo, t *turn, ep endpoint, status int) {
+	req = record.ModelRequestInfo{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: cleanQuery(r.URL.RawQuery),
 		Headers: cleanHeaders(r.Header), Credential: credentialOf(r, s.opts.DummyKey), Endpoint: "unknown"}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	req.BodySize = len(body)
@@ -322,7 +300,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (req Request, t *t
 	if ep.kind == "" {
 		return req, nil, ep, 0
 	}
-	req.Dialect, req.Endpoint, req.Model = ep.dialect, ep.kind, ep.model
+	req.Dialect, req.Endpoint, req.Model = string(ep.dialect), ep.kind, ep.model
 	if t, err = ep.parse(body); err != nil {
 		req.Problem = "body is not a request of this dialect: " + err.Error()
 		return req, nil, ep, http.StatusBadRequest
@@ -336,7 +314,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (req Request, t *t
 }
 
 // fail sends an API error in the dialect's shape.
-func (s *Server) fail(w http.ResponseWriter, res *Response, d Dialect, e *APIError) {
+func (s *Server) fail(w http.ResponseWriter, res *record.ModelResponseInfo, d Dialect, e *APIError) {
 	status := e.Status
 	if status < 400 || status > 599 {
 		status = http.StatusInternalServerError
@@ -346,7 +324,7 @@ func (s *Server) fail(w http.ResponseWriter, res *Response, d Dialect, e *APIErr
 }
 
 // answer resolves a Reply into what the dialect writers send.
-func (s *Server) answer(t *turn, req *Request, reply Reply) *answer {
+func (s *Server) answer(t *turn, req *record.ModelRequestInfo, reply Reply) *answer {
 	n := s.next()
 	a := &answer{model: t.model, n: n, inTokens: tokens(req.BodySize), usage: t.usage, delay: reply.Delay}
 	switch {

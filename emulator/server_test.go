@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // TestTextEveryDialect sends a plain turn in every dialect, streamed and not, and checks the
@@ -45,7 +47,7 @@ func TestTextEveryDialect(t *testing.T) {
 				}
 				res := <-rec.answered
 				req, _ := rec.last()
-				if req.Dialect != wc.dialect || req.Endpoint != "generate" || req.Stream != stream || req.Credential != "dummy" {
+				if req.Dialect != string(wc.dialect) || req.Endpoint != "generate" || req.Stream != stream || req.Credential != "dummy" {
 					t.Errorf("recorded dialect %q endpoint %q stream %v credential %q", req.Dialect, req.Endpoint, req.Stream, req.Credential)
 				}
 				if !strings.HasSuffix(req.Model, "-test") {
@@ -107,7 +109,7 @@ func TestToolRoundTrip(t *testing.T) {
 		for _, stream := range []bool{true, false} {
 			t.Run(string(wc.dialect)+map[bool]string{true: "/sse", false: "/json"}[stream], func(t *testing.T) {
 				rec := newRecorder()
-				var seen []ToolResult
+				var seen []record.ToolResult
 				script := WriteFile("/work/x.txt", "data\n", "done")
 				s := start(t, rec.options(func(c *Call) Reply {
 					seen = append(seen, c.Request.ToolResults...)
@@ -454,7 +456,7 @@ func TestRequestJSON(t *testing.T) {
 			t.Errorf("key %q missing from %s", k, b)
 		}
 	}
-	var back Request
+	var back record.ModelRequestInfo
 	mustDecode(t, string(b), &back)
 	if back.Seq != got.Seq || back.ToolResults[0].CallID != "toolu_1" || !back.Time.Equal(got.Time) {
 		t.Errorf("round trip lost data: %+v", back)

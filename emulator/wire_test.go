@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // This file plays the agent: it builds each dialect's requests and decodes the emulator's
@@ -441,22 +443,22 @@ var wireCases = []wireCase{
 // recorder collects what the emulator reports.
 type recorder struct {
 	mu        sync.Mutex
-	requests  []Request
-	responses []Response
-	answered  chan Response
+	requests  []record.ModelRequestInfo
+	responses []record.ModelResponseInfo
+	answered  chan record.ModelResponseInfo
 }
 
-func newRecorder() *recorder { return &recorder{answered: make(chan Response, 64)} }
+func newRecorder() *recorder { return &recorder{answered: make(chan record.ModelResponseInfo, 64)} }
 
 func (r *recorder) options(script Script) Options {
 	return Options{
 		Script: script,
-		OnRequest: func(q Request) {
+		OnRequest: func(q record.ModelRequestInfo) {
 			r.mu.Lock()
 			r.requests = append(r.requests, q)
 			r.mu.Unlock()
 		},
-		OnResponse: func(s Response) {
+		OnResponse: func(s record.ModelResponseInfo) {
 			r.mu.Lock()
 			r.responses = append(r.responses, s)
 			r.mu.Unlock()
@@ -465,7 +467,7 @@ func (r *recorder) options(script Script) Options {
 	}
 }
 
-func (r *recorder) last() (Request, Response) {
+func (r *recorder) last() (record.ModelRequestInfo, record.ModelResponseInfo) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.requests[len(r.requests)-1], r.responses[len(r.responses)-1]

@@ -8,7 +8,6 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/sandbox"
 )
 
 // AuthClass is the auth oracle's answer (--auth-ab).
@@ -45,7 +44,7 @@ type AuthAB struct {
 // variable, "" when it is neither (sandboxed with credentials passed on purpose).
 func MainIdentity(iso record.Isolation) string {
 	switch {
-	case iso.Level == sandbox.LevelNone || iso.Level == "":
+	case iso.Level == record.LevelNone || iso.Level == "":
 		return record.IdentityUser
 	case len(iso.Credentials) == 0:
 		return record.IdentityIsolated
@@ -59,7 +58,7 @@ func IdentityFacts(x *record.Index, r *Result, identity string, iso record.Isola
 	f := record.AuthIdentityInfo{Identity: identity, Isolation: iso.Level, StatusUpdates: []string{}, AuthMethods: []string{},
 		Credentials: append([]string{}, iso.Credentials...), SessionNew: record.SessionNewNotCalled}
 	if f.Isolation == "" {
-		f.Isolation = sandbox.LevelNone
+		f.Isolation = record.LevelNone
 	}
 	if r.Error != nil {
 		f.Error = string(r.Error.Code)
@@ -213,7 +212,7 @@ func identityEvidence(id record.AuthIdentityInfo) []string {
 	}
 	if f := id.Files; f != nil && f.Created+f.Changed+f.Deleted > 0 {
 		where := "in its sandbox, since removed"
-		if id.Isolation == sandbox.LevelNone {
+		if id.Isolation == record.LevelNone {
 			where = "in the places agents keep their state under your HOME (" + strings.Join(f.Watched, ", ") + ")"
 		}
 		out = append(out, fmt.Sprintf("%s: that run created %d, changed %d and deleted %d files %s", who, f.Created, f.Changed, f.Deleted, where))

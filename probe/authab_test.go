@@ -5,7 +5,6 @@ import (
 
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/sandbox"
 )
 
 // TestJudgeAuth: the auth oracle's answer for each combination of the two identities'
@@ -13,10 +12,10 @@ import (
 func TestJudgeAuth(t *testing.T) {
 	code := -32000
 	id := func(identity, sessionNew string, methods int, status string) record.AuthIdentityInfo {
-		f := record.AuthIdentityInfo{Identity: identity, Isolation: sandbox.LevelNone, SessionNew: sessionNew, AuthStatus: status,
+		f := record.AuthIdentityInfo{Identity: identity, Isolation: record.LevelNone, SessionNew: sessionNew, AuthStatus: status,
 			StatusUpdates: []string{}, Credentials: []string{}}
 		if identity == record.IdentityIsolated {
-			f.Isolation = sandbox.LevelEnvHome
+			f.Isolation = record.LevelEnvHome
 		}
 		if sessionNew == record.SessionNewAuthError {
 			f.Code, f.Message = &code, "Authentication required"

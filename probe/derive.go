@@ -314,7 +314,7 @@ const busyWindow = 2 * time.Second
 
 func (b *builder) crashMessage(stage record.Stage) string {
 	x := b.r.Exit
-	if x != nil && x.By == "self" {
+	if x != nil && x.By == record.ExitSelf {
 		switch {
 		case x.Signal != "":
 			return fmt.Sprintf("the agent was killed by %s before answering %s", x.Signal, stage)

@@ -4,8 +4,6 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/sandbox"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // SideEffects is what a run did to the machine, under the isolation it had: the files it
@@ -15,10 +13,10 @@ import (
 type SideEffects struct {
 	Isolation record.Isolation `json:"isolation"`
 	// Files: see record.SideEffectsInfo.Files (null when not looked at).
-	Files     *sandbox.Files  `json:"files"`
-	Browser   BrowserEffects  `json:"browser"`
-	Processes ProcessEffects  `json:"processes"`
-	Network   sandbox.Network `json:"network"`
+	Files     *record.Files  `json:"files"`
+	Browser   BrowserEffects `json:"browser"`
+	Processes ProcessEffects `json:"processes"`
+	Network   record.Network `json:"network"`
 }
 
 // BrowserEffects are the browser and URL launches the shims recorded.
@@ -51,7 +49,7 @@ type ProcessEffects struct {
 	AfterStdinEOF *ProcessMoment `json:"afterStdinEOF"`
 	// AfterTeardown: the survivors, found alive once the ladder had ended the agent, and
 	// killed (exit.survivors; the protocol.leftover-processes finding).
-	AfterTeardown []transport.Survivor `json:"afterTeardown"`
+	AfterTeardown []record.Survivor `json:"afterTeardown"`
 	// Escaped are the processes seen outside the agent's process group at any of these
 	// moments: a setsid or setpgid escape that a group teardown alone would miss.
 	Escaped []EscapedProcess `json:"escaped"`
@@ -59,17 +57,17 @@ type ProcessEffects struct {
 
 // ProcessMoment is one sweep of the teardown.
 type ProcessMoment struct {
-	AgentExited bool             `json:"agentExited"`
-	Processes   []transport.Proc `json:"processes"`
-	Error       string           `json:"error,omitempty"`
+	AgentExited bool          `json:"agentExited"`
+	Processes   []record.Proc `json:"processes"`
+	Error       string        `json:"error,omitempty"`
 }
 
 // EscapedProcess is a process that had left the agent's process group, and when it was
 // first seen.
 type EscapedProcess struct {
-	PID     int              `json:"pid"`
-	Command string           `json:"command"`
-	Seen    transport.Moment `json:"seen"`
+	PID     int           `json:"pid"`
+	Command string        `json:"command"`
+	Seen    record.Moment `json:"seen"`
 }
 
 // DeriveRun adds to r, derived from the session x, the facts of the whole run that follow
@@ -109,7 +107,7 @@ func DeriveSideEffects(x *record.Index, se record.SideEffectsInfo) *SideEffects 
 		out.Network.Lookups = []string{}
 	}
 	if out.Network.Connects == nil {
-		out.Network.Connects = []sandbox.Connect{}
+		out.Network.Connects = []record.Connect{}
 	}
 	firstAuth := -1.0
 	if auth := x.First(acp.MethodAuthenticate); auth != nil {
@@ -128,11 +126,11 @@ func DeriveSideEffects(x *record.Index, se record.SideEffectsInfo) *SideEffects 
 
 // processEffects reads the processes events and the survivors of the exit.
 func processEffects(x *record.Index) ProcessEffects {
-	p := ProcessEffects{AfterTeardown: []transport.Survivor{}, Escaped: []EscapedProcess{}}
+	p := ProcessEffects{AfterTeardown: []record.Survivor{}, Escaped: []EscapedProcess{}}
 	started, _ := x.FirstEvent(record.Started.Kind)
 	leader, _ := record.Started.Decode(started)
 	seen := map[int]bool{}
-	escaped := func(pid int, command string, at transport.Moment) {
+	escaped := func(pid int, command string, at record.Moment) {
 		if !seen[pid] {
 			seen[pid] = true
 			p.Escaped = append(p.Escaped, EscapedProcess{PID: pid, Command: command, Seen: at})
@@ -145,12 +143,12 @@ func processEffects(x *record.Index) ProcessEffects {
 		}
 		m := &ProcessMoment{AgentExited: info.AgentExited, Processes: info.Processes, Error: info.Error}
 		if m.Processes == nil {
-			m.Processes = []transport.Proc{}
+			m.Processes = []record.Proc{}
 		}
 		switch info.Moment {
-		case transport.AfterSessionClose:
+		case record.AfterSessionClose:
 			p.AfterSessionClose = m
-		case transport.AfterStdin:
+		case record.AfterStdin:
 			p.AfterStdinEOF = m
 		default:
 			continue

@@ -173,7 +173,7 @@ func (s *Session) Alive() bool { return s.e.alive() }
 // the agent itself is left out), signalling none of them, and returns how many there are;
 // -1 when they cannot be counted (an agent that is not a process, no /proc). The sessions
 // turn scenario counts them after each session/close.
-func (s *Session) Sweep(at transport.Moment) int { return s.e.sweep(at, false) }
+func (s *Session) Sweep(at record.Moment) int { return s.e.sweep(at, false) }
 
 // Scope names the agent's other processes (the zero Scope for an agent that is not a
 // process), for a step that counts them without recording (transport.Sweep).
@@ -366,7 +366,7 @@ func (e *engine) teardown() {
 		cctx, cancel := context.WithTimeout(tctx, min(e.opts.RequestTimeout, grace))
 		_, _ = e.conn.Call(cctx, acp.MethodSessionClose, map[string]any{"sessionId": e.sessionID})
 		cancel()
-		e.sweep(transport.AfterSessionClose, false)
+		e.sweep(record.AfterSessionClose, false)
 	}
 	ladder := transport.Ladder{Grace: grace}
 	if e.opts.WaitForExit {
@@ -375,7 +375,7 @@ func (e *engine) teardown() {
 	if ladder.StdinWait > 0 {
 		// Without a wait, what runs an instant after stdin closed says nothing: the agent had
 		// no time to end anything.
-		ladder.AfterStdin = func(left bool) { _ = e.sweep(transport.AfterStdin, left) }
+		ladder.AfterStdin = func(left bool) { _ = e.sweep(record.AfterStdin, left) }
 	}
 	wait := Millis(ladder.StdinWait)
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
@@ -392,12 +392,12 @@ func (e *engine) teardown() {
 // sweep records the agent's other processes alive at a moment of the teardown (a processes
 // event), signalling none of them, and returns how many there are. An in-memory agent has
 // none: nothing is recorded, and the count is -1, as when the sweep could not look.
-func (e *engine) sweep(at transport.Moment, agentExited bool) int {
+func (e *engine) sweep(at record.Moment, agentExited bool) int {
 	scope := e.agent.Scope()
 	if scope == (transport.Scope{}) {
 		return -1
 	}
-	info := record.ProcessesInfo{Moment: at, AgentExited: agentExited, Processes: []transport.Proc{}}
+	info := record.ProcessesInfo{Moment: at, AgentExited: agentExited, Processes: []record.Proc{}}
 	procs, err := transport.Sweep(scope)
 	if err != nil {
 		info.Error = err.Error()

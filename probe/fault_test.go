@@ -32,7 +32,7 @@ func TestFaultSuite(t *testing.T) {
 		cfg    acptest.Config
 		code   probe.ErrorCode // "" = success
 		stage  record.Stage
-		exitBy string
+		exitBy record.ExitCause
 		check  func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame)
 		// budget replaces the total budget for floods that take long under -race.
 		budget time.Duration

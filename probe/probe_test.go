@@ -293,8 +293,8 @@ func TestFaults(t *testing.T) {
 		tweak     func(*probe.Options)
 		code      probe.ErrorCode // expected error code ("" = success)
 		stage     record.Stage
-		exitBy    string // how the agent ended ("" = don't care)
-		exitCode  int    // when exitBy is self: the status
+		exitBy    record.ExitCause // how the agent ended ("" = don't care)
+		exitCode  int              // when exitBy is self: the status
 		stderrHas string
 	}{
 		{name: "hang on initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "initialize"}},

@@ -7,7 +7,6 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // ResultSchema names the version of the Result document.
@@ -43,11 +42,11 @@ type Result struct {
 	Timings              Timings                  `json:"timings"`
 	Notifications        Notifications            `json:"notifications"`
 	// AgentRequests counts the requests the agent sent to the probe, by method (all refused).
-	AgentRequests map[string]int  `json:"agentRequests"`
-	StderrTail    string          `json:"stderrTail"`
-	StderrBytes   int64           `json:"stderrBytes"`
-	Exit          *transport.Exit `json:"exit"`
-	Findings      []Finding       `json:"findings"`
+	AgentRequests map[string]int   `json:"agentRequests"`
+	StderrTail    string           `json:"stderrTail"`
+	StderrBytes   int64            `json:"stderrBytes"`
+	Exit          *record.ExitInfo `json:"exit"`
+	Findings      []Finding        `json:"findings"`
 	// Extensions is the inventory of vendor extensions seen in the session (filled with the
 	// findings).
 	Extensions *extensions.Inventory `json:"extensions,omitempty"`

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/transport"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // SessionsTruth is what the sessions scenario saw of session continuity: after a turn with a
@@ -157,8 +157,8 @@ const SessionMarker = "ACPPROBE-SESSION"
 // The moments the sessions scenario counts the agent's other processes at (processes events
 // of its session-load connection): before its first load, and after each session/close.
 const (
-	MomentBeforeLoad transport.Moment = "before-load"
-	MomentAfterClose                  = transport.AfterSessionClose
+	MomentBeforeLoad record.Moment = "before-load"
+	MomentAfterClose               = record.AfterSessionClose
 )
 
 // The session methods the sessions scenario exercises, as SessionMethods names them.

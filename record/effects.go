@@ -2,8 +2,6 @@ package record
 
 import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/sandbox"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // The events of what a run did to the machine, and of the second identity of --auth-ab.
@@ -24,14 +22,14 @@ var (
 
 // ProcessesInfo is the payload of a processes event.
 type ProcessesInfo struct {
-	// Moment is when the sweep ran: transport.AfterSessionClose or transport.AfterStdin.
-	Moment transport.Moment `json:"moment"`
+	// Moment is when the sweep ran: AfterSessionClose or AfterStdin.
+	Moment Moment `json:"moment"`
 	// AgentExited says whether the agent itself had ended by then (after the stdin step: it
 	// left on its stdin EOF).
 	AgentExited bool `json:"agentExited"`
 	// Processes are the live processes of the agent's scope (its group, its session, its run
 	// marker), the agent itself left out.
-	Processes []transport.Proc `json:"processes"`
+	Processes []Proc `json:"processes"`
 	// Error says why the sweep could not look (no /proc here).
 	Error string `json:"error,omitempty"`
 }
@@ -41,25 +39,25 @@ type SideEffectsInfo struct {
 	Isolation Isolation `json:"isolation"`
 	// Files are the entries created, changed or deleted: in the sandbox (HOME, TMPDIR,
 	// XDG_RUNTIME_DIR, workspace) when isolated, else in the places agents keep their state
-	// under the real HOME (sandbox.HomePaths), compared by metadata. Nil when not looked at.
-	Files *sandbox.Files `json:"files"`
+	// under the real HOME (the sandbox package's HomePaths), compared by metadata. Nil when not looked at.
+	Files *Files `json:"files"`
 	// Browser are the browser and URL launches the shims on the agent's PATH recorded.
 	Browser Browser `json:"browser"`
 	// Network is what was seen of the agent's network use.
-	Network sandbox.Network `json:"network"`
+	Network Network `json:"network"`
 }
 
 // Isolation is what the agent ran under: the level actually in force, never more.
 type Isolation struct {
-	// Level is sandbox.LevelNone (the user's HOME and environment), LevelEnvHome or LevelNet.
-	Level sandbox.Level `json:"level"`
+	// Level is LevelNone (the user's HOME and environment), LevelEnvHome or LevelNet.
+	Level Level `json:"level"`
 	// Requested is the level asked for, when it differs from Level (the agent is not a
 	// process, so there was nothing to isolate).
-	Requested sandbox.Level `json:"requested,omitempty"`
+	Requested Level `json:"requested,omitempty"`
 	// Kept is the sandbox's directory when it was kept for inspection (--keep-sandbox).
 	Kept string `json:"kept,omitempty"`
 	// Env says, by name only, what became of the caller's environment (sandboxed runs).
-	Env *sandbox.EnvReport `json:"env,omitempty"`
+	Env *EnvReport `json:"env,omitempty"`
 	// Credentials are the names of the credential-looking variables the agent received.
 	Credentials []string `json:"credentials"`
 	// Note says what the level does not cover.
@@ -97,7 +95,7 @@ type AuthIdentityInfo struct {
 	// empty identity: no credential variable, a fresh HOME).
 	Identity string `json:"identity"`
 	// Isolation is the level that identity ran under.
-	Isolation sandbox.Level `json:"isolation"`
+	Isolation Level `json:"isolation"`
 	// SessionNew is how session/new ended: ok, auth-error (-32000, or an error that names
 	// authentication), error, no-answer, not-called.
 	SessionNew string `json:"sessionNew"`
@@ -120,7 +118,7 @@ type AuthIdentityInfo struct {
 	Error string `json:"error,omitempty"`
 	// Files are what that run changed, by metadata: in its sandbox, or in the places agents
 	// keep their state under the real HOME (absent for the main run: see sideEffects).
-	Files *sandbox.Files `json:"files,omitempty"`
+	Files *Files `json:"files,omitempty"`
 }
 
 // The identities of --auth-ab.
@@ -149,4 +147,89 @@ func FindRun[T any](frames []jsonrpc.Frame, e Event[T]) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// Level is how much isolation was in force.
+type Level string
+
+// The levels, weakest first.
+const (
+	// LevelNone: no sandbox; the agent runs with the caller's HOME and environment.
+	LevelNone Level = "none"
+	// LevelEnvHome: a throwaway HOME, TMPDIR and workspace and a reduced environment. No
+	// privilege and no namespace needed; not a security boundary.
+	LevelEnvHome Level = "env+home"
+	// LevelNet: LevelEnvHome, and the agent sees no network but its own loopback (Linux, with
+	// unprivileged user and network namespaces).
+	LevelNet Level = "net"
+)
+
+// FileChange is one entry created, changed or deleted between two inventories. Directories are
+// not listed: a directory shows up through what it holds.
+type FileChange struct {
+	// Path is the entry's place: a label ("home", "tmp", "run", "workspace" in a sandbox;
+	// "~/.codex"… under a real HOME) and the path below it.
+	Path   string `json:"path"`
+	Change string `json:"change"` // "created", "changed" or "deleted"
+	Kind   string `json:"kind"`   // "file", "symlink", "fifo", "socket", "device"
+	// Size in bytes: after the change, or before it for a deleted entry.
+	Size int64 `json:"size"`
+	// Target is where a symbolic link points, as written (never followed).
+	Target string `json:"target,omitempty"`
+}
+
+// Files is the file part of the side-effect report.
+type Files struct {
+	Watched []string     `json:"watched"` // the trees looked at, by label
+	Changes []FileChange `json:"changes"`
+	Created int          `json:"created"`
+	Changed int          `json:"changed"`
+	Deleted int          `json:"deleted"`
+	// Truncated is set when Changes lists only the first of them (the counts cover all).
+	Truncated bool `json:"truncated,omitempty"`
+	// Walked is how many entries the later inventory looked at; Capped is set when either
+	// inventory stopped at its cap, so changes beyond it were not seen.
+	Walked     int  `json:"walked"`
+	Capped     bool `json:"capped,omitempty"`
+	Unreadable int  `json:"unreadable,omitempty"` // directories that could not be listed
+}
+
+// Network is what was seen of an agent's use of the network.
+type Network struct {
+	// Observed says the agent's lookups and connections were answered and recorded by the
+	// sandbox's loopback sink (LevelNet with a sink). Without it nothing of the network is
+	// observed: Note says why.
+	Observed bool `json:"observed"`
+	// Lookups are the DNS names the agent asked for, in the order first asked.
+	Lookups []string `json:"lookups"`
+	// Connects are the TCP connections it attempted to the sink's ports.
+	Connects []Connect `json:"connects"`
+	// Dropped counts lookups and connections beyond the caps, not listed.
+	Dropped int `json:"dropped,omitempty"`
+	// Note says what was and was not observed.
+	Note string `json:"note"`
+}
+
+// Connect is one destination the agent tried to connect to, and how often.
+type Connect struct {
+	// Host is the name whose (sink) address was connected to, or the address itself.
+	Host  string `json:"host"`
+	Port  int    `json:"port"`
+	Count int    `json:"count"`
+}
+
+// EnvReport says, by name only, what became of the caller's environment.
+type EnvReport struct {
+	// Dropped lists the caller's variables whose value did not reach the agent (the ones the
+	// sandbox replaces, such as HOME, included).
+	Dropped []string `json:"dropped"`
+	// DroppedCredentials is the part of Dropped that looks like credentials.
+	DroppedCredentials []string `json:"droppedCredentials"`
+	// Passed lists the variables passed through on purpose and Set those given a value on
+	// purpose.
+	Passed []string `json:"passed"`
+	Set    []string `json:"set"`
+	// Credentials lists the credential-looking names that do reach the agent: only ever ones
+	// passed or set on purpose.
+	Credentials []string `json:"credentials"`
 }

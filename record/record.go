@@ -19,10 +19,7 @@ package record
 import (
 	"encoding/json"
 
-	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/sentinel"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // Kind names an event in the record (jsonrpc.Frame.Kind of a DirEvent frame, and the "kind"
@@ -93,24 +90,24 @@ var (
 	// Teardown: a step of the teardown begins.
 	Teardown = Event[TeardownInfo]{"teardown"}
 	// Exit: how the agent ended.
-	Exit = Event[transport.Exit]{"exit"}
+	Exit = Event[ExitInfo]{"exit"}
 	// Done closes a connection.
 	Done = Event[None]{"done"}
 
 	// ModelRequest: a request reached the model emulator during a prompt turn (what the
 	// agent asked its "model": path, model, tools offered, tool results, last user message).
-	ModelRequest = Event[emulator.Request]{"model-request"}
+	ModelRequest = Event[ModelRequestInfo]{"model-request"}
 	// ModelResponse: what the emulator answered it (text, a tool call, an error…).
-	ModelResponse = Event[emulator.Response]{"model-response"}
+	ModelResponse = Event[ModelResponseInfo]{"model-response"}
 	// Observation: a fact a turn scenario checked outside the wire (did the file the model
 	// asked to write appear in the workspace?).
 	Observation = Event[ObservationInfo]{"observation"}
 	// MCPSentinels: the sentinel MCP servers offered in session/new (turn --mcp): per
 	// transport, its entry's name, its tool and the marker in the tool's result.
-	MCPSentinels = Event[sentinel.Setup]{"mcp-sentinels"}
+	MCPSentinels = Event[MCPSetup]{"mcp-sentinels"}
 	// MCP: something reached a sentinel MCP server (a process started, an HTTP request, an
 	// MCP message such as initialize, tools/list or tools/call).
-	MCP = Event[sentinel.Event]{"mcp"}
+	MCP = Event[MCPEvent]{"mcp"}
 )
 
 // Kinds lists every event kind this package defines (docs/transcript.md lists the same).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // TestKindsAreDocumented keeps docs/transcript.md, the transcript schema's list of event kinds
@@ -58,7 +57,7 @@ func TestEventRoundTrip(t *testing.T) {
 	record.Spawn.Emit(log, record.SpawnInfo{Argv: []string{"agent"}, ProtocolVersion: 1})
 	record.Timeout.Emit(log, record.StageInfo{Stage: record.StageSessionNew})
 	record.EOF.Emit(log, record.None{})
-	record.Exit.Emit(log, transport.Exit{Code: &code, By: "self"})
+	record.Exit.Emit(log, record.ExitInfo{Code: &code, By: "self"})
 	frames := log.Frames()
 	if s, ok := record.Spawn.Decode(frames[0]); !ok || s.Argv[0] != "agent" || s.ProtocolVersion != 1 {
 		t.Errorf("spawn = %+v %v", s, ok)

@@ -10,9 +10,9 @@
 // their sources), and what the caller adds on purpose. Everything else is dropped and reported
 // by name, never by value.
 //
-// Levels: LevelEnvHome needs no privilege and no namespace; it keeps a well-behaved agent's
+// Levels: record.LevelEnvHome needs no privilege and no namespace; it keeps a well-behaved agent's
 // writes inside the sandbox, but it is not a security boundary (the agent runs as the user and
-// can reach any path it names). LevelNet adds, on Linux where unprivileged user and network
+// can reach any path it names). record.LevelNet adds, on Linux where unprivileged user and network
 // namespaces are allowed, a network namespace in which the agent sees only its own loopback.
 // A Sandbox reports the level it actually put in force, never more.
 //

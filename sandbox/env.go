@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // envJSON is the data behind the agent's environment: the allow-list with its reasons, the
@@ -82,22 +84,6 @@ func allowed(name string) bool {
 	return false
 }
 
-// EnvReport says, by name only, what became of the caller's environment.
-type EnvReport struct {
-	// Dropped lists the caller's variables whose value did not reach the agent (the ones the
-	// sandbox replaces, such as HOME, included).
-	Dropped []string `json:"dropped"`
-	// DroppedCredentials is the part of Dropped that looks like credentials.
-	DroppedCredentials []string `json:"droppedCredentials"`
-	// Passed lists the variables passed through on purpose (Options.PassEnv) and Set those
-	// given a value on purpose (Options.Env).
-	Passed []string `json:"passed"`
-	Set    []string `json:"set"`
-	// Credentials lists the credential-looking names that do reach the agent: only ever ones
-	// passed or set on purpose.
-	Credentials []string `json:"credentials"`
-}
-
 // expand turns a path expression of env.json ("~", "~/x", "$VAR/x") into a path. vars gives
 // the values of $VAR; a variable without a value makes the expression empty.
 func expand(expr, home string, vars func(string) string) string {
@@ -145,7 +131,7 @@ func reserved(name string) bool {
 // buildEnv makes the agent's complete environment from the caller's (host), the variables the
 // sandbox sets (own; PATH gets shimDir in front), and the caller's explicit pass-throughs and
 // additions. It returns the environment, sorted, and the report of what happened to host.
-func buildEnv(host []string, own map[string]string, shimDir string, pass []string, set []string) ([]string, EnvReport, error) {
+func buildEnv(host []string, own map[string]string, shimDir string, pass []string, set []string) ([]string, record.EnvReport, error) {
 	hostVars := map[string]string{}
 	for _, kv := range host {
 		k, v, ok := strings.Cut(kv, "=")
@@ -154,7 +140,7 @@ func buildEnv(host []string, own map[string]string, shimDir string, pass []strin
 		}
 	}
 	out := map[string]string{}
-	var rep EnvReport
+	var rep record.EnvReport
 	for k, v := range hostVars {
 		if allowed(k) {
 			out[k] = v

@@ -9,12 +9,14 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // DefaultMaxEntries is how many entries a snapshot looks at, at most, unless told otherwise.
 const DefaultMaxEntries = 100_000
 
-// maxChanges is how many changes a Files report lists; the counts cover all of them.
+// maxChanges is how many changes a record.Files report lists; the counts cover all of them.
 const maxChanges = 2000
 
 // Snapshot is the metadata of everything under a set of trees at one moment: kind, size,
@@ -41,36 +43,6 @@ type meta struct {
 	mode   os.FileMode
 	ino    uint64
 	target string
-}
-
-// FileChange is one entry created, changed or deleted between two snapshots. Directories are
-// not listed: a directory shows up through what it holds.
-type FileChange struct {
-	// Path is the entry's place: a label ("home", "tmp", "run", "workspace" in a sandbox;
-	// "~/.codex"… under a real HOME) and the path below it.
-	Path   string `json:"path"`
-	Change string `json:"change"` // "created", "changed" or "deleted"
-	Kind   string `json:"kind"`   // "file", "symlink", "fifo", "socket", "device"
-	// Size in bytes: after the change, or before it for a deleted entry.
-	Size int64 `json:"size"`
-	// Target is where a symbolic link points, as written (never followed).
-	Target string `json:"target,omitempty"`
-}
-
-// Files is the file part of the side-effect report.
-type Files struct {
-	Watched []string     `json:"watched"` // the trees looked at, by label
-	Changes []FileChange `json:"changes"`
-	Created int          `json:"created"`
-	Changed int          `json:"changed"`
-	Deleted int          `json:"deleted"`
-	// Truncated is set when Changes lists only the first of them (the counts cover all).
-	Truncated bool `json:"truncated,omitempty"`
-	// Walked is how many entries the later snapshot looked at; Capped is set when either
-	// snapshot stopped at its cap, so changes beyond it were not seen.
-	Walked     int  `json:"walked"`
-	Capped     bool `json:"capped,omitempty"`
-	Unreadable int  `json:"unreadable,omitempty"` // directories that could not be listed
 }
 
 // takeSnapshot walks roots, looking at max entries at most.
@@ -202,10 +174,10 @@ func metaOf(path string, st os.FileInfo) meta {
 }
 
 // Diff lists what was created, changed or deleted from before to after, by path.
-func Diff(before, after *Snapshot) Files {
-	f := Files{
+func Diff(before, after *Snapshot) record.Files {
+	f := record.Files{
 		Watched:    []string{},
-		Changes:    []FileChange{},
+		Changes:    []record.FileChange{},
 		Walked:     after.walked,
 		Capped:     before.capped || after.capped,
 		Unreadable: after.unreadable,
@@ -213,22 +185,22 @@ func Diff(before, after *Snapshot) Files {
 	for _, r := range after.roots {
 		f.Watched = append(f.Watched, r.label)
 	}
-	var all []FileChange
+	var all []record.FileChange
 	for p, a := range after.entries {
 		b, ok := before.entries[p]
 		switch {
 		case !ok:
 			f.Created++
-			all = append(all, FileChange{Path: p, Change: "created", Kind: a.kind, Size: a.size, Target: a.target})
+			all = append(all, record.FileChange{Path: p, Change: "created", Kind: a.kind, Size: a.size, Target: a.target})
 		case a != b:
 			f.Changed++
-			all = append(all, FileChange{Path: p, Change: "changed", Kind: a.kind, Size: a.size, Target: a.target})
+			all = append(all, record.FileChange{Path: p, Change: "changed", Kind: a.kind, Size: a.size, Target: a.target})
 		}
 	}
 	for p, b := range before.entries {
 		if _, ok := after.entries[p]; !ok {
 			f.Deleted++
-			all = append(all, FileChange{Path: p, Change: "deleted", Kind: b.kind, Size: b.size, Target: b.target})
+			all = append(all, record.FileChange{Path: p, Change: "deleted", Kind: b.kind, Size: b.size, Target: b.target})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })

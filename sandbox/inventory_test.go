@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -58,7 +59,7 @@ func TestRealHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := sandbox.Diff(before, sandbox.SnapshotHome(home, paths, 0))
-	want := []sandbox.FileChange{
+	want := []record.FileChange{
 		{Path: "~/.codex/config.toml", Change: "changed", Kind: "file", Size: 11},
 		{Path: "~/.codex/root", Change: "created", Kind: "symlink", Size: 1, Target: "/"},
 		{Path: "~/.codex/sessions/s.jsonl", Change: "created", Kind: "file", Size: 7},
@@ -66,7 +67,7 @@ func TestRealHome(t *testing.T) {
 		{Path: "~/.qwen/old.json", Change: "deleted", Kind: "file", Size: 5},
 		{Path: elsewhere + "/.claude.json", Change: "created", Kind: "file", Size: 4},
 	}
-	slices.SortFunc(want, func(a, b sandbox.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(want, func(a, b record.FileChange) int { return strings.Compare(a.Path, b.Path) })
 	if !reflect.DeepEqual(files.Changes, want) {
 		t.Errorf("changes:\n got %+v\nwant %+v", files.Changes, want)
 	}
@@ -87,7 +88,7 @@ func TestNoHang(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(home, ".codex"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan sandbox.Files, 1)
+	done := make(chan record.Files, 1)
 	go func() {
 		paths := sandbox.HomePaths(home, nil)
 		s := sandbox.SnapshotHome(home, paths, 0)

@@ -14,9 +14,11 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
-// The namespace helper. At LevelNet the agent is started as this program (os.Executable)
+// The namespace helper. At record.LevelNet the agent is started as this program (os.Executable)
 // with argv[0] initArg0, in new user and network namespaces. The helper brings the loopback
 // interface up (a new network namespace has only "lo", and it is down), opens the listeners
 // the caller asked for and hands them over, drops the capability it was given for that, and
@@ -36,7 +38,7 @@ const (
 )
 
 // Init runs the namespace helper when this process was started as one, and then never
-// returns; otherwise it returns at once. A program that uses LevelNet calls it first thing in
+// returns; otherwise it returns at once. A program that uses record.LevelNet calls it first thing in
 // main (and in TestMain): the helper is the program itself, re-executed.
 func Init() {
 	if len(os.Args) == 0 || os.Args[0] != initArg0 {
@@ -176,7 +178,7 @@ func handOver(list string, sink bool) error {
 	return err
 }
 
-// netHandoff is the parent's side of LevelNet: the command's namespaces, and the listeners
+// netHandoff is the parent's side of record.LevelNet: the command's namespaces, and the listeners
 // the helper hands over.
 type netHandoff struct {
 	ports []int
@@ -373,8 +375,8 @@ func (h *netHandoff) close() {
 
 // Capabilities says which isolation levels this machine allows.
 type Capabilities struct {
-	Levels []Level `json:"levels"`
-	// Net is whether LevelNet works here; NetUnavailable says why not.
+	Levels []record.Level `json:"levels"`
+	// Net is whether record.LevelNet works here; NetUnavailable says why not.
 	Net            bool   `json:"-"`
 	NetUnavailable string `json:"netUnavailable,omitempty"`
 }
@@ -384,23 +386,23 @@ var (
 	avail     Capabilities
 )
 
-// Available says which levels work here. LevelNet is tried for real, once per process: the
+// Available says which levels work here. record.LevelNet is tried for real, once per process: the
 // namespace helper is started in new user and network namespaces and must bring the loopback
 // interface up and connect to itself over it (so the program must call Init in main).
 func Available() Capabilities {
 	availOnce.Do(func() {
-		avail = Capabilities{Levels: []Level{LevelEnvHome}}
+		avail = Capabilities{Levels: []record.Level{record.LevelEnvHome}}
 		if why := netUnavailable(); why != "" {
 			avail.NetUnavailable = why
 			return
 		}
 		avail.Net = true
-		avail.Levels = append(avail.Levels, LevelNet)
+		avail.Levels = append(avail.Levels, record.LevelNet)
 	})
 	return avail
 }
 
-// netUnavailable tries LevelNet and says why it does not work ("" when it does).
+// netUnavailable tries record.LevelNet and says why it does not work ("" when it does).
 func netUnavailable() string {
 	if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(b)) == "0" {
 		return "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"os/exec"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Init returns at once: the namespace helper exists on Linux only.
@@ -14,18 +16,18 @@ func Init() {}
 
 // Capabilities says which isolation levels this machine allows.
 type Capabilities struct {
-	Levels []Level `json:"levels"`
-	// Net is whether LevelNet works here; NetUnavailable says why not.
+	Levels []record.Level `json:"levels"`
+	// Net is whether record.LevelNet works here; NetUnavailable says why not.
 	Net            bool   `json:"-"`
 	NetUnavailable string `json:"netUnavailable,omitempty"`
 }
 
-// Available says which levels work here: LevelEnvHome only, network namespaces being Linux's.
+// Available says which levels work here: record.LevelEnvHome only, network namespaces being Linux's.
 func Available() Capabilities {
-	return Capabilities{Levels: []Level{LevelEnvHome}, NetUnavailable: "network namespaces need Linux"}
+	return Capabilities{Levels: []record.Level{record.LevelEnvHome}, NetUnavailable: "network namespaces need Linux"}
 }
 
-// netHandoff is never made outside Linux (New refuses LevelNet).
+// netHandoff is never made outside Linux (New refuses record.LevelNet).
 type netHandoff struct{ ports []int }
 
 func newNetHandoff(ports []int, _ bool) *netHandoff { return &netHandoff{ports: ports} }
@@ -41,7 +43,7 @@ func (s *Sandbox) Listeners(context.Context) ([]net.Listener, error) {
 // ServeNetwork needs the net level, which needs Linux: it returns at once.
 func (s *Sandbox) ServeNetwork(context.Context) error { return nil }
 
-// Network says nothing of the agent's network use was observed: it had the network.
-func (s *Sandbox) Network() Network {
-	return Network{Lookups: []string{}, Connects: []Connect{}, Note: "not observed: the agent had the network (only the net level cuts it)"}
+// record.Network says nothing of the agent's network use was observed: it had the network.
+func (s *Sandbox) Network() record.Network {
+	return record.Network{Lookups: []string{}, Connects: []record.Connect{}, Note: "not observed: the agent had the network (only the net level cuts it)"}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -44,7 +45,7 @@ func TestNet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Level() != sandbox.LevelNet {
+	if s.Level() != record.LevelNet {
 		t.Fatalf("level %s", s.Level())
 	}
 	type result struct {
@@ -130,7 +131,7 @@ func serve(l net.Listener, word string) {
 	}
 }
 
-func levels(ls []sandbox.Level) []string {
+func levels(ls []record.Level) []string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = string(l)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // The network sink (Options.NetSink). In the agent's network namespace every IPv4 address is
@@ -150,14 +152,14 @@ type sink struct {
 	mu       sync.Mutex
 	lookups  []string
 	seen     map[string]bool
-	connects map[Connect]int
-	order    []Connect
+	connects map[record.Connect]int
+	order    []record.Connect
 	dropped  int
 }
 
 // serve starts answering on the sockets.
 func (k *sink) serve(specs []string) {
-	k.seen, k.connects = map[string]bool{}, map[Connect]int{}
+	k.seen, k.connects = map[string]bool{}, map[record.Connect]int{}
 	for i, f := range k.socks {
 		kind, _, _ := strings.Cut(specs[i], ":")
 		switch kind {
@@ -217,7 +219,7 @@ func (k *sink) acceptAll(l net.Listener) {
 			return
 		}
 		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
-			key := Connect{Host: a.IP.String(), Port: a.Port}
+			key := record.Connect{Host: a.IP.String(), Port: a.Port}
 			k.mu.Lock()
 			switch {
 			case k.connects[key] > 0:
@@ -235,14 +237,14 @@ func (k *sink) acceptAll(l net.Listener) {
 }
 
 // close stops serving and returns what was seen.
-func (k *sink) close() Network {
+func (k *sink) close() record.Network {
 	for _, stop := range k.stop {
 		_ = stop()
 	}
 	k.wg.Wait()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	n := Network{Observed: true, Lookups: append([]string{}, k.lookups...), Connects: []Connect{}, Dropped: k.dropped}
+	n := record.Network{Observed: true, Lookups: append([]string{}, k.lookups...), Connects: []record.Connect{}, Dropped: k.dropped}
 	for _, c := range k.order {
 		c.Count = k.connects[c]
 		n.Connects = append(n.Connects, c)
@@ -306,7 +308,7 @@ func presentLabel(b []byte) string {
 
 // ServeNetwork answers and records the agent's lookups and connection attempts with the
 // sink's sockets (Options.NetSink), once the helper hands them over: start it before the agent
-// launches (it waits for that, until ctx ends) and call Network once the agent is gone. Without
+// launches (it waits for that, until ctx ends) and call record.Network once the agent is gone. Without
 // the sink it returns at once.
 func (s *Sandbox) ServeNetwork(ctx context.Context) error {
 	if s.net == nil || !s.net.sink {
@@ -328,11 +330,11 @@ func (s *Sandbox) ServeNetwork(ctx context.Context) error {
 	return nil
 }
 
-// Network stops the sink and says what was seen of the agent's network use.
-func (s *Sandbox) Network() Network {
-	n := Network{Lookups: []string{}, Connects: []Connect{}}
+// record.Network stops the sink and says what was seen of the agent's network use.
+func (s *Sandbox) Network() record.Network {
+	n := record.Network{Lookups: []string{}, Connects: []record.Connect{}}
 	switch {
-	case s.level != LevelNet:
+	case s.level != record.LevelNet:
 		n.Note = "not observed: the agent had the network (only the net level cuts it)"
 		return n
 	case !s.opts.NetSink:

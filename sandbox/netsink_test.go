@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -57,7 +58,7 @@ func TestNetSink(t *testing.T) {
 	if len(n.Lookups) == 0 || n.Lookups[0] != "acpprobe-sink-test.example" {
 		t.Errorf("lookups %q", n.Lookups)
 	}
-	if want := []sandbox.Connect{{Host: "192.0.2.7", Port: 443, Count: 1}}; !reflect.DeepEqual(n.Connects, want) {
+	if want := []record.Connect{{Host: "192.0.2.7", Port: 443, Count: 1}}; !reflect.DeepEqual(n.Connects, want) {
 		t.Errorf("connects %+v, want %+v", n.Connects, want)
 	}
 	if took > 5*time.Second {

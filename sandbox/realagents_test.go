@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -269,7 +270,7 @@ func handshake(t *testing.T, cmd *exec.Cmd, cwd, home string, budget time.Durati
 }
 
 // logFiles logs a file report, one change a line.
-func logFiles(t *testing.T, files sandbox.Files) {
+func logFiles(t *testing.T, files record.Files) {
 	t.Logf("files: %d created, %d changed, %d deleted, %d entries walked", files.Created, files.Changed, files.Deleted, files.Walked)
 	var total int64
 	for _, c := range files.Changes {

@@ -10,24 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
-// Level is how much isolation is in force.
-type Level string
-
-// The levels, weakest first.
-const (
-	// LevelNone: no sandbox; the agent runs with the caller's HOME and environment.
-	LevelNone Level = "none"
-	// LevelEnvHome: a throwaway HOME, TMPDIR and workspace and a reduced environment. No
-	// privilege and no namespace needed; not a security boundary.
-	LevelEnvHome Level = "env+home"
-	// LevelNet: LevelEnvHome, and the agent sees no network but its own loopback (Linux, with
-	// unprivileged user and network namespaces).
-	LevelNet Level = "net"
-)
-
-// Options configures a Sandbox. The zero value is a LevelEnvHome sandbox under os.TempDir()
+// Options configures a Sandbox. The zero value is a record.LevelEnvHome sandbox under os.TempDir()
 // filtering os.Environ().
 type Options struct {
 	// Parent is where the sandbox directory is created (os.TempDir() when empty). Anywhere
@@ -48,13 +35,13 @@ type Options struct {
 	// agents' home variables).
 	Env     []string
 	PassEnv []string
-	// Net asks for LevelNet; New fails when it is not available here.
+	// Net asks for record.LevelNet; New fails when it is not available here.
 	Net bool
-	// NetSink, at LevelNet, answers and records the agent's DNS lookups and connection
+	// NetSink, at record.LevelNet, answers and records the agent's DNS lookups and connection
 	// attempts on its loopback (see ServeNetwork and Network).
 	NetSink bool
 	// Ports are TCP ports to listen on at 127.0.0.1 inside the agent's network namespace
-	// (LevelNet only): Listeners hands them over once the agent started, so that a loopback
+	// (record.LevelNet only): Listeners hands them over once the agent started, so that a loopback
 	// server of the caller (the model emulator) is reachable from the agent.
 	Ports []int
 	// FakeDisplay sets DISPLAY to a display that does not exist, so that agents which only
@@ -77,9 +64,9 @@ type Sandbox struct {
 	work   string
 	shims  *Shims
 	env    []string
-	envRep EnvReport
-	level  Level
-	net    *netHandoff // LevelNet only
+	envRep record.EnvReport
+	level  record.Level
+	net    *netHandoff // record.LevelNet only
 
 	mu     sync.Mutex
 	closed bool
@@ -95,9 +82,9 @@ func New(opts Options) (*Sandbox, error) {
 	} else if len(opts.Ports) > 0 || opts.NetSink {
 		return nil, errors.New("sandbox ports and the network sink need the net level")
 	}
-	s := &Sandbox{opts: opts, level: LevelEnvHome}
+	s := &Sandbox{opts: opts, level: record.LevelEnvHome}
 	if opts.Net {
-		s.level = LevelNet
+		s.level = record.LevelNet
 	}
 	var err error
 	if opts.KeepDir != "" {
@@ -209,7 +196,7 @@ func (s *Sandbox) build() error {
 	if err != nil {
 		return err
 	}
-	if s.level == LevelNet {
+	if s.level == record.LevelNet {
 		s.net = newNetHandoff(s.opts.Ports, s.opts.NetSink)
 	}
 	return nil
@@ -223,7 +210,7 @@ func within(dir, path string) bool {
 // Dir is the sandbox's root directory.
 func (s *Sandbox) Dir() string { return s.root }
 
-// Home is the agent's HOME. Files a backend profile needs (codex's config.toml) go here,
+// Home is the agent's HOME. record.Files a backend profile needs (codex's config.toml) go here,
 // before the first Snapshot.
 func (s *Sandbox) Home() string { return s.home }
 
@@ -234,13 +221,13 @@ func (s *Sandbox) TempDir() string { return s.tmp }
 func (s *Sandbox) Workspace() string { return s.work }
 
 // Level is the isolation level in force.
-func (s *Sandbox) Level() Level { return s.level }
+func (s *Sandbox) Level() record.Level { return s.level }
 
 // Env is the agent's complete environment (not a merge over os.Environ), sorted.
 func (s *Sandbox) Env() []string { return append([]string(nil), s.env...) }
 
-// EnvReport says, by name only, what became of the caller's environment.
-func (s *Sandbox) EnvReport() EnvReport { return s.envRep }
+// record.EnvReport says, by name only, what became of the caller's environment.
+func (s *Sandbox) EnvReport() record.EnvReport { return s.envRep }
 
 // Dropped lists the names of the caller's variables that did not reach the agent.
 func (s *Sandbox) Dropped() []string { return append([]string(nil), s.envRep.Dropped...) }
@@ -266,7 +253,7 @@ func (s *Sandbox) Shims() *Shims { return s.shims }
 
 // Prepare makes cmd run inside the sandbox. cmd.Env must be nil (it becomes Env()) or built
 // from Env() (a caller may add its own variables, such as a run marker): a HOME other than the
-// sandbox's is refused. An empty cmd.Dir becomes the workspace. At LevelNet the program is
+// sandbox's is refused. An empty cmd.Dir becomes the workspace. At record.LevelNet the program is
 // started through the namespace helper (see Init), in new user and network namespaces.
 // Prepare keeps the caller's SysProcAttr settings (process group, session, death signal).
 func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
@@ -281,7 +268,7 @@ func (s *Sandbox) Prepare(cmd *exec.Cmd) error {
 	if cmd.Dir == "" {
 		cmd.Dir = s.work
 	}
-	if s.level == LevelNet {
+	if s.level == record.LevelNet {
 		return s.net.prepare(cmd)
 	}
 	return nil

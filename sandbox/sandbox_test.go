@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -101,7 +102,7 @@ func TestAttack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Level() != sandbox.LevelEnvHome {
+	if s.Level() != record.LevelEnvHome {
 		t.Errorf("level = %s, want env+home", s.Level())
 	}
 	if st, err := os.Stat(s.Dir()); err != nil || st.Mode().Perm() != 0o700 {
@@ -178,7 +179,7 @@ func TestAttack(t *testing.T) {
 	}
 
 	// The files.
-	wantFiles := map[string]sandbox.FileChange{
+	wantFiles := map[string]record.FileChange{
 		"home/.agentrc":                  {Path: "home/.agentrc", Change: "created", Kind: "file", Size: 5},
 		"home/.config/agent/config.json": {Path: "home/.config/agent/config.json", Change: "created", Kind: "file", Size: 123},
 		"tmp/scratch.bin":                {Path: "tmp/scratch.bin", Change: "created", Kind: "file", Size: 4096},
@@ -188,7 +189,7 @@ func TestAttack(t *testing.T) {
 		"tmp/pipe":                       {Path: "tmp/pipe", Change: "created", Kind: "fifo"},
 	}
 	if os.Getuid() == 0 { // root reads a 0000 directory; anyone else cannot list it
-		wantFiles["home/locked/secret.txt"] = sandbox.FileChange{Path: "home/locked/secret.txt", Change: "created", Kind: "file", Size: 2}
+		wantFiles["home/locked/secret.txt"] = record.FileChange{Path: "home/locked/secret.txt", Change: "created", Kind: "file", Size: 2}
 	} else if files.Unreadable != 1 {
 		t.Errorf("unreadable = %d, want 1 (home/locked)", files.Unreadable)
 	}
@@ -385,7 +386,7 @@ func TestWorkspace(t *testing.T) {
 	if rep.Cwd != work || envMap(rep.Env)["PWD"] != work {
 		t.Errorf("cwd %s, PWD %s, want %s", rep.Cwd, envMap(rep.Env)["PWD"], work)
 	}
-	want := []sandbox.FileChange{{Path: "workspace/out.txt", Change: "created", Kind: "file", Size: 7}}
+	want := []record.FileChange{{Path: "workspace/out.txt", Change: "created", Kind: "file", Size: 7}}
 	if !reflect.DeepEqual(files.Changes, want) {
 		t.Errorf("changes %+v, want %+v", files.Changes, want)
 	}
@@ -403,11 +404,11 @@ func TestJSONNames(t *testing.T) {
 		v    any
 		want string
 	}{
-		{sandbox.EnvReport{}, `{"dropped":null,"droppedCredentials":null,"passed":null,"set":null,"credentials":null}`},
-		{sandbox.Files{}, `{"watched":null,"changes":null,"created":0,"changed":0,"deleted":0,"walked":0}`},
-		{sandbox.FileChange{Path: "home/x", Change: "created", Kind: "symlink", Size: 1, Target: "/"}, `{"path":"home/x","change":"created","kind":"symlink","size":1,"target":"/"}`},
+		{record.EnvReport{}, `{"dropped":null,"droppedCredentials":null,"passed":null,"set":null,"credentials":null}`},
+		{record.Files{}, `{"watched":null,"changes":null,"created":0,"changed":0,"deleted":0,"walked":0}`},
+		{record.FileChange{Path: "home/x", Change: "created", Kind: "symlink", Size: 1, Target: "/"}, `{"path":"home/x","change":"created","kind":"symlink","size":1,"target":"/"}`},
 		{sandbox.Launch{Program: "xdg-open", Args: []string{"u"}, Truncated: true}, `{"time":"0001-01-01T00:00:00Z","program":"xdg-open","args":["u"],"truncated":true}`},
-		{sandbox.Capabilities{Levels: []sandbox.Level{sandbox.LevelEnvHome}, NetUnavailable: "why"}, `{"levels":["env+home"],"netUnavailable":"why"}`},
+		{sandbox.Capabilities{Levels: []record.Level{record.LevelEnvHome}, NetUnavailable: "why"}, `{"levels":["env+home"],"netUnavailable":"why"}`},
 	} {
 		b, err := json.Marshal(c.v)
 		if err != nil || string(b) != c.want {

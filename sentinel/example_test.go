@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sentinel"
 )
 
@@ -12,7 +13,7 @@ import (
 // mcpServers of ACP session/new; every event reaches OnEvent (the probe records it as a
 // frame), and Wait tells how far the agent got.
 func Example() {
-	hub, err := sentinel.Start(sentinel.Options{OnEvent: func(ev sentinel.Event) {
+	hub, err := sentinel.Start(sentinel.Options{OnEvent: func(ev record.MCPEvent) {
 		// record ev in the session record
 	}})
 	if err != nil {
@@ -25,7 +26,7 @@ func Example() {
 	// ... send session/new {"cwd": cwd, "mcpServers": hub.Servers()}, then:
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	fmt.Println(hub.Wait(ctx, sentinel.HTTP, sentinel.Listed), hub.Milestones(sentinel.HTTP).Has(sentinel.Reached))
+	fmt.Println(hub.Wait(ctx, record.MCPHTTP, record.MCPListed), hub.Milestones(record.MCPHTTP).Has(record.MCPReached))
 	// Output:
 	// stdio acpprobe_stdio
 	// http acpprobe_http

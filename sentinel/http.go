@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +26,7 @@ const closeWait = 5 * time.Second
 // that checks the token path, bounds and records every request and the messages in it.
 type httpSentinel struct {
 	hub       *Hub
-	transport Transport
+	transport record.MCPTransport
 	path      string // /<token>/mcp or /<token>/sse
 	token     string
 	server    *mcp.Server
@@ -38,7 +39,7 @@ type httpSentinel struct {
 	slots     chan struct{}  // one per running request, up to maxActive
 }
 
-func startHTTP(h *Hub, t Transport) (*httpSentinel, error) {
+func startHTTP(h *Hub, t record.MCPTransport) (*httpSentinel, error) {
 	ln, err := listenLoopback()
 	if err != nil {
 		return nil, err
@@ -54,10 +55,10 @@ func startHTTP(h *Hub, t Transport) (*httpSentinel, error) {
 	}
 	getServer := func(*http.Request) *mcp.Server { return s.server }
 	switch t {
-	case HTTP:
+	case record.MCPHTTP:
 		s.path = "/" + s.token + "/mcp"
 		s.handler = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxMessage})
-	case SSE:
+	case record.MCPSSE:
 		s.path = "/" + s.token + "/sse"
 		s.handler = mcp.NewSSEHandler(getServer, &mcp.SSEOptions{MaxRequestBodyBytes: maxMessage})
 	default:
@@ -92,9 +93,9 @@ func (s *httpSentinel) url() string { return "http://" + s.ln.Addr().String() + 
 // body's messages, and hands the request to the SDK.
 func (s *httpSentinel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	remote, loopback := peer(r.RemoteAddr)
-	ev := Event{Transport: s.transport, HTTPMethod: clip(r.Method), Remote: remote, Loopback: loopback}
+	ev := record.MCPEvent{Transport: s.transport, HTTPMethod: clip(r.Method), Remote: remote, Loopback: loopback}
 	if r.URL.Path != s.path {
-		ev.Kind, ev.Path, ev.Status = KindRejected, clip(r.URL.Path), http.StatusNotFound
+		ev.Kind, ev.Path, ev.Status = record.MCPRejected, clip(r.URL.Path), http.StatusNotFound
 		s.hub.record(ev)
 		http.NotFound(w, r)
 		return
@@ -103,23 +104,23 @@ func (s *httpSentinel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
 	default:
-		ev.Kind, ev.Path, ev.Status, ev.Error = KindRejected, s.maskedPath(), http.StatusServiceUnavailable, "too many requests at once"
+		ev.Kind, ev.Path, ev.Status, ev.Error = record.MCPRejected, s.maskedPath(), http.StatusServiceUnavailable, "too many requests at once"
 		s.hub.record(ev)
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 		return
 	}
 	seen := r.Header.Get(CheckHeader) == s.hub.check
-	ev.Kind, ev.Path, ev.ConfigSeen = KindRequest, s.maskedPath(), &seen
-	events := []Event{ev}
+	ev.Kind, ev.Path, ev.ConfigSeen = record.MCPRequest, s.maskedPath(), &seen
+	events := []record.MCPEvent{ev}
 	if r.Method == http.MethodPost && r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMessage))
 		var tooBig *http.MaxBytesError
-		bad := Event{Transport: s.transport, Size: len(body), Remote: remote, Loopback: loopback}
+		bad := record.MCPEvent{Transport: s.transport, Size: len(body), Remote: remote, Loopback: loopback}
 		switch {
 		case errors.As(err, &tooBig):
-			ev.Status, bad.Kind, bad.Status = http.StatusRequestEntityTooLarge, KindOversize, http.StatusRequestEntityTooLarge
+			ev.Status, bad.Kind, bad.Status = http.StatusRequestEntityTooLarge, record.MCPOversize, http.StatusRequestEntityTooLarge
 		case err != nil:
-			ev.Status, bad.Kind, bad.Status, bad.Error = http.StatusBadRequest, KindInvalid, http.StatusBadRequest, clip("reading the body: "+err.Error())
+			ev.Status, bad.Kind, bad.Status, bad.Error = http.StatusBadRequest, record.MCPInvalid, http.StatusBadRequest, clip("reading the body: "+err.Error())
 		}
 		if bad.Kind != "" {
 			s.hub.record(ev)

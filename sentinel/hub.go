@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // maxEvents bounds the events a Hub keeps and reports; past it one KindDropped event is
@@ -31,7 +33,7 @@ type Options struct {
 	// OnEvent, if set, receives every Event in the order recorded, from the Hub's
 	// goroutines, one at a time, and never after Close has returned. It must not block for
 	// long nor call Close.
-	OnEvent func(Event)
+	OnEvent func(record.MCPEvent)
 }
 
 // Hub serves the three sentinels of one probe run and records what reaches them. It is
@@ -40,16 +42,16 @@ type Hub struct {
 	opts    Options
 	nonce   string
 	check   string // the value of CheckEnv and CheckHeader
-	markers map[Transport]string
+	markers map[record.MCPTransport]string
 	stdio   *reports
-	http    map[Transport]*httpSentinel
+	http    map[record.MCPTransport]*httpSentinel
 
 	emit sync.Mutex // serialises record: milestones, events and callbacks stay in order
 
 	mu       sync.Mutex
-	events   []Event
+	events   []record.MCPEvent
 	dropped  bool
-	miles    map[Transport]*Milestones
+	miles    map[record.MCPTransport]*record.MCPMilestones
 	changed  chan struct{} // closed and replaced at every event (and at Close)
 	closed   bool
 	closeErr error
@@ -77,19 +79,19 @@ func Start(opts Options) (*Hub, error) {
 		opts:    opts,
 		nonce:   randomHex(4),
 		check:   randomHex(16),
-		markers: map[Transport]string{},
-		http:    map[Transport]*httpSentinel{},
-		miles:   map[Transport]*Milestones{},
+		markers: map[record.MCPTransport]string{},
+		http:    map[record.MCPTransport]*httpSentinel{},
+		miles:   map[record.MCPTransport]*record.MCPMilestones{},
 		changed: make(chan struct{}),
 	}
-	for _, t := range Transports {
+	for _, t := range record.MCPTransports {
 		h.markers[t] = "acpprobe-mark-" + string(t) + "-" + randomHex(8)
-		h.miles[t] = &Milestones{}
+		h.miles[t] = &record.MCPMilestones{}
 	}
 	if h.stdio, err = startReports(h); err != nil {
 		return nil, err
 	}
-	for _, t := range []Transport{HTTP, SSE} {
+	for _, t := range []record.MCPTransport{record.MCPHTTP, record.MCPSSE} {
 		s, err := startHTTP(h, t)
 		if err != nil {
 			h.Close()
@@ -104,11 +106,11 @@ func Start(opts Options) (*Hub, error) {
 // streamable HTTP and SSE servers, and for Stdio the report channel its sentinel processes dial
 // back to. A caller whose agent has a loopback of its own (a net-level sandbox) opens the
 // same ports there and gives the listeners to Serve.
-func (h *Hub) Ports() map[Transport]int {
-	return map[Transport]int{
-		Stdio: h.stdio.ln.Addr().(*net.TCPAddr).Port,
-		HTTP:  h.http[HTTP].ln.Addr().(*net.TCPAddr).Port,
-		SSE:   h.http[SSE].ln.Addr().(*net.TCPAddr).Port,
+func (h *Hub) Ports() map[record.MCPTransport]int {
+	return map[record.MCPTransport]int{
+		record.MCPStdio: h.stdio.ln.Addr().(*net.TCPAddr).Port,
+		record.MCPHTTP:  h.http[record.MCPHTTP].ln.Addr().(*net.TCPAddr).Port,
+		record.MCPSSE:   h.http[record.MCPSSE].ln.Addr().(*net.TCPAddr).Port,
 	}
 }
 
@@ -117,14 +119,14 @@ func (h *Hub) Ports() map[Transport]int {
 // a listener handed over from an agent's own loopback at the port Ports gives, where the
 // addresses of Server then reach the sentinels too. Once the Hub is closed it closes ln and
 // returns ErrClosed.
-func (h *Hub) Serve(t Transport, ln net.Listener) error {
+func (h *Hub) Serve(t record.MCPTransport, ln net.Listener) error {
 	h.mu.Lock()
 	defer h.mu.Unlock() // Close waits for what was started here: it marks the Hub closed first
 	if h.closed {
 		ln.Close()
 		return ErrClosed
 	}
-	if t == Stdio {
+	if t == record.MCPStdio {
 		return h.stdio.serveListener(ln)
 	}
 	s := h.http[t]
@@ -141,22 +143,22 @@ func (h *Hub) Serve(t Transport, ln net.Listener) error {
 }
 
 // Tool returns the name of the tool the sentinel of t exposes.
-func (h *Hub) Tool(t Transport) string { return ToolName(t, h.nonce) }
+func (h *Hub) Tool(t record.MCPTransport) string { return ToolName(t, h.nonce) }
 
 // Marker returns the per-run marker in the text the tool of t returns (see ResultText).
-func (h *Hub) Marker(t Transport) string { return h.markers[t] }
+func (h *Hub) Marker(t record.MCPTransport) string { return h.markers[t] }
 
 // Server returns the mcpServers entry that offers the sentinel of t to an agent.
-func (h *Hub) Server(t Transport) MCPServer {
+func (h *Hub) Server(t record.MCPTransport) MCPServer {
 	s := MCPServer{Transport: t, Name: ServerNamePrefix + string(t)}
 	switch t {
-	case Stdio:
+	case record.MCPStdio:
 		s.Command = h.opts.Command
 		s.Args = append(slices.Clone(h.opts.Args),
 			"--report", h.stdio.addr(), "--token", h.stdio.token,
 			"--tool", h.Tool(t), "--marker", h.Marker(t), "--check", h.check)
 		s.Env = []NameValue{{Name: CheckEnv, Value: h.check}}
-	case HTTP, SSE:
+	case record.MCPHTTP, record.MCPSSE:
 		s.URL = h.http[t].url()
 		s.Headers = []NameValue{{Name: CheckHeader, Value: h.check}}
 	}
@@ -165,11 +167,11 @@ func (h *Hub) Server(t Transport) MCPServer {
 
 // Setup says what the sentinels of this Hub are: per transport, the server's name, its one
 // tool and the marker in the tool's result. The probe records it, so that the milestones
-// can be derived again from the record alone (Milestones.Advance).
-func (h *Hub) Setup() Setup {
-	var s Setup
-	for _, t := range Transports {
-		s.Sentinels = append(s.Sentinels, SentinelInfo{Transport: t, Name: ServerNamePrefix + string(t), Tool: h.Tool(t), Marker: h.Marker(t)})
+// can be derived again from the record alone (record.MCPMilestones.Advance).
+func (h *Hub) Setup() record.MCPSetup {
+	var s record.MCPSetup
+	for _, t := range record.MCPTransports {
+		s.Sentinels = append(s.Sentinels, record.MCPSentinel{Transport: t, Name: ServerNamePrefix + string(t), Tool: h.Tool(t), Marker: h.Marker(t)})
 	}
 	return s
 }
@@ -177,32 +179,32 @@ func (h *Hub) Setup() Setup {
 // Servers returns the entries of all three sentinels, in the order of Transports.
 func (h *Hub) Servers() []MCPServer {
 	var out []MCPServer
-	for _, t := range Transports {
+	for _, t := range record.MCPTransports {
 		out = append(out, h.Server(t))
 	}
 	return out
 }
 
 // Events returns a copy of the events recorded so far.
-func (h *Hub) Events() []Event {
+func (h *Hub) Events() []record.MCPEvent {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.events)
 }
 
 // Milestones returns how far agents got with the sentinel of t so far.
-func (h *Hub) Milestones(t Transport) Milestones {
+func (h *Hub) Milestones(t record.MCPTransport) record.MCPMilestones {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if m := h.miles[t]; m != nil {
 		return *m
 	}
-	return Milestones{}
+	return record.MCPMilestones{}
 }
 
 // Wait blocks until the sentinel of t has seen stage, ctx ends (its error) or the Hub is
 // closed (ErrClosed).
-func (h *Hub) Wait(ctx context.Context, t Transport, stage Stage) error {
+func (h *Hub) Wait(ctx context.Context, t record.MCPTransport, stage record.MCPStage) error {
 	for {
 		h.mu.Lock()
 		seen := h.miles[t] != nil && h.miles[t].Has(stage)
@@ -237,7 +239,7 @@ func (h *Hub) Close() error {
 	h.mu.Unlock()
 
 	var errs []error
-	for _, t := range []Transport{HTTP, SSE} {
+	for _, t := range []record.MCPTransport{record.MCPHTTP, record.MCPSSE} {
 		if s := h.http[t]; s != nil {
 			errs = append(errs, s.close())
 		}
@@ -253,7 +255,7 @@ func (h *Hub) Close() error {
 }
 
 // record stamps ev, advances the milestones, keeps ev and hands it to OnEvent.
-func (h *Hub) record(ev Event) {
+func (h *Hub) record(ev record.MCPEvent) {
 	h.emit.Lock()
 	defer h.emit.Unlock()
 	ev.Time = time.Now()
@@ -265,7 +267,7 @@ func (h *Hub) record(ev Event) {
 		h.events = append(h.events, ev)
 	case !h.dropped:
 		h.dropped = true
-		ev = Event{Transport: ev.Transport, Kind: KindDropped, Time: ev.Time,
+		ev = record.MCPEvent{Transport: ev.Transport, Kind: record.MCPDropped, Time: ev.Time,
 			Error: fmt.Sprintf("more than %d events: later ones are not kept", maxEvents)}
 		h.events = append(h.events, ev)
 	default:
@@ -282,7 +284,7 @@ func (h *Hub) record(ev Event) {
 }
 
 // advance updates the milestones of ev's transport; h.mu is held.
-func (h *Hub) advance(ev Event) {
+func (h *Hub) advance(ev record.MCPEvent) {
 	if m := h.miles[ev.Transport]; m != nil {
 		m.Advance(ev, h.Tool(ev.Transport))
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Bounds on what a sentinel reads and keeps. An MCP client talking to a sentinel sends a
@@ -62,15 +64,15 @@ func readLine(br *bufio.Reader, max int) (line []byte, size int, err error) {
 // observe turns one message (a stdio line or an HTTP body: a JSON-RPC message or a batch)
 // into events, and says whether every part of it is a well-formed JSON-RPC message, that is
 // whether it may be handed to the MCP SDK (which ends the session on anything else).
-func observe(raw []byte) (events []Event, ok bool) {
+func observe(raw []byte) (events []record.MCPEvent, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '[' {
 		var batch []json.RawMessage
 		if err := json.Unmarshal(raw, &batch); err != nil {
-			return []Event{invalid(len(raw), "not JSON: "+err.Error())}, false
+			return []record.MCPEvent{invalid(len(raw), "not JSON: "+err.Error())}, false
 		}
 		if len(batch) == 0 {
-			return []Event{invalid(len(raw), "empty batch")}, false
+			return []record.MCPEvent{invalid(len(raw), "empty batch")}, false
 		}
 		ok = true
 		for i, m := range batch {
@@ -79,17 +81,17 @@ func observe(raw []byte) (events []Event, ok bool) {
 				break
 			}
 			ev := observeOne(m)
-			ok = ok && ev.Kind != KindInvalid
+			ok = ok && ev.Kind != record.MCPInvalid
 			events = append(events, ev)
 		}
 		return events, ok
 	}
 	ev := observeOne(raw)
-	return []Event{ev}, ev.Kind != KindInvalid
+	return []record.MCPEvent{ev}, ev.Kind != record.MCPInvalid
 }
 
 // observeOne describes one JSON-RPC message.
-func observeOne(raw []byte) Event {
+func observeOne(raw []byte) record.MCPEvent {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -101,7 +103,7 @@ func observeOne(raw []byte) Event {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return invalid(len(raw), "not a JSON-RPC message: "+err.Error())
 	}
-	ev := Event{Kind: KindMessage}
+	ev := record.MCPEvent{Kind: record.MCPMessage}
 	if len(m.ID) <= maxID {
 		ev.ID = m.ID
 	}
@@ -109,24 +111,24 @@ func observeOne(raw []byte) Event {
 	case m.Method != nil:
 		ev.Method = clip(*m.Method)
 	case m.Result != nil || m.Error != nil:
-		ev.Kind = KindResponse
+		ev.Kind = record.MCPResponse
 	default:
-		ev.Kind, ev.Size, ev.Error = KindInvalid, len(raw), "neither method nor result nor error"
+		ev.Kind, ev.Size, ev.Error = record.MCPInvalid, len(raw), "neither method nor result nor error"
 		return ev
 	}
 	if m.JSONRPC != "2.0" {
-		ev.Kind, ev.Size, ev.Error = KindInvalid, len(raw), clip(fmt.Sprintf("jsonrpc is %q, not \"2.0\"", m.JSONRPC))
+		ev.Kind, ev.Size, ev.Error = record.MCPInvalid, len(raw), clip(fmt.Sprintf("jsonrpc is %q, not \"2.0\"", m.JSONRPC))
 		return ev
 	}
 	// The client's version and self-description: in initialize's params (MCP up to
 	// 2025-11-25), or in the _meta of every request (the sessionless MCP 2026-07-28,
 	// which starts with server/discover instead of initialize).
 	var p struct {
-		ProtocolVersion string      `json:"protocolVersion"`
-		ClientInfo      *ClientInfo `json:"clientInfo"`
+		ProtocolVersion string            `json:"protocolVersion"`
+		ClientInfo      *record.MCPClient `json:"clientInfo"`
 		Meta            struct {
-			ProtocolVersion string      `json:"io.modelcontextprotocol/protocolVersion"`
-			ClientInfo      *ClientInfo `json:"io.modelcontextprotocol/clientInfo"`
+			ProtocolVersion string            `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientInfo      *record.MCPClient `json:"io.modelcontextprotocol/clientInfo"`
 		} `json:"_meta"`
 	}
 	if json.Unmarshal(m.Params, &p) == nil {
@@ -135,7 +137,7 @@ func observeOne(raw []byte) Event {
 		}
 		ev.ProtocolVersion = clip(p.ProtocolVersion)
 		if ci := p.ClientInfo; ci != nil {
-			ev.ClientInfo = &ClientInfo{Name: clip(ci.Name), Title: clip(ci.Title), Version: clip(ci.Version)}
+			ev.ClientInfo = &record.MCPClient{Name: clip(ci.Name), Title: clip(ci.Title), Version: clip(ci.Version)}
 		}
 	}
 	switch ev.Method {
@@ -156,8 +158,8 @@ func observeOne(raw []byte) Event {
 	return ev
 }
 
-func invalid(size int, why string) Event {
-	return Event{Kind: KindInvalid, Size: size, Error: clip(why)}
+func invalid(size int, why string) record.MCPEvent {
+	return record.MCPEvent{Kind: record.MCPInvalid, Size: size, Error: clip(why)}
 }
 
 // clip bounds s to maxText bytes of valid UTF-8.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 func TestObserve(t *testing.T) {
@@ -15,33 +17,33 @@ func TestObserve(t *testing.T) {
 	for _, c := range []struct {
 		name, in string
 		ok       bool
-		want     []Event
+		want     []record.MCPEvent
 	}{
 		{"initialize", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code","title":"Claude","version":"2.1"}}}`, true,
-			[]Event{{Kind: KindMessage, Method: "initialize", ID: json.RawMessage(`0`), ProtocolVersion: "2025-06-18", ClientInfo: &ClientInfo{Name: "claude-code", Title: "Claude", Version: "2.1"}}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "initialize", ID: json.RawMessage(`0`), ProtocolVersion: "2025-06-18", ClientInfo: &record.MCPClient{Name: "claude-code", Title: "Claude", Version: "2.1"}}}},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, true,
-			[]Event{{Kind: KindMessage, Method: "notifications/initialized"}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "notifications/initialized"}}},
 		{"call", `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t","arguments":{"k":[1,2]}}}`, true,
-			[]Event{{Kind: KindMessage, Method: "tools/call", ID: json.RawMessage(`"a"`), Tool: "t", Arguments: json.RawMessage(`{"k":[1,2]}`)}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "tools/call", ID: json.RawMessage(`"a"`), Tool: "t", Arguments: json.RawMessage(`{"k":[1,2]}`)}}},
 		{"big arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":"` + strings.Repeat("x", maxArguments) + `"}}`, true,
-			[]Event{{Kind: KindMessage, Method: "tools/call", ID: json.RawMessage(`1`), Tool: "t", ArgumentsSize: maxArguments + 2}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "tools/call", ID: json.RawMessage(`1`), Tool: "t", ArgumentsSize: maxArguments + 2}}},
 		{"response", `{"jsonrpc":"2.0","id":7,"result":{}}`, true,
-			[]Event{{Kind: KindResponse, ID: json.RawMessage(`7`)}}},
+			[]record.MCPEvent{{Kind: record.MCPResponse, ID: json.RawMessage(`7`)}}},
 		{"error response", `{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}`, true,
-			[]Event{{Kind: KindResponse, ID: json.RawMessage(`7`)}}},
+			[]record.MCPEvent{{Kind: record.MCPResponse, ID: json.RawMessage(`7`)}}},
 		{"long method", `{"jsonrpc":"2.0","method":"` + long + `"}`, true,
-			[]Event{{Kind: KindMessage, Method: "a" + strings.Repeat("é", maxText/2-1)}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "a" + strings.Repeat("é", maxText/2-1)}}},
 		{"huge id", `{"jsonrpc":"2.0","id":"` + strings.Repeat("9", maxID) + `","method":"ping"}`, true,
-			[]Event{{Kind: KindMessage, Method: "ping"}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "ping"}}},
 		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"n"}]`, true,
-			[]Event{{Kind: KindMessage, Method: "tools/list", ID: json.RawMessage(`1`)}, {Kind: KindMessage, Method: "n"}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "tools/list", ID: json.RawMessage(`1`)}, {Kind: record.MCPMessage, Method: "n"}}},
 		{"batch with garbage", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},3]`, false,
-			[]Event{{Kind: KindMessage, Method: "tools/list", ID: json.RawMessage(`1`)}, {Kind: KindInvalid, Size: 1, Error: "not a JSON-RPC message: json: cannot unmarshal number"}}},
-		{"empty batch", `[]`, false, []Event{{Kind: KindInvalid, Size: 2, Error: "empty batch"}}},
-		{"not json", `hello`, false, []Event{{Kind: KindInvalid, Size: 5, Error: "not a JSON-RPC message: invalid character 'h'"}}},
-		{"no method", `{"jsonrpc":"2.0","id":1}`, false, []Event{{Kind: KindInvalid, ID: json.RawMessage(`1`), Size: 24, Error: "neither method nor result nor error"}}},
+			[]record.MCPEvent{{Kind: record.MCPMessage, Method: "tools/list", ID: json.RawMessage(`1`)}, {Kind: record.MCPInvalid, Size: 1, Error: "not a JSON-RPC message: json: cannot unmarshal number"}}},
+		{"empty batch", `[]`, false, []record.MCPEvent{{Kind: record.MCPInvalid, Size: 2, Error: "empty batch"}}},
+		{"not json", `hello`, false, []record.MCPEvent{{Kind: record.MCPInvalid, Size: 5, Error: "not a JSON-RPC message: invalid character 'h'"}}},
+		{"no method", `{"jsonrpc":"2.0","id":1}`, false, []record.MCPEvent{{Kind: record.MCPInvalid, ID: json.RawMessage(`1`), Size: 24, Error: "neither method nor result nor error"}}},
 		{"old jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"initialize"}`, false,
-			[]Event{{Kind: KindInvalid, ID: json.RawMessage(`1`), Method: "initialize", Size: 46, Error: `jsonrpc is "1.0", not "2.0"`}}},
+			[]record.MCPEvent{{Kind: record.MCPInvalid, ID: json.RawMessage(`1`), Method: "initialize", Size: 46, Error: `jsonrpc is "1.0", not "2.0"`}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := observe([]byte(c.in))
@@ -65,7 +67,7 @@ func TestObserve(t *testing.T) {
 func TestObserveBatchBound(t *testing.T) {
 	in := "[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, maxBatch+10), ",") + "]"
 	got, ok := observe([]byte(in))
-	if !ok || len(got) != maxBatch+1 || got[maxBatch].Kind != KindInvalid || !strings.Contains(got[maxBatch].Error, "batch of 74 messages") {
+	if !ok || len(got) != maxBatch+1 || got[maxBatch].Kind != record.MCPInvalid || !strings.Contains(got[maxBatch].Error, "batch of 74 messages") {
 		t.Fatalf("ok %v, %d events, last %+v", ok, len(got), got[len(got)-1])
 	}
 }
@@ -101,7 +103,7 @@ func TestReadLine(t *testing.T) {
 // TestStdinFilter: only well-formed messages pass; every line is reported; the total is
 // bounded.
 func TestStdinFilter(t *testing.T) {
-	var reported []Event
+	var reported []record.MCPEvent
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize"}`,
 		`garbage`,
@@ -112,7 +114,7 @@ func TestStdinFilter(t *testing.T) {
 		strings.Repeat("y", 200),
 	}, "\n") + "\n"
 	f := &stdinFilter{br: bufio.NewReader(strings.NewReader(in)), maxLine: 100, maxTotal: 300,
-		report: func(evs []Event) error { reported = append(reported, evs...); return nil }}
+		report: func(evs []record.MCPEvent) error { reported = append(reported, evs...); return nil }}
 	out, err := io.ReadAll(f)
 	if !errors.Is(err, errInputLimit) {
 		t.Fatalf("err = %v, want the input limit", err)
@@ -132,7 +134,7 @@ func TestStdinFilter(t *testing.T) {
 	}
 
 	failing := &stdinFilter{br: bufio.NewReader(strings.NewReader("x\n")), maxLine: 10, maxTotal: 100,
-		report: func([]Event) error { return io.ErrClosedPipe }}
+		report: func([]record.MCPEvent) error { return io.ErrClosedPipe }}
 	if _, err := failing.Read(make([]byte, 10)); !errors.Is(err, io.ErrClosedPipe) {
 		t.Errorf("a failing report channel gave %v", err)
 	}
@@ -141,17 +143,17 @@ func TestStdinFilter(t *testing.T) {
 // TestEventLimit: past maxEvents one dropped event is reported, the rest only advance the
 // milestones.
 func TestEventLimit(t *testing.T) {
-	var got []Event
-	h := &Hub{opts: Options{OnEvent: func(ev Event) { got = append(got, ev) }}, nonce: "n",
-		miles: map[Transport]*Milestones{HTTP: {}}, changed: make(chan struct{})}
+	var got []record.MCPEvent
+	h := &Hub{opts: Options{OnEvent: func(ev record.MCPEvent) { got = append(got, ev) }}, nonce: "n",
+		miles: map[record.MCPTransport]*record.MCPMilestones{record.MCPHTTP: {}}, changed: make(chan struct{})}
 	for range maxEvents + 10 {
-		h.record(Event{Transport: HTTP, Kind: KindMessage, Method: "ping"})
+		h.record(record.MCPEvent{Transport: record.MCPHTTP, Kind: record.MCPMessage, Method: "ping"})
 	}
-	h.record(Event{Transport: HTTP, Kind: KindMessage, Method: "tools/call", Tool: h.Tool(HTTP)})
-	if len(got) != maxEvents+1 || got[maxEvents].Kind != KindDropped || len(h.Events()) != maxEvents+1 {
+	h.record(record.MCPEvent{Transport: record.MCPHTTP, Kind: record.MCPMessage, Method: "tools/call", Tool: h.Tool(record.MCPHTTP)})
+	if len(got) != maxEvents+1 || got[maxEvents].Kind != record.MCPDropped || len(h.Events()) != maxEvents+1 {
 		t.Fatalf("%d reported, %d kept, last %+v", len(got), len(h.Events()), got[len(got)-1])
 	}
-	if !h.Milestones(HTTP).Has(Called) {
+	if !h.Milestones(record.MCPHTTP).Has(record.MCPCalled) {
 		t.Error("an event past the limit did not advance the milestones")
 	}
 }
@@ -168,7 +170,7 @@ func FuzzObserve(f *testing.F) {
 			t.Fatalf("%d events", len(events))
 		}
 		for _, ev := range events {
-			if ok && ev.Kind != KindMessage && ev.Kind != KindResponse {
+			if ok && ev.Kind != record.MCPMessage && ev.Kind != record.MCPResponse {
 				t.Fatalf("ok with a %s event", ev.Kind)
 			}
 			if len(ev.Method) > maxText || len(ev.Tool) > maxText || len(ev.Error) > maxText || len(ev.ID) > maxID || len(ev.Arguments) > maxArguments {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp/schema"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,13 +43,13 @@ func TestMain(m *testing.M) {
 // recorder collects a Hub's events through OnEvent and lets a test wait for one.
 type recorder struct {
 	mu     sync.Mutex
-	events []sentinel.Event
+	events []record.MCPEvent
 	added  chan struct{}
 }
 
 func newRecorder() *recorder { return &recorder{added: make(chan struct{}, 1)} }
 
-func (r *recorder) add(ev sentinel.Event) {
+func (r *recorder) add(ev record.MCPEvent) {
 	r.mu.Lock()
 	r.events = append(r.events, ev)
 	r.mu.Unlock()
@@ -58,14 +59,14 @@ func (r *recorder) add(ev sentinel.Event) {
 	}
 }
 
-func (r *recorder) all() []sentinel.Event {
+func (r *recorder) all() []record.MCPEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.events)
 }
 
 // await returns the first event matching ok, failing the test after a deadline.
-func (r *recorder) await(t *testing.T, what string, ok func(sentinel.Event) bool) sentinel.Event {
+func (r *recorder) await(t *testing.T, what string, ok func(record.MCPEvent) bool) record.MCPEvent {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
@@ -82,7 +83,7 @@ func (r *recorder) await(t *testing.T, what string, ok func(sentinel.Event) bool
 	}
 }
 
-func dump(events []sentinel.Event) string {
+func dump(events []record.MCPEvent) string {
 	b, _ := json.MarshalIndent(events, "", " ")
 	return string(b)
 }
@@ -126,9 +127,9 @@ func sentinelCommand(ctx context.Context, s sentinel.MCPServer) *exec.Cmd {
 func transportFor(ctx context.Context, s sentinel.MCPServer) mcp.Transport {
 	client := &http.Client{Transport: headerTransport{s.Headers}}
 	switch s.Transport {
-	case sentinel.HTTP:
+	case record.MCPHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: client}
-	case sentinel.SSE:
+	case record.MCPSSE:
 		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: client}
 	}
 	return &mcp.CommandTransport{Command: sentinelCommand(ctx, s)}
@@ -140,7 +141,7 @@ func transportFor(ctx context.Context, s sentinel.MCPServer) mcp.Transport {
 // server/discover where the transport supports it (stdio; the SDK's stateful HTTP and its
 // SSE fall back to initialize).
 func TestEachTransport(t *testing.T) {
-	for _, tr := range sentinel.Transports {
+	for _, tr := range record.MCPTransports {
 		for _, version := range []string{"2025-11-25", ""} {
 			name := string(tr) + "/" + version
 			if version == "" {
@@ -151,7 +152,7 @@ func TestEachTransport(t *testing.T) {
 	}
 }
 
-func testTransport(t *testing.T, tr sentinel.Transport, version string) {
+func testTransport(t *testing.T, tr record.MCPTransport, version string) {
 	h, rec := startHub(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -187,7 +188,7 @@ func testTransport(t *testing.T, tr sentinel.Transport, version string) {
 	}
 
 	m := h.Milestones(tr)
-	for _, st := range []sentinel.Stage{sentinel.Reached, sentinel.Connected, sentinel.Listed, sentinel.Called} {
+	for _, st := range []record.MCPStage{record.MCPReached, record.MCPConnected, record.MCPListed, record.MCPCalled} {
 		if !m.Has(st) {
 			t.Errorf("milestone %s not seen: %+v", st, m)
 		}
@@ -202,41 +203,41 @@ func testTransport(t *testing.T, tr sentinel.Transport, version string) {
 		t.Errorf("configSeen = %v, want true (env/header passed)", m.ConfigSeen)
 	}
 
-	handshake := rec.await(t, "handshake", func(ev sentinel.Event) bool { return ev.Transport == tr && ev.ProtocolVersion != "" })
-	if handshake.ClientInfo == nil || handshake.Kind != sentinel.KindMessage || string(handshake.ID) == "" {
+	handshake := rec.await(t, "handshake", func(ev record.MCPEvent) bool { return ev.Transport == tr && ev.ProtocolVersion != "" })
+	if handshake.ClientInfo == nil || handshake.Kind != record.MCPMessage || string(handshake.ID) == "" {
 		t.Errorf("handshake event = %+v", handshake)
 	}
-	if (tr == sentinel.Stdio) != (handshake.Status == 0) || handshake.Status >= 400 {
+	if (tr == record.MCPStdio) != (handshake.Status == 0) || handshake.Status >= 400 {
 		t.Errorf("handshake answered with HTTP status %d", handshake.Status)
 	}
 	if version != "" {
 		if handshake.Method != "initialize" || handshake.ProtocolVersion != version {
 			t.Errorf("handshake event = %+v, want initialize %s", handshake, version)
 		}
-		rec.await(t, "initialized notification", func(ev sentinel.Event) bool {
+		rec.await(t, "initialized notification", func(ev record.MCPEvent) bool {
 			return ev.Transport == tr && ev.Method == "notifications/initialized" && ev.ID == nil
 		})
-	} else if tr == sentinel.Stdio && handshake.Method != "server/discover" {
+	} else if tr == record.MCPStdio && handshake.Method != "server/discover" {
 		t.Errorf("handshake event = %+v, want server/discover", handshake)
 	}
-	call := rec.await(t, "tools/call", func(ev sentinel.Event) bool {
+	call := rec.await(t, "tools/call", func(ev record.MCPEvent) bool {
 		return ev.Transport == tr && ev.Method == "tools/call" && ev.Tool == h.Tool(tr)
 	})
 	if string(call.Arguments) != `{"why":"test"}` {
 		t.Errorf("tools/call arguments = %s", call.Arguments)
 	}
-	rec.await(t, "call of the other tool", func(ev sentinel.Event) bool { return ev.Transport == tr && ev.Tool == "other_tool" })
-	if tr == sentinel.Stdio {
-		spawned := rec.await(t, "spawned", func(ev sentinel.Event) bool { return ev.Kind == sentinel.KindSpawned })
-		rec.await(t, "disconnected", func(ev sentinel.Event) bool {
-			return ev.Kind == sentinel.KindDisconnected && ev.Pid == spawned.Pid
+	rec.await(t, "call of the other tool", func(ev record.MCPEvent) bool { return ev.Transport == tr && ev.Tool == "other_tool" })
+	if tr == record.MCPStdio {
+		spawned := rec.await(t, "spawned", func(ev record.MCPEvent) bool { return ev.Kind == record.MCPSpawned })
+		rec.await(t, "disconnected", func(ev record.MCPEvent) bool {
+			return ev.Kind == record.MCPDisconnected && ev.Pid == spawned.Pid
 		})
 		if spawned.Pid == os.Getpid() || spawned.Pid <= 0 {
 			t.Errorf("spawned pid = %d, want the child's", spawned.Pid)
 		}
 	} else {
-		req := rec.await(t, "request", func(ev sentinel.Event) bool { return ev.Transport == tr && ev.Kind == sentinel.KindRequest })
-		if req.Path != "/{token}/"+map[sentinel.Transport]string{sentinel.HTTP: "mcp", sentinel.SSE: "sse"}[tr] || req.HTTPMethod == "" {
+		req := rec.await(t, "request", func(ev record.MCPEvent) bool { return ev.Transport == tr && ev.Kind == record.MCPRequest })
+		if req.Path != "/{token}/"+map[record.MCPTransport]string{record.MCPHTTP: "mcp", record.MCPSSE: "sse"}[tr] || req.HTTPMethod == "" {
 			t.Errorf("request event = %+v (the token must be masked)", req)
 		}
 	}
@@ -273,7 +274,7 @@ func TestServersMatchACPSchema(t *testing.T) {
 		var m map[string]any
 		json.Unmarshal(raw, &m)
 		switch s.Transport {
-		case sentinel.Stdio:
+		case record.MCPStdio:
 			exe, _ := os.Executable()
 			if m["command"] != exe || m["type"] != nil || !strings.Contains(string(raw), `"mcp-sentinel","--report","127.0.0.1:`) {
 				t.Errorf("stdio entry %s", raw)
@@ -295,7 +296,7 @@ func TestToolNames(t *testing.T) {
 	h, _ := startHub(t)
 	h2, _ := startHub(t)
 	valid := regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]{0,31}$`)
-	for _, tr := range sentinel.Transports {
+	for _, tr := range record.MCPTransports {
 		name := h.Tool(tr)
 		if !valid.MatchString(name) || !strings.Contains(name, string(tr)) {
 			t.Errorf("tool name %q", name)
@@ -313,7 +314,7 @@ func TestToolNames(t *testing.T) {
 // oversize bodies (413); none of them reaches a milestone.
 func TestWrongPaths(t *testing.T) {
 	h, rec := startHub(t)
-	for _, tr := range []sentinel.Transport{sentinel.HTTP, sentinel.SSE} {
+	for _, tr := range []record.MCPTransport{record.MCPHTTP, record.MCPSSE} {
 		u := h.Server(tr).URL
 		base := u[:strings.Index(u[len("http://"):], "/")+len("http://")]
 		for _, path := range []string{"/", "/wrong/mcp", "/" + strings.Repeat("a", 32) + "/sse"} {
@@ -325,8 +326,8 @@ func TestWrongPaths(t *testing.T) {
 			if resp.StatusCode != http.StatusNotFound {
 				t.Errorf("%s %s: status %d", tr, path, resp.StatusCode)
 			}
-			rec.await(t, "rejected "+path, func(ev sentinel.Event) bool {
-				return ev.Transport == tr && ev.Kind == sentinel.KindRejected && ev.Path == path && ev.Status == 404 && ev.HTTPMethod == "POST" && ev.Loopback
+			rec.await(t, "rejected "+path, func(ev record.MCPEvent) bool {
+				return ev.Transport == tr && ev.Kind == record.MCPRejected && ev.Path == path && ev.Status == 404 && ev.HTTPMethod == "POST" && ev.Loopback
 			})
 		}
 		resp, err := http.Post(u, "application/json", strings.NewReader(strings.Repeat(" ", 2<<20)))
@@ -337,10 +338,10 @@ func TestWrongPaths(t *testing.T) {
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s oversize body: status %d", tr, resp.StatusCode)
 		}
-		rec.await(t, "oversize", func(ev sentinel.Event) bool {
-			return ev.Transport == tr && ev.Kind == sentinel.KindOversize && ev.Status == 413
+		rec.await(t, "oversize", func(ev record.MCPEvent) bool {
+			return ev.Transport == tr && ev.Kind == record.MCPOversize && ev.Status == 413
 		})
-		if m := h.Milestones(tr); m.Has(sentinel.Connected) || !m.Has(sentinel.Reached) {
+		if m := h.Milestones(tr); m.Has(record.MCPConnected) || !m.Has(record.MCPReached) {
 			t.Errorf("%s milestones after wrong requests: %+v", tr, m)
 		}
 	}
@@ -351,7 +352,7 @@ func TestWrongPaths(t *testing.T) {
 // with its status and counts for no milestone.
 func TestRefusedMessages(t *testing.T) {
 	h, rec := startHub(t)
-	resp, err := http.Post(h.Server(sentinel.SSE).URL, "application/json",
+	resp, err := http.Post(h.Server(record.MCPSSE).URL, "application/json",
 		strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -360,11 +361,11 @@ func TestRefusedMessages(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want the SDK's 400", resp.StatusCode)
 	}
-	rec.await(t, "request", func(ev sentinel.Event) bool {
-		return ev.Kind == sentinel.KindRequest && ev.Status == 400 && ev.HTTPMethod == "POST"
+	rec.await(t, "request", func(ev record.MCPEvent) bool {
+		return ev.Kind == record.MCPRequest && ev.Status == 400 && ev.HTTPMethod == "POST"
 	})
-	rec.await(t, "initialize", func(ev sentinel.Event) bool { return ev.Method == "initialize" && ev.Status == 400 })
-	if m := h.Milestones(sentinel.SSE); !m.Has(sentinel.Reached) || m.Has(sentinel.Connected) || m.ClientInfo != nil {
+	rec.await(t, "initialize", func(ev record.MCPEvent) bool { return ev.Method == "initialize" && ev.Status == 400 })
+	if m := h.Milestones(record.MCPSSE); !m.Has(record.MCPReached) || m.Has(record.MCPConnected) || m.ClientInfo != nil {
 		t.Errorf("milestones after a refused initialize: %+v", m)
 	}
 }
@@ -374,7 +375,7 @@ func TestStdioEndsWithStdin(t *testing.T) {
 	h, rec := startHub(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := sentinelCommand(ctx, h.Server(sentinel.Stdio))
+	cmd := sentinelCommand(ctx, h.Server(record.MCPStdio))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -382,12 +383,12 @@ func TestStdioEndsWithStdin(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	rec.await(t, "spawned", func(ev sentinel.Event) bool { return ev.Kind == sentinel.KindSpawned && ev.Pid == cmd.Process.Pid })
+	rec.await(t, "spawned", func(ev record.MCPEvent) bool { return ev.Kind == record.MCPSpawned && ev.Pid == cmd.Process.Pid })
 	stdin.Close()
 	if err := cmd.Wait(); err != nil || ctx.Err() != nil {
 		t.Fatalf("sentinel after stdin closed: %v (ctx %v)", err, ctx.Err())
 	}
-	rec.await(t, "disconnected", func(ev sentinel.Event) bool { return ev.Kind == sentinel.KindDisconnected && ev.Pid == cmd.Process.Pid })
+	rec.await(t, "disconnected", func(ev record.MCPEvent) bool { return ev.Kind == record.MCPDisconnected && ev.Pid == cmd.Process.Pid })
 }
 
 // TestStdioEndsWithProbe: the stdio sentinel exits 1 when the probe's channel goes away,
@@ -396,7 +397,7 @@ func TestStdioEndsWithProbe(t *testing.T) {
 	h, rec := startHub(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := sentinelCommand(ctx, h.Server(sentinel.Stdio))
+	cmd := sentinelCommand(ctx, h.Server(record.MCPStdio))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +406,7 @@ func TestStdioEndsWithProbe(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	rec.await(t, "spawned", func(ev sentinel.Event) bool { return ev.Kind == sentinel.KindSpawned })
+	rec.await(t, "spawned", func(ev record.MCPEvent) bool { return ev.Kind == record.MCPSpawned })
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestStdioEndsWithProbeWhenStuck(t *testing.T) {
 	h, rec := startHub(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := sentinelCommand(ctx, h.Server(sentinel.Stdio))
+	cmd := sentinelCommand(ctx, h.Server(record.MCPStdio))
 	stdin, _ := cmd.StdinPipe()
 	defer stdin.Close()
 	if _, err := cmd.StdoutPipe(); err != nil { // never read
@@ -440,7 +441,7 @@ func TestStdioEndsWithProbeWhenStuck(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	rec.await(t, "the last call", func(ev sentinel.Event) bool { return string(ev.ID) == fmt.Sprint(calls) })
+	rec.await(t, "the last call", func(ev record.MCPEvent) bool { return string(ev.ID) == fmt.Sprint(calls) })
 	h.Close()
 	err := cmd.Wait()
 	var exit *exec.ExitError
@@ -455,7 +456,7 @@ func TestStdioBoundsInput(t *testing.T) {
 	h, rec := startHub(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := sentinelCommand(ctx, h.Server(sentinel.Stdio))
+	cmd := sentinelCommand(ctx, h.Server(record.MCPStdio))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -482,13 +483,13 @@ func TestStdioBoundsInput(t *testing.T) {
 	if json.Unmarshal([]byte(line), &resp) != nil || resp.ID != 3 || resp.Result.ServerInfo.Name != "acpprobe-sentinel-stdio" {
 		t.Fatalf("first answer %q, want the initialize result for id 3", line)
 	}
-	rec.await(t, "garbage", func(ev sentinel.Event) bool {
-		return ev.Kind == sentinel.KindInvalid && ev.Size == len("this is not json")
+	rec.await(t, "garbage", func(ev record.MCPEvent) bool {
+		return ev.Kind == record.MCPInvalid && ev.Size == len("this is not json")
 	})
-	rec.await(t, "no jsonrpc", func(ev sentinel.Event) bool { return ev.Kind == sentinel.KindInvalid && ev.Method == "initialize" })
-	rec.await(t, "oversize", func(ev sentinel.Event) bool { return ev.Kind == sentinel.KindOversize && ev.Size > 3<<20 })
-	rec.await(t, "initialize", func(ev sentinel.Event) bool { return ev.Method == "initialize" && ev.Kind == sentinel.KindMessage })
-	if m := h.Milestones(sentinel.Stdio); !m.Has(sentinel.Connected) || m.ClientInfo == nil || m.ClientInfo.Name != "raw" {
+	rec.await(t, "no jsonrpc", func(ev record.MCPEvent) bool { return ev.Kind == record.MCPInvalid && ev.Method == "initialize" })
+	rec.await(t, "oversize", func(ev record.MCPEvent) bool { return ev.Kind == record.MCPOversize && ev.Size > 3<<20 })
+	rec.await(t, "initialize", func(ev record.MCPEvent) bool { return ev.Method == "initialize" && ev.Kind == record.MCPMessage })
+	if m := h.Milestones(record.MCPStdio); !m.Has(record.MCPConnected) || m.ClientInfo == nil || m.ClientInfo.Name != "raw" {
 		t.Errorf("milestones %+v", m)
 	}
 	stdin.Close()
@@ -501,7 +502,7 @@ func TestStdioBoundsInput(t *testing.T) {
 // rejected and recorded, and reaches no milestone.
 func TestReportChannelNeedsToken(t *testing.T) {
 	h, rec := startHub(t)
-	args := h.Server(sentinel.Stdio).Args
+	args := h.Server(record.MCPStdio).Args
 	addr := args[slices.Index(args, "--report")+1]
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -512,10 +513,10 @@ func TestReportChannelNeedsToken(t *testing.T) {
 	if n, err := c.Read(make([]byte, 1)); err == nil || n != 0 {
 		t.Errorf("channel with a wrong token stayed open (read %d, %v)", n, err)
 	}
-	rec.await(t, "rejected", func(ev sentinel.Event) bool {
-		return ev.Kind == sentinel.KindRejected && ev.Transport == sentinel.Stdio
+	rec.await(t, "rejected", func(ev record.MCPEvent) bool {
+		return ev.Kind == record.MCPRejected && ev.Transport == record.MCPStdio
 	})
-	if m := h.Milestones(sentinel.Stdio); m.Has(sentinel.Reached) || m.ConfigSeen != nil {
+	if m := h.Milestones(record.MCPStdio); m.Has(record.MCPReached) || m.ConfigSeen != nil {
 		t.Errorf("milestones after a rejected channel: %+v", m)
 	}
 }
@@ -550,12 +551,12 @@ func TestWait(t *testing.T) {
 	h, _ := startHub(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := h.Wait(ctx, sentinel.HTTP, sentinel.Connected); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.Wait(ctx, record.MCPHTTP, record.MCPConnected); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Wait with nothing connecting = %v", err)
 	}
 	done := make(chan error)
-	go func() { done <- h.Wait(context.Background(), sentinel.HTTP, sentinel.Reached) }()
-	resp, err := http.Get(h.Server(sentinel.HTTP).URL)
+	go func() { done <- h.Wait(context.Background(), record.MCPHTTP, record.MCPReached) }()
+	resp, err := http.Get(h.Server(record.MCPHTTP).URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +564,7 @@ func TestWait(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Wait for reached = %v", err)
 	}
-	go func() { done <- h.Wait(context.Background(), sentinel.SSE, sentinel.Called) }()
+	go func() { done <- h.Wait(context.Background(), record.MCPSSE, record.MCPCalled) }()
 	h.Close()
 	if err := <-done; !errors.Is(err, sentinel.ErrClosed) {
 		t.Errorf("Wait at Close = %v", err)
@@ -595,7 +596,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var sessions []*mcp.ClientSession
-	for _, tr := range sentinel.Transports {
+	for _, tr := range record.MCPTransports {
 		s, err := mcp.NewClient(&mcp.Implementation{Name: "leak-test"}, nil).Connect(ctx, transportFor(ctx, h.Server(tr)), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -631,7 +632,7 @@ func TestServeHandedOverListeners(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var extra []net.Listener
-	for _, tr := range sentinel.Transports {
+	for _, tr := range record.MCPTransports {
 		entry := h.Server(tr)
 		own := "127.0.0.1:" + strconv.Itoa(ports[tr])
 		if !strings.Contains(entry.URL, own+"/") && !slices.Contains(entry.Args, own) {
@@ -658,7 +659,7 @@ func TestServeHandedOverListeners(t *testing.T) {
 		if _, err := s.ListTools(ctx, nil); err != nil {
 			t.Fatalf("%s: %v", tr, err)
 		}
-		if err := h.Wait(ctx, tr, sentinel.Listed); err != nil {
+		if err := h.Wait(ctx, tr, record.MCPListed); err != nil {
 			t.Errorf("%s: %v", tr, err)
 		}
 		s.Close()
@@ -676,7 +677,7 @@ func TestServeHandedOverListeners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Serve(sentinel.HTTP, late); !errors.Is(err, sentinel.ErrClosed) {
+	if err := h.Serve(record.MCPHTTP, late); !errors.Is(err, sentinel.ErrClosed) {
 		t.Errorf("Serve after Close: %v, want ErrClosed", err)
 	}
 	if _, err := late.Accept(); err == nil {

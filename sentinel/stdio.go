@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -92,7 +93,7 @@ func (r *reports) accept(ln net.Listener) {
 			c.Close()
 			if full {
 				remote, loopback := peer(c.RemoteAddr().String())
-				r.hub.record(Event{Transport: Stdio, Kind: KindRejected, Remote: remote, Loopback: loopback,
+				r.hub.record(record.MCPEvent{Transport: record.MCPStdio, Kind: record.MCPRejected, Remote: remote, Loopback: loopback,
 					Error: fmt.Sprintf("more than %d stdio sentinels at once", maxReporters)})
 			}
 			continue
@@ -119,28 +120,28 @@ func (r *reports) serve(c net.Conn) {
 	line, _, err := readLine(br, maxReportLine)
 	var h hello
 	if err != nil || json.Unmarshal(line, &h) != nil || subtle.ConstantTimeCompare([]byte(h.Token), []byte(r.token)) != 1 {
-		r.hub.record(Event{Transport: Stdio, Kind: KindRejected, Remote: remote, Loopback: loopback,
+		r.hub.record(record.MCPEvent{Transport: record.MCPStdio, Kind: record.MCPRejected, Remote: remote, Loopback: loopback,
 			Error: "report channel opened without the run's token"})
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	r.hub.record(Event{Transport: Stdio, Kind: KindSpawned, Remote: remote, Loopback: loopback, Pid: h.Pid, ConfigSeen: &h.ConfigSeen})
+	r.hub.record(record.MCPEvent{Transport: record.MCPStdio, Kind: record.MCPSpawned, Remote: remote, Loopback: loopback, Pid: h.Pid, ConfigSeen: &h.ConfigSeen})
 	for {
 		line, _, err := readLine(br, maxReportLine)
 		if err != nil {
 			break
 		}
-		var ev Event
+		var ev record.MCPEvent
 		if json.Unmarshal(line, &ev) != nil {
 			break
 		}
 		switch ev.Kind {
-		case KindMessage, KindResponse, KindInvalid, KindOversize:
-			ev.Transport, ev.Remote, ev.Loopback, ev.Pid, ev.ConfigSeen = Stdio, remote, loopback, h.Pid, nil
+		case record.MCPMessage, record.MCPResponse, record.MCPInvalid, record.MCPOversize:
+			ev.Transport, ev.Remote, ev.Loopback, ev.Pid, ev.ConfigSeen = record.MCPStdio, remote, loopback, h.Pid, nil
 			r.hub.record(ev)
 		}
 	}
-	r.hub.record(Event{Transport: Stdio, Kind: KindDisconnected, Remote: remote, Loopback: loopback, Pid: h.Pid})
+	r.hub.record(record.MCPEvent{Transport: record.MCPStdio, Kind: record.MCPDisconnected, Remote: remote, Loopback: loopback, Pid: h.Pid})
 }
 
 // close ends every report channel, and so every stdio sentinel still running.
@@ -217,7 +218,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	transport := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopCloser{stdout}, MaxLineLength: maxMessage + 2}
 	done := make(chan struct{})
 	go func() {
-		newServer(Stdio, *tool, *marker).Run(ctx, transport)
+		newServer(record.MCPStdio, *tool, *marker).Run(ctx, transport)
 		close(done)
 	}()
 	select {
@@ -249,7 +250,7 @@ func (r *reporter) write(b []byte) error {
 	return err
 }
 
-func (r *reporter) send(events []Event) error {
+func (r *reporter) send(events []record.MCPEvent) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf) // one line per event
 	for _, ev := range events {
@@ -268,7 +269,7 @@ var errInputLimit = errors.New("stdin input limit reached")
 // anything else). Oversize lines are skipped; past maxTotal bytes the input ends.
 type stdinFilter struct {
 	br       *bufio.Reader
-	report   func([]Event) error
+	report   func([]record.MCPEvent) error
 	maxLine  int
 	maxTotal int
 	total    int
@@ -280,12 +281,12 @@ func (f *stdinFilter) Read(p []byte) (int, error) {
 		line, size, err := readLine(f.br, f.maxLine)
 		f.total += size
 		if f.total > f.maxTotal {
-			f.report([]Event{{Kind: KindInvalid, Size: f.total, Error: fmt.Sprintf("more than %d bytes on stdin: the sentinel stops", f.maxTotal)}})
+			f.report([]record.MCPEvent{{Kind: record.MCPInvalid, Size: f.total, Error: fmt.Sprintf("more than %d bytes on stdin: the sentinel stops", f.maxTotal)}})
 			return 0, errInputLimit
 		}
 		switch {
 		case errors.Is(err, errLineTooLong):
-			if err := f.report([]Event{{Kind: KindOversize, Size: size}}); err != nil {
+			if err := f.report([]record.MCPEvent{{Kind: record.MCPOversize, Size: size}}); err != nil {
 				return 0, err
 			}
 			continue

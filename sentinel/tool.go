@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,18 +27,18 @@ const (
 // for function names (Anthropic and OpenAI ^[a-zA-Z0-9_-]{1,64}$, Gemini a letter or
 // underscore first, at most 64) with room for the prefixes agents add, such as Claude
 // Code's mcp__acpprobe_stdio__ (21 characters).
-func ToolName(t Transport, nonce string) string {
+func ToolName(t record.MCPTransport, nonce string) string {
 	return "acpprobe_sentinel_" + string(t) + "_" + nonce
 }
 
 // ResultText is the fixed text a sentinel's tool returns: it carries the per-run marker, so
 // that its arrival in the next model request can be seen.
-func ResultText(t Transport, marker string) string {
+func ResultText(t record.MCPTransport, marker string) string {
 	return fmt.Sprintf("acpprobe sentinel (%s) answered. Marker: %s", t, marker)
 }
 
 // newServer builds one sentinel's MCP server: exactly one tool, no other capability.
-func newServer(t Transport, tool, marker string) *mcp.Server {
+func newServer(t record.MCPTransport, tool, marker string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "acpprobe-sentinel-" + string(t), Version: "1"},
 		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
 	no := false

@@ -43,7 +43,7 @@ type Options struct {
 
 // Run proxies until the agent has exited and its output is drained, and returns how it ended.
 // The error is non-nil only when the agent could not be started.
-func Run(ctx context.Context, o Options) (transport.Exit, error) {
+func Run(ctx context.Context, o Options) (record.ExitInfo, error) {
 	recording := o.Log != nil
 	if !recording { // the events cost one counted run
 		o.Log = jsonrpc.NewLog()
@@ -57,7 +57,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 	agent, err := o.Agent.Launch(ctx, stderr)
 	if err != nil {
 		record.SpawnFailed.Emit(o.Log, record.Message{Message: err.Error()})
-		return transport.Exit{}, err
+		return record.ExitInfo{}, err
 	}
 	record.Started.Emit(o.Log, record.Process{PID: agent.PID()})
 
@@ -86,7 +86,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 	}()
 
 	// Signals are forwarded until the agent is gone, teardown included.
-	shutdown := make(chan transport.Exit, 1)
+	shutdown := make(chan record.ExitInfo, 1)
 	stopping := false
 	stop := func() {
 		if stopping {
@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options) (transport.Exit, error) {
 		record.Teardown.Emit(o.Log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
 		go func() { shutdown <- agent.Shutdown(context.Background(), ladder) }()
 	}
-	var exit transport.Exit
+	var exit record.ExitInfo
 	for done := false; !done; {
 		select {
 		case sig := <-o.Signals:

@@ -36,7 +36,6 @@ type exchange struct {
 
 type exitRecord struct {
 	Code      *int
-	By        string
 	stdinEOF  bool // the recording shows the agent leaving when its stdin closed
 	recorded  bool
 	outputEnd bool // the agent's output ended before teardown began
@@ -100,7 +99,7 @@ func NewReplayer(frames []jsonrpc.Frame) *Replayer {
 				}
 			case record.Exit.Is(f):
 				if x, ok := record.Exit.Decode(f); ok {
-					r.exit = exitRecord{Code: x.Code, By: x.By, recorded: true, stdinEOF: x.By == "stdin", outputEnd: r.exit.outputEnd}
+					r.exit = exitRecord{Code: x.Code, recorded: true, stdinEOF: x.By == record.ExitStdin, outputEnd: r.exit.outputEnd}
 				}
 			}
 		}

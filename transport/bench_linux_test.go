@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // cpuMs is the CPU time (user+sys) of this process, or of its reaped children, in ms.
@@ -32,7 +34,7 @@ func BenchmarkLaunchShutdown(b *testing.B) {
 		}
 		launch += time.Since(start)
 		go io.Copy(io.Discard, a.Stdout()) // Shutdown waits for the output to be drained
-		if x := a.Shutdown(context.Background(), Patient(5*time.Second)); x.By != byStdin {
+		if x := a.Shutdown(context.Background(), Patient(5*time.Second)); x.By != record.ExitStdin {
 			b.Fatalf("exit %+v", x)
 		}
 	}

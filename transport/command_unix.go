@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -199,7 +200,7 @@ func (p *Process) Scope() Scope { return p.scope }
 // the grace, then everything in scope, setsid escapes included, gets SIGKILL; Exit.Survivors
 // lists them. Finally the output pipes are closed once drained, or after the grace if a
 // process that could not be killed still holds them.
-func (p *Process) Shutdown(ctx context.Context, l Ladder) Exit {
+func (p *Process) Shutdown(ctx context.Context, l Ladder) record.ExitInfo {
 	p.shutdownOnce.Do(func() { p.shutdown(ctx, l.withDefaults()) })
 	return p.Exit()
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -296,11 +297,11 @@ func TestSetsidDaemonIsKilledAndReported(t *testing.T) {
 	if x.By != "stdin" || !x.GroupKilled {
 		t.Errorf("exit = %+v", x)
 	}
-	got := map[int]transport.Survivor{}
+	got := map[int]record.Survivor{}
 	for _, s := range x.Survivors {
 		got[s.PID] = s
 	}
-	if s := got[daemon]; s.Command != "sleep" || !s.LeftGroup || !s.Killed || s.Found != transport.AfterLadder || strings.Join(s.Argv, " ") != "sleep 300" {
+	if s := got[daemon]; s.Command != "sleep" || !s.LeftGroup || !s.Killed || s.Found != record.AfterLadder || strings.Join(s.Argv, " ") != "sleep 300" {
 		t.Errorf("daemon %d: %+v (survivors %+v)", daemon, s, x.Survivors)
 	}
 	if s := got[grandchild]; s.Command != "sleep" || s.LeftGroup || !s.Killed {
@@ -352,7 +353,7 @@ func TestSweepThenKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pids := map[int]transport.Proc{}
+	pids := map[int]record.Proc{}
 	for _, p := range procs {
 		pids[p.PID] = p
 	}

@@ -4,14 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
-)
 
-// The steps of the teardown ladder, as Exit.By names them.
-const (
-	bySelf    = "self"
-	byStdin   = "stdin"
-	bySigterm = "sigterm"
-	bySigkill = "sigkill"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // stopper is what the ladder does to one kind of agent at each step.
@@ -33,9 +27,9 @@ type lifecycle struct {
 	exited chan struct{} // closed by finish
 
 	mu         sync.Mutex
-	step       string    // "" (running), byStdin, bySigterm, bySigkill
-	stdinClose time.Time // when the ladder closed stdin
-	exit       Exit
+	step       record.ExitCause // "" (running), then the step the ladder has reached
+	stdinClose time.Time        // when the ladder closed stdin
+	exit       record.ExitInfo
 
 	finishOnce   sync.Once
 	shutdownOnce sync.Once
@@ -47,7 +41,7 @@ func newLifecycle() lifecycle { return lifecycle{exited: make(chan struct{})} }
 func (l *lifecycle) Exited() <-chan struct{} { return l.exited }
 
 // Exit is how the agent ended (zero value while it runs).
-func (l *lifecycle) Exit() Exit {
+func (l *lifecycle) Exit() record.ExitInfo {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.exit
@@ -60,9 +54,9 @@ func (l *lifecycle) finish(code *int, signal string) {
 		l.exit.Code, l.exit.Signal = code, signal
 		l.exit.By = l.step
 		if l.exit.By == "" {
-			l.exit.By = bySelf
+			l.exit.By = record.ExitSelf
 		}
-		if l.exit.By == byStdin {
+		if l.exit.By == record.ExitStdin {
 			l.exit.AfterStdinCloseMs = msSince(l.stdinClose)
 		}
 		l.mu.Unlock()
@@ -70,10 +64,10 @@ func (l *lifecycle) finish(code *int, signal string) {
 	})
 }
 
-func (l *lifecycle) setStep(step string) {
+func (l *lifecycle) setStep(step record.ExitCause) {
 	l.mu.Lock()
 	l.step = step
-	if step == byStdin {
+	if step == record.ExitStdin {
 		l.stdinClose = time.Now()
 	}
 	l.mu.Unlock()
@@ -87,7 +81,7 @@ func (l *lifecycle) ladder(ctx context.Context, ld Ladder, s stopper) {
 		return
 	default:
 	}
-	l.setStep(byStdin)
+	l.setStep(record.ExitStdin)
 	s.closeStdin()
 	left := waitOrDone(ctx, l.exited, ld.StdinWait) || s.endedNow()
 	if ld.AfterStdin != nil {
@@ -97,13 +91,13 @@ func (l *lifecycle) ladder(ctx context.Context, ld Ladder, s stopper) {
 		<-l.exited
 		return
 	}
-	l.setStep(bySigterm)
+	l.setStep(record.ExitSigterm)
 	s.terminate()
 	if waitOrDone(ctx, l.exited, ld.Grace) || s.endedNow() {
 		<-l.exited
 		return
 	}
-	l.setStep(bySigkill)
+	l.setStep(record.ExitSigkill)
 	s.kill(ld.Grace)
 	<-l.exited
 }

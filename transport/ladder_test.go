@@ -6,18 +6,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // fakeStopper records the ladder's actions; the agent "ends" at the action named in endOn
 // (or has already ended, unrecorded, when endedEarly).
 type fakeStopper struct {
 	l          *lifecycle
-	endOn      string
+	endOn      record.ExitCause
 	endedEarly bool
-	did        []string
+	did        []record.ExitCause
 }
 
-func (f *fakeStopper) act(step string) {
+func (f *fakeStopper) act(step record.ExitCause) {
 	f.did = append(f.did, step)
 	if step == f.endOn {
 		code := 0
@@ -25,9 +27,9 @@ func (f *fakeStopper) act(step string) {
 	}
 }
 
-func (f *fakeStopper) closeStdin()          { f.act(byStdin) }
-func (f *fakeStopper) terminate()           { f.act(bySigterm) }
-func (f *fakeStopper) kill(_ time.Duration) { f.act(bySigkill) }
+func (f *fakeStopper) closeStdin()          { f.act(record.ExitStdin) }
+func (f *fakeStopper) terminate()           { f.act(record.ExitSigterm) }
+func (f *fakeStopper) kill(_ time.Duration) { f.act(record.ExitSigkill) }
 func (f *fakeStopper) endedNow() bool {
 	if f.endedEarly {
 		code := 0
@@ -40,17 +42,17 @@ func TestLadderSteps(t *testing.T) {
 	cases := []struct {
 		name       string
 		ladder     Ladder
-		endOn      string
+		endOn      record.ExitCause
 		endedEarly bool
-		did        []string
-		by         string
+		did        []record.ExitCause
+		by         record.ExitCause
 	}{
-		{"leaves on stdin", Patient(time.Second), byStdin, false, []string{byStdin}, byStdin},
-		{"signalled at once", Ladder{StdinWait: 0, Grace: time.Second}, bySigterm, false, []string{byStdin, bySigterm}, bySigterm},
-		{"needs SIGKILL", Ladder{StdinWait: 0, Grace: time.Millisecond}, bySigkill, false, []string{byStdin, bySigterm, bySigkill}, bySigkill},
+		{"leaves on stdin", Patient(time.Second), record.ExitStdin, false, []record.ExitCause{record.ExitStdin}, record.ExitStdin},
+		{"signalled at once", Ladder{StdinWait: 0, Grace: time.Second}, record.ExitSigterm, false, []record.ExitCause{record.ExitStdin, record.ExitSigterm}, record.ExitSigterm},
+		{"needs SIGKILL", Ladder{StdinWait: 0, Grace: time.Millisecond}, record.ExitSigkill, false, []record.ExitCause{record.ExitStdin, record.ExitSigterm, record.ExitSigkill}, record.ExitSigkill},
 		// Exited by itself after stdin closed but not reaped yet: no signal is sent, and the
 		// exit is not blamed on one.
-		{"ended before the signal", Ladder{StdinWait: 0, Grace: time.Second}, "", true, []string{byStdin}, byStdin},
+		{"ended before the signal", Ladder{StdinWait: 0, Grace: time.Second}, "", true, []record.ExitCause{record.ExitStdin}, record.ExitStdin},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,10 +72,10 @@ func TestLadderSteps(t *testing.T) {
 			if !slices.Equal(f.did, want) || x.By != tc.by {
 				t.Errorf("did %v, exit by %q; want %v, %q", f.did, x.By, want, tc.by)
 			}
-			if len(after) != 1 || after[0] != (tc.by == byStdin) {
-				t.Errorf("AfterStdin got %v, want one call saying left=%v", after, tc.by == byStdin)
+			if len(after) != 1 || after[0] != (tc.by == record.ExitStdin) {
+				t.Errorf("AfterStdin got %v, want one call saying left=%v", after, tc.by == record.ExitStdin)
 			}
-			if (x.By == byStdin) != (x.AfterStdinCloseMs != nil) {
+			if (x.By == record.ExitStdin) != (x.AfterStdinCloseMs != nil) {
 				t.Errorf("afterStdinCloseMs = %v with by %q", x.AfterStdinCloseMs, x.By)
 			}
 		})

@@ -64,15 +64,3 @@ type Scope struct {
 	// Leader it bounds which pids a sweep needs to look at.
 	forks uint64
 }
-
-// Proc is a process found by Sweep.
-type Proc struct {
-	PID  int `json:"pid"`
-	PPID int `json:"ppid"`
-	PGID int `json:"pgid"` // process group
-	SID  int `json:"sid"`  // session
-	// Comm is the kernel's name for the program (at most 15 bytes).
-	Comm string `json:"command"`
-	// Argv is the start of the command line: at most 8 arguments of at most 256 bytes.
-	Argv []string `json:"argv,omitempty"`
-}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // ServeFunc is an in-memory agent: it reads the client's lines from stdin and writes its own
@@ -75,7 +77,7 @@ func (a *pipeAgent) PID() int              { return 0 }
 func (a *pipeAgent) Scope() Scope          { return Scope{} }
 
 // Shutdown runs the ladder; see pipeAgent for what its signals are.
-func (a *pipeAgent) Shutdown(ctx context.Context, l Ladder) Exit {
+func (a *pipeAgent) Shutdown(ctx context.Context, l Ladder) record.ExitInfo {
 	a.shutdownOnce.Do(func() { a.ladder(ctx, l.withDefaults(), pipeStopper{a}) })
 	a.cancel()
 	return a.Exit()

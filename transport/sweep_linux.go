@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,10 +25,10 @@ const (
 // them. It may be called at any moment, concurrently with anything. It reads /proc: a
 // process that ends meanwhile, or whose environment cannot be read (another user), is left
 // out. The calling process is never listed.
-func Sweep(s Scope) ([]Proc, error) {
+func Sweep(s Scope) ([]record.Proc, error) {
 	var sc scanner
 	found, err := sc.scan(s.matcher())
-	procs := make([]Proc, len(found))
+	procs := make([]record.Proc, len(found))
 	for i, f := range found {
 		procs[i] = f.Proc
 		procs[i].Argv = readArgv(f.PID)
@@ -39,7 +40,7 @@ func Sweep(s Scope) ([]Proc, error) {
 // one (a process may fork while it is being killed), waits up to bound for each to be gone,
 // and reaps those that had become children of this process. It returns what it killed,
 // found at the moment at.
-func Kill(s Scope, at Moment, bound time.Duration) ([]Survivor, error) {
+func Kill(s Scope, at record.Moment, bound time.Duration) ([]record.Survivor, error) {
 	k := killer{match: s.matcher(), leader: s.Leader, at: at}
 	defer k.close()
 	if n, err := k.find(); n == 0 {
@@ -88,7 +89,7 @@ func (m matcher) carries(entry []byte) bool {
 
 // procStat is what /proc/PID/stat says of a process.
 type procStat struct {
-	Proc
+	record.Proc
 	state byte
 	start uint64 // clock ticks after boot
 }
@@ -225,7 +226,7 @@ func (sc *scanner) stat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	return procStat{
-		Proc:  Proc{PID: pid, PPID: num(1), PGID: num(2), SID: num(3), Comm: string(b[open+1 : end])},
+		Proc:  record.Proc{PID: pid, PPID: num(1), PGID: num(2), SID: num(3), Comm: string(b[open+1 : end])},
 		state: f[0][0],
 		start: start,
 	}, true
@@ -321,7 +322,7 @@ type target struct {
 type killer struct {
 	match   matcher
 	leader  int // the agent's pid, to tell who left its group (0: unknown)
-	at      Moment
+	at      record.Moment
 	sc      scanner
 	targets []*target
 	known   map[[2]uint64]bool // pid and start time of each target
@@ -428,13 +429,13 @@ func (k *killer) reap() {
 	}
 }
 
-func (k *killer) survivors() []Survivor {
-	var out []Survivor
+func (k *killer) survivors() []record.Survivor {
+	var out []record.Survivor
 	for _, t := range k.targets {
 		if t.alone {
 			continue
 		}
-		out = append(out, Survivor{
+		out = append(out, record.Survivor{
 			PID: t.PID, Command: t.Comm, Argv: t.argv, Found: k.at, Killed: t.gone,
 			LeftGroup: k.leader != 0 && t.PGID != k.leader,
 		})
@@ -454,7 +455,7 @@ func (k *killer) close() {
 // Exit.Survivors. Signals go through pidfds, never to the group id, which may have
 // been freed and reused once the agent was reaped.
 func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
-	k := killer{match: p.scope.matcher(), leader: p.pid, at: AfterLadder}
+	k := killer{match: p.scope.matcher(), leader: p.pid, at: record.AfterLadder}
 	defer k.close()
 	if n, _ := k.find(); n == 0 {
 		return // nothing alive: nothing can fork either

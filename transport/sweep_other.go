@@ -5,15 +5,17 @@ package transport
 import (
 	"errors"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Sweep lists the live processes in scope. It needs Linux's /proc: elsewhere it returns
 // errors.ErrUnsupported.
-func Sweep(s Scope) ([]Proc, error) { return nil, errors.ErrUnsupported }
+func Sweep(s Scope) ([]record.Proc, error) { return nil, errors.ErrUnsupported }
 
 // Kill kills the processes in scope. It needs Linux's /proc and pidfds: elsewhere it
 // returns errors.ErrUnsupported.
-func Kill(s Scope, at Moment, bound time.Duration) ([]Survivor, error) {
+func Kill(s Scope, at record.Moment, bound time.Duration) ([]record.Survivor, error) {
 	return nil, errors.ErrUnsupported
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // DefaultStderrTail is how many trailing bytes of stderr an agent keeps (64 KiB).
@@ -66,9 +68,9 @@ type Agent interface {
 	StderrBytes() int64
 	// Shutdown runs the teardown ladder and returns how the agent ended. It is idempotent and
 	// always returns with nothing left running, whatever ctx says; ctx only shortens waits.
-	Shutdown(ctx context.Context, l Ladder) Exit
+	Shutdown(ctx context.Context, l Ladder) record.ExitInfo
 	// Exit is how the agent ended; zero until Exited is closed.
-	Exit() Exit
+	Exit() record.ExitInfo
 	// PID is the agent's process id (and process group id); 0 for an in-memory agent.
 	PID() int
 	// Scope names the agent's other processes, for Sweep and Kill at any moment; the zero
@@ -76,62 +78,10 @@ type Agent interface {
 	Scope() Scope
 }
 
-// Exit records how an agent ended.
-type Exit struct {
-	Code   *int   `json:"code"`   // exit status when it exited by itself; nil when killed by a signal
-	Signal string `json:"signal"` // the signal that ended it ("SIGTERM", "SIGKILL", …); "" otherwise
-	// AfterStdinCloseMs is the time from closing stdin to exit when the agent left on its own
-	// within the grace; nil when it had already exited before or needed a signal.
-	AfterStdinCloseMs *float64 `json:"afterStdinCloseMs"`
-	// By says what ended it: "self" (before teardown started), "stdin" (left after stdin was
-	// closed), "sigterm", "sigkill".
-	By string `json:"by"`
-	// GroupKilled is true when processes of the agent's group outlived the agent and had to be
-	// signalled.
-	GroupKilled bool `json:"groupKilled,omitempty"`
-	// Survivors are the processes of the agent (its marker, group or session) found alive after
-	// the ladder, all of which were then killed.
-	Survivors []Survivor `json:"survivors,omitempty"`
-}
-
-// Survivor is a process of an agent found alive when it should not be.
-type Survivor struct {
-	PID int `json:"pid"`
-	// Command is the kernel's name for the program (at most 15 bytes).
-	Command string `json:"command"`
-	// Argv is the start of its command line: at most 8 arguments of at most 256 bytes.
-	Argv []string `json:"argv,omitempty"`
-	// LeftGroup is true when it had left the agent's process group (a setsid or setpgid escape).
-	LeftGroup bool `json:"leftGroup"`
-	// Found is when it was found.
-	Found Moment `json:"found"`
-	// Killed is true when it was seen gone after SIGKILL, within the bound.
-	Killed bool `json:"killed"`
-}
-
-// Moment names when a sweep ran.
-type Moment string
-
-// The moments of a teardown at which the agent's other processes are looked for.
-const (
-	// AfterSessionClose: session/close was answered (a sweep of the caller's; nothing is
-	// signalled).
-	AfterSessionClose Moment = "after-session-close"
-	// AfterStdin: the stdin step of the ladder is over (Ladder.AfterStdin; nothing is
-	// signalled).
-	AfterStdin Moment = "after-stdin"
-	// AfterLadder is the sweep Shutdown runs once the agent has ended: what it finds is
-	// killed (Exit.Survivors).
-	AfterLadder Moment = "after-ladder"
-)
-
 // SurvivorSettle is how long the sweep after the ladder lets the agent's other processes (in
 // its group or escaped from it) end by themselves before it signals them and reports them as
 // survivors.
 const SurvivorSettle = 250 * time.Millisecond
-
-// Ended reports whether the exit has been recorded.
-func (e Exit) Ended() bool { return e.By != "" }
 
 // TailBuffer keeps the last N bytes written to it and counts everything. It is safe for
 // concurrent use.

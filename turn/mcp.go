@@ -37,8 +37,8 @@ func (m mcpStep) Run(ctx context.Context, s *probe.Session) {
 		return // session/new failed: its answer says whether the servers were refused
 	}
 	wctx, cancel := context.WithTimeout(ctx, mcpConnectBound)
-	for _, t := range sentinel.Transports {
-		_ = m.hub.Wait(wctx, t, sentinel.Listed) // what was reached is in the record
+	for _, t := range record.MCPTransports {
+		_ = m.hub.Wait(wctx, t, record.MCPListed) // what was reached is in the record
 	}
 	cancel()
 	if m.sc == nil {
@@ -47,7 +47,7 @@ func (m mcpStep) Run(ctx context.Context, s *probe.Session) {
 	// The sentinel's tool is harmless and the model asks for nothing else here: an agent that
 	// asks before calling an MCP tool is allowed to, so that "called" measures the agent.
 	defer s.SetPermission(s.SetPermission(probe.PermissionAllow))
-	for _, t := range sentinel.Transports {
+	for _, t := range record.MCPTransports {
 		if ctx.Err() != nil || !s.Alive() {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acpprobe/acpprobe/emulator"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/sentinel"
 )
@@ -26,7 +27,7 @@ func netOptions(o sandbox.Options, srv *emulator.Server, hub *sentinel.Hub) sand
 	o.Ports = []int{srv.Port()}
 	if hub != nil {
 		ports := hub.Ports()
-		for _, t := range sentinel.Transports {
+		for _, t := range record.MCPTransports {
 			o.Ports = append(o.Ports, ports[t])
 		}
 	}
@@ -39,7 +40,7 @@ func netOptions(o sandbox.Options, srv *emulator.Server, hub *sentinel.Hub) sand
 // Elsewhere it does nothing. A helper that fails before the handoff sends nothing; the agent
 // then did not start, and the probe's record says so.
 func serveInside(ctx context.Context, box *sandbox.Sandbox, srv *emulator.Server, hub *sentinel.Hub) (stop func()) {
-	if box.Level() != sandbox.LevelNet {
+	if box.Level() != record.LevelNet {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -52,7 +53,7 @@ func serveInside(ctx context.Context, box *sandbox.Sandbox, srv *emulator.Server
 		}
 		srv.Serve(lns[0])
 		if hub != nil {
-			for i, t := range sentinel.Transports {
+			for i, t := range record.MCPTransports {
 				_ = hub.Serve(t, lns[1+i]) // ErrClosed: the mcp scenario is already over
 			}
 		}

@@ -41,7 +41,7 @@ func runNet(t *testing.T, keys emulator.Keys, scenarios ...probe.Scenario) (*pro
 		t.Fatal(err)
 	}
 	validate(t, r)
-	if se := r.SideEffects; se == nil || se.Isolation.Level != sandbox.LevelNet || !se.Network.Observed {
+	if se := r.SideEffects; se == nil || se.Isolation.Level != record.LevelNet || !se.Network.Observed {
 		t.Fatalf("side effects %+v, want the net level with the network sink", se)
 	}
 	return r, log

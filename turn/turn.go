@@ -98,8 +98,8 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		o.Probe.Log = log
 	}
 	srv, err := emulator.Start(ctx, emulator.Options{
-		OnRequest:  func(r emulator.Request) { record.ModelRequest.Emit(log, r) },
-		OnResponse: func(r emulator.Response) { record.ModelResponse.Emit(log, r) },
+		OnRequest:  func(r record.ModelRequestInfo) { record.ModelRequest.Emit(log, r) },
+		OnResponse: func(r record.ModelResponseInfo) { record.ModelResponse.Emit(log, r) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("turn: %w", err)
@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 
 	var hub *sentinel.Hub
 	if slices.Contains(scenarios, probe.ScenarioMCP) {
-		so := sentinel.Options{OnEvent: func(ev sentinel.Event) { record.MCP.Emit(log, ev) }}
+		so := sentinel.Options{OnEvent: func(ev record.MCPEvent) { record.MCP.Emit(log, ev) }}
 		if len(o.SentinelArgv) > 0 {
 			so.Command, so.Args = o.SentinelArgv[0], o.SentinelArgv[1:]
 		}
@@ -184,7 +184,7 @@ func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbo
 	if p, _, ok := o.Profiles.Match(o.Keys); ok {
 		return p, true, ""
 	}
-	if box.Level() == sandbox.LevelNet {
+	if box.Level() == record.LevelNet {
 		return emulator.Profile{}, false, ErrNoProfile.Error() + ": at the net level only the agent's first run reaches the emulator, so its name cannot be learned first; name the agent by its id or give a backend (--backend)"
 	}
 	first := o.Probe

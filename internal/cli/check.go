@@ -14,7 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
-	"github.com/acpprobe/acpprobe/sandbox"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
@@ -37,7 +37,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	var pf probeFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	var iso isolateFlags
-	iso.register(fs, sandbox.LevelNone)
+	iso.register(fs, record.LevelNone)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
 	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
 	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -20,14 +21,14 @@ type isolateFlags struct {
 	keep   string
 	pass   multiFlag
 	authAB bool
-	def    sandbox.Level // the command's default: sandbox.LevelNone or LevelEnvHome
+	def    record.Level // the command's default: record.LevelNone or LevelEnvHome
 }
 
 // register defines the flags on fs; def is the command's default level (LevelNone: probe,
 // check; LevelEnvHome: matrix, turn).
-func (f *isolateFlags) register(fs *flag.FlagSet, def sandbox.Level) {
+func (f *isolateFlags) register(fs *flag.FlagSet, def record.Level) {
 	dflt := "off"
-	if def != sandbox.LevelNone {
+	if def != record.LevelNone {
 		dflt = "on"
 	}
 	fs.Var(&f.level, "isolate", "run the agent in a throwaway sandbox: its own HOME, TMPDIR and workspace, a reduced environment, browser launches recorded (--isolate=net: also no network but its loopback; --isolate=off: with your HOME and environment) (default "+dflt+")")
@@ -47,7 +48,7 @@ func (f *isolateFlags) registerTurn(fs *flag.FlagSet) {
 
 // registerSandbox defines only the flags of the sandbox itself, --keep-sandbox and --pass-env.
 func (f *isolateFlags) registerSandbox(fs *flag.FlagSet, implies string) {
-	f.def = sandbox.LevelEnvHome
+	f.def = record.LevelEnvHome
 	fs.StringVar(&f.keep, "keep-sandbox", "", "keep the agent's sandbox in this directory (absent or empty) for inspection"+implies)
 	fs.Var(&f.pass, "pass-env", "pass this variable of your environment to the isolated agent (repeatable; credentials are dropped otherwise)"+implies)
 }
@@ -62,20 +63,20 @@ func (f *isolateFlags) sandboxOptions(target *probe.Options, explicitCwd bool) (
 	case f.level.set:
 		level = f.level.level
 	case f.keep != "" || len(f.pass) > 0:
-		level = sandbox.LevelEnvHome
+		level = record.LevelEnvHome
 	}
-	if level == sandbox.LevelNone {
+	if level == record.LevelNone {
 		if f.keep != "" || len(f.pass) > 0 {
 			return nil, usagef("--keep-sandbox and --pass-env need the sandbox: they contradict --isolate=off")
 		}
 		return nil, nil
 	}
-	if level == sandbox.LevelNet {
+	if level == record.LevelNet {
 		if c := sandbox.Available(); !c.Net {
 			return nil, usagef("--isolate=net is not available here: %s", c.NetUnavailable)
 		}
 	}
-	so := &sandbox.Options{KeepDir: f.keep, PassEnv: f.pass, Net: level == sandbox.LevelNet, NetSink: level == sandbox.LevelNet}
+	so := &sandbox.Options{KeepDir: f.keep, PassEnv: f.pass, Net: level == record.LevelNet, NetSink: level == record.LevelNet}
 	if cmd, ok := target.Launcher.(transport.Command); ok {
 		wd, _ := os.Getwd()
 		if explicitCwd || (cmd.Dir != "" && cmd.Dir != wd) {
@@ -121,14 +122,14 @@ func (f *isolateFlags) apply(o *ProbeOptions, fs *flag.FlagSet) error {
 // meaning against the emulator's dummy key. target's --env values are taken off its command:
 // the sandbox sets them (turnFlags.options).
 func (f *isolateFlags) turnSandbox(target *probe.Options, explicitCwd bool) (sandbox.Options, error) {
-	if f.level.set && f.level.level == sandbox.LevelNone {
+	if f.level.set && f.level.level == record.LevelNone {
 		return sandbox.Options{}, usagef("--isolate=%s: prompt turns only run sandboxed (the agent is pointed at the model emulator through a throwaway HOME); use --isolate or --isolate=net", f.level.level)
 	}
 	if f.authAB {
 		return sandbox.Options{}, usagef("--auth-ab does not go with prompt turns: their agent is logged in to the model emulator with a dummy key, so there is no identity of yours to compare (use it with probe or check)")
 	}
 	g := *f
-	g.def = sandbox.LevelEnvHome
+	g.def = record.LevelEnvHome
 	so, err := g.sandboxOptions(target, explicitCwd)
 	if err != nil {
 		return sandbox.Options{}, err
@@ -150,7 +151,7 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 // isolateLevel is the value of --isolate: bare it means env+home; =net, =off (or on, true,
 // false, none) say which.
 type isolateLevel struct {
-	level sandbox.Level
+	level record.Level
 	set   bool
 }
 
@@ -164,11 +165,11 @@ func (l *isolateLevel) String() string {
 func (l *isolateLevel) Set(v string) error {
 	switch strings.ToLower(v) {
 	case "true", "on", "env+home", "home":
-		l.level = sandbox.LevelEnvHome
+		l.level = record.LevelEnvHome
 	case "net":
-		l.level = sandbox.LevelNet
+		l.level = record.LevelNet
 	case "false", "off", "none":
-		l.level = sandbox.LevelNone
+		l.level = record.LevelNone
 	default:
 		return fmt.Errorf("want --isolate, --isolate=net or --isolate=off, got %q", v)
 	}

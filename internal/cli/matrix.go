@@ -16,6 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/registry"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
@@ -62,7 +63,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	var pf probeFlags
 	pf.register(fs, jsonFlag|agentsFlag|budgetFlags)
 	var iso isolateFlags
-	iso.register(fs, sandbox.LevelEnvHome)
+	iso.register(fs, record.LevelEnvHome)
 	parallel := fs.Int("parallel", matrix.DefaultParallel(), "agents probed at once (default: twice the CPUs, 2 to 16)")
 	format := fs.String("format", "text", "output: text, md, json or html")
 	outDir := fs.String("out", "", "directory for each agent's result (<id>.json) and transcript (<id>.ndjson), and matrix.json")

@@ -10,6 +10,7 @@ import (
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -43,7 +44,7 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	var pf probeFlags
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	var iso isolateFlags
-	iso.register(fs, sandbox.LevelNone)
+	iso.register(fs, record.LevelNone)
 	cl, err := parseArgs(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"golang.org/x/sys/unix"
-
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // dieBySignal ends acpprobe with sig, the way the process it stands for ended (an agent
@@ -33,7 +32,7 @@ func dieBySignal(sig syscall.Signal) {
 
 // agentEnd is how acpprobe ends when it stands for an agent that ended with x: with its exit
 // status, or killed by its signal (status 128+signal); 1 when neither is known.
-func agentEnd(x transport.Exit) *agentExit {
+func agentEnd(x record.ExitInfo) *agentExit {
 	if x.Code != nil {
 		return &agentExit{status: *x.Code}
 	}
@@ -43,7 +42,7 @@ func agentEnd(x transport.Exit) *agentExit {
 	return &agentExit{status: 1}
 }
 
-// signalNumber reads a signal name as transport.Exit records it: "SIGTERM", or "signal 10"
+// signalNumber reads a signal name as record.ExitInfo records it: "SIGTERM", or "signal 10"
 // for a signal the system does not name.
 func signalNumber(name string) (syscall.Signal, bool) {
 	if s := unix.SignalNum(name); s > 0 {

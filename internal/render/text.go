@@ -17,6 +17,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Text writes the human report of a probe: agent, protocol, capabilities, auth, modes,
@@ -387,11 +388,11 @@ func exitText(r *probe.Result) string {
 		s = "unknown"
 	}
 	switch x.By {
-	case "stdin":
+	case record.ExitStdin:
 		s += fmt.Sprintf(", %.1f ms after stdin closed", *x.AfterStdinCloseMs)
-	case "sigterm", "sigkill":
+	case record.ExitSigterm, record.ExitSigkill:
 		s += ", did not leave after stdin closed"
-	case "self":
+	case record.ExitSelf:
 		s += ", before teardown"
 	}
 	if x.GroupKilled {

@@ -1,0 +1,104 @@
+package record
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The payloads of what reached the model emulator during a prompt turn and what it answered:
+// the emulator produces them and hands them to the callbacks that record them.
+
+// ModelRequestInfo is one HTTP request that reached the model emulator, as recorded. It holds no secret
+// header and no credential value; the body is kept as sent (the caller redacts further).
+// Field names are stable: it is the payload of a model-request event.
+type ModelRequestInfo struct {
+	// Seq numbers the requests of one emulator from 1, in arrival order.
+	Seq int `json:"seq"`
+	// Time is when the request's headers arrived.
+	Time time.Time `json:"time"`
+	// Method and Path are the HTTP method and URL path; Query is the raw query with
+	// credential-looking parameters (key=…) replaced by "[redacted]".
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Query  string `json:"query,omitempty"`
+	// Dialect is the wire format of a model request; empty for other endpoints.
+	Dialect string `json:"dialect,omitempty"`
+	// Endpoint classifies the request: "generate" (a model turn), "countTokens", or
+	// "unknown" (answered 404).
+	Endpoint string `json:"endpoint"`
+	// Model is the model the request asked for (from the body, or from the path for Gemini).
+	Model string `json:"model,omitempty"`
+	// Stream is true when the request asked for a streamed (SSE) answer.
+	Stream bool `json:"stream"`
+	// Tools are the names of the tools offered in this request, in order (for a tool without
+	// a name, such as a provider's built-in web search, its type).
+	Tools []string `json:"tools,omitempty"`
+	// ToolResults are the tool results the conversation carries, oldest first.
+	ToolResults []ToolResult `json:"toolResults,omitempty"`
+	// Structured is true when the request constrains the answer to a JSON schema (or to
+	// JSON); the emulator then answers a minimal object that satisfies it.
+	Structured bool `json:"structured,omitempty"`
+	// Reasoning summarises the reasoning or thinking settings of the request, e.g.
+	// "effort=high" or "thinking=enabled budget=1024"; empty when there are none.
+	Reasoning string `json:"reasoning,omitempty"`
+	// LastUserKinds and LastUserText describe the last user message: its content kinds in
+	// order ("text", "image", "document", "audio", "file", "tool_result", Gemini's
+	// "inlineData:<mime type>" …) and its text: the start of each text part (512 bytes at
+	// most), one per line, the latest parts kept within 2 KiB (agents put their own, long
+	// context before the user's words).
+	LastUserKinds []string `json:"lastUserKinds,omitempty"`
+	LastUserText  string   `json:"lastUserText,omitempty"`
+	// Credential says which credential the request carried: "none", "dummy" (the key the
+	// profile gave the agent) or "other" (anything else: never recorded, only flagged).
+	Credential string `json:"credential"`
+	// Headers are the request headers without any whose name looks secret.
+	Headers map[string][]string `json:"headers,omitempty"`
+	// BodySize is the body's length in bytes (up to the cap when it was too large).
+	BodySize int `json:"bodySize"`
+	// Body is the request body when it is JSON; BodyText holds any other body (as valid
+	// UTF-8, bytes that are not replaced by U+FFFD).
+	Body     json.RawMessage `json:"body,omitempty"`
+	BodyText string          `json:"bodyText,omitempty"`
+	// Problem says why the request could not be read or understood (body too large, not
+	// JSON …); empty when it was.
+	Problem string `json:"problem,omitempty"`
+}
+
+// ToolResult is one tool result carried by a model request.
+type ToolResult struct {
+	// CallID is the tool call id the result answers (tool_use_id, call_id, tool_call_id,
+	// functionResponse.id); Name the tool's name, when the conversation tells it.
+	CallID string `json:"callId,omitempty"`
+	Name   string `json:"name,omitempty"`
+	// IsError is true when the result is marked as an error (Anthropic is_error).
+	IsError bool `json:"isError,omitempty"`
+	// Latest is true for results in the conversation's last message: the ones the model is
+	// asked to respond to now.
+	Latest bool `json:"latest,omitempty"`
+	// Content is the start of the result's text.
+	Content string `json:"content,omitempty"`
+}
+
+// ModelResponseInfo is what the emulator answered to one request.
+type ModelResponseInfo struct {
+	// Seq is the request's Seq.
+	Seq int `json:"seq"`
+	// Time is when the answer ended.
+	Time time.Time `json:"time"`
+	// Status is the HTTP status sent.
+	Status int `json:"status"`
+	// Answer is "text", "toolCall", "structured", "error", "countTokens" or "notFound".
+	Answer string `json:"answer"`
+	// Tool and ToolCallID name the tool call made ("toolCall" answers).
+	Tool       string `json:"tool,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Thought is true when the answer carried the model's reasoning (Reply.Thought).
+	Thought bool `json:"thought,omitempty"`
+	// Chunks counts the text deltas written.
+	Chunks int `json:"chunks"`
+	// Complete is true when the whole answer was written; false when the client went away,
+	// the emulator closed or MaxResponse passed first.
+	Complete bool `json:"complete"`
+	// Problem says why the answer is incomplete or an error was sent.
+	Problem string `json:"problem,omitempty"`
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
@@ -42,8 +43,8 @@ type AnalyzeOptions struct {
 // Verdict is how the findings are judged: failed when one not in the baseline is at or above
 // FailOn.
 type Verdict struct {
-	FailOn       probe.Tier
-	Baseline     []probe.BaselineEntry
+	FailOn       report.Tier
+	Baseline     []report.BaselineEntry
 	BaselinePath string
 }
 
@@ -58,13 +59,13 @@ type Verdict struct {
 // ctx bounds deriving and judging (see probe.DeriveContext and conformance.Evaluate): when it
 // ends, Analyze returns at once with what was derived and judged, and Result.Coverage says
 // which totals are partial and names the passes that did not judge the whole record.
-func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*probe.Result, error) {
+func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*report.Result, error) {
 	return analyze(ctx, frames, o, 0)
 }
 
 // analyze is Analyze judging frame by frame only the frames after seq from (all when 0); the
 // earlier ones are context (see conformance.Options.From and Live).
-func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from int64) (*probe.Result, error) {
+func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from int64) (*report.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
 		for i, f := range frames {
@@ -88,7 +89,7 @@ func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from
 	r.Turns = out.Turns
 	if len(out.Unjudged) > 0 {
 		if r.Coverage == nil {
-			r.Coverage = &probe.Coverage{}
+			r.Coverage = &report.Coverage{}
 		}
 		r.Coverage.Unjudged = out.Unjudged
 		note := fmt.Sprintf("the analysis ran out of time: these passes did not judge the whole record (their findings hold what they judged before): %s", strings.Join(out.Unjudged, ", "))
@@ -172,7 +173,7 @@ const DeepVersion = 999
 // An agent launched as a process runs with the browser shims first on its PATH, and what it
 // did to the machine is in Result.SideEffects: under Isolate or Sandbox, in its sandbox;
 // otherwise in the places agents keep their state under the real HOME.
-func Run(ctx context.Context, o Options) (*probe.Result, error) {
+func Run(ctx context.Context, o Options) (*report.Result, error) {
 	start := time.Now()
 	po := o.Probe
 	if po.Log == nil {

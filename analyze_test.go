@@ -12,6 +12,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // floodFrames is the record of a session in which the agent sent n notifications.
@@ -86,11 +87,11 @@ func TestAnalyzeWithinItsDeadline(t *testing.T) {
 	}
 }
 
-// validResult checks a result against probe/result.schema.json.
-func validResult(t *testing.T, r *probe.Result) {
+// validResult checks a result against report/result.schema.json.
+func validResult(t *testing.T, r *report.Result) {
 	t.Helper()
 	b, _ := json.Marshal(r)
-	if err := probe.ValidateResult(b); err != nil {
+	if err := report.ValidateResult(b); err != nil {
 		t.Errorf("the result does not match result.schema.json: %v", err)
 	}
 }

@@ -14,13 +14,14 @@ const module = "github.com/acpprobe/acpprobe"
 var allowed = map[string][]string{
 	"cmd/acpprobe":    {"internal/cli", "sandbox"}, // sandbox.Init: the namespace helper is the binary itself
 	"internal/cli":    {"*"},
-	"internal/render": {"probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift", "internal/jsonout"},
-	".":               {"probe", "conformance", "extensions", "jsonrpc", "record", "sandbox", "transcript", "transport"},
-	"matrix":          {".", "probe", "extensions", "sandbox", "transcript", "internal/jsonout"},
-	"turn":            {".", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "sentinel", "transport"},
-	"drift":           {"probe", "matrix", "internal/safeio"},
-	"conformance":     {"probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "sentinel", "internal/safeio"},
-	"probe":           {"acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo", "sandbox", "internal/schematable"},
+	"internal/render": {"report", "probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift", "internal/jsonout"},
+	".":               {"report", "probe", "conformance", "extensions", "jsonrpc", "record", "sandbox", "transcript", "transport"},
+	"matrix":          {".", "report", "probe", "extensions", "sandbox", "transcript", "internal/jsonout"},
+	"turn":            {".", "report", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "sentinel", "transport"},
+	"drift":           {"report", "probe", "matrix", "internal/safeio"},
+	"conformance":     {"report", "probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "sentinel", "internal/safeio"},
+	"probe":           {"report", "acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"},
+	"report":          {"acp", "record", "extensions", "internal/schematable"},
 	"registry":        {"internal/safeio", "internal/schematable"},
 	"extensions":      {"internal/safeio"},
 	"transcript":      {"jsonrpc", "record", "internal/safeio"},
@@ -61,7 +62,7 @@ var allowed = map[string][]string{
 // test; the end-to-end suite, which has no code of its own, drives the product from the top.
 var testAllowed = map[string][]string{
 	"*":     {"acptest"},
-	"probe": {"transcript", "internal/schematable/schematest"}, // recordings as test input; ValidateResult's oracle
+	"probe": {"transcript", "internal/schematable", "internal/schematable/schematest"}, // recordings as test input; ValidateResult's oracle
 	// the root's tests find exchanges in the record by their ACP method name.
 	".": {"acp"},
 	// the validators' tests compare them with their oracle
@@ -77,7 +78,7 @@ var testAllowed = map[string][]string{
 	"sentinel": {"acp/schema"},
 	// e2e's tests run turns at the net level: a sandbox.Options, the emulator.Keys naming the
 	// agent, and sandbox.Init (the test binary is the namespace helper).
-	"e2e": {".", "acp", "acptest", "conformance", "emulator", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "sandbox", "transport", "turn"},
+	"e2e": {".", "report", "acp", "acptest", "conformance", "emulator", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "sandbox", "transport", "turn"},
 }
 
 func TestImportArrows(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Probe the built-in reference agent in-process and get the whole report, as
@@ -16,7 +17,7 @@ func ExampleRun() {
 	r, err := acpprobe.Run(context.Background(), acpprobe.Options{
 		Probe:   probe.Options{Launcher: acptest.Launcher(acptest.Config{Persona: "codex"})},
 		Check:   &acpprobe.Check{},
-		Analyze: acpprobe.AnalyzeOptions{Verdict: &acpprobe.Verdict{FailOn: probe.TierMandatory}},
+		Analyze: acpprobe.AnalyzeOptions{Verdict: &acpprobe.Verdict{FailOn: report.TierMandatory}},
 	})
 	if err != nil {
 		panic(err) // only unusable options end up here

@@ -12,6 +12,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestCheckForkProbe: check forks a session that does not exist on a connection of its own,
@@ -41,7 +42,7 @@ func TestCheckForkProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 			conns := record.Split(log.Frames())
-			found := map[string][]probe.Finding{}
+			found := map[string][]report.Finding{}
 			for _, f := range r.Findings {
 				found[f.ID] = append(found[f.ID], f)
 			}
@@ -89,7 +90,7 @@ func TestCheckForkProbe(t *testing.T) {
 				Cwd        string `json:"cwd"`
 				McpServers []any  `json:"mcpServers"`
 			}
-			if err := json.Unmarshal(fork.Request.Msg.Params, &params); err != nil || params.SessionID != probe.NonexistentSessionID ||
+			if err := json.Unmarshal(fork.Request.Msg.Params, &params); err != nil || params.SessionID != record.NonexistentSessionID ||
 				params.Cwd != "/work" || params.McpServers == nil {
 				t.Errorf("fork params %s", fork.Request.Msg.Params)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestAnalyzeInterruptible (issue 11, F1): Ctrl-C or the end of --timeout ends the analysis of
@@ -39,7 +40,7 @@ func TestAnalyzeInterruptible(t *testing.T) {
 	// load on two cores (under it, one run in ten took a third of the baseline).
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var r *probe.Result
+	var r *report.Result
 	took := time.Duration(1<<63 - 1)
 	for range 3 {
 		start = time.Now()

@@ -21,6 +21,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -110,7 +111,7 @@ func carrying(entry string) []string {
 	}
 }
 
-func runProbe(t *testing.T, o acpprobe.Options) (*probe.Result, *jsonrpc.Log) {
+func runProbe(t *testing.T, o acpprobe.Options) (*report.Result, *jsonrpc.Log) {
 	t.Helper()
 	if o.Probe.Log == nil {
 		o.Probe.Log = jsonrpc.NewLog()
@@ -125,7 +126,7 @@ func runProbe(t *testing.T, o acpprobe.Options) (*probe.Result, *jsonrpc.Log) {
 	return r, o.Probe.Log
 }
 
-func findingIDs(r *probe.Result) []string {
+func findingIDs(r *report.Result) []string {
 	var ids []string
 	for _, f := range r.Findings {
 		ids = append(ids, f.ID)
@@ -295,22 +296,22 @@ func TestAuthAB(t *testing.T) {
 		cfg      acptest.Config
 		userEnv  []string
 		isolate  bool // the main run is isolated: the user's identity is the second run
-		want     probe.AuthClass
+		want     report.AuthClass
 		evidence []string
 	}{
-		{"no auth needed", acptest.Config{Persona: "claude"}, nil, false, probe.AuthClassNoAuthNeeded,
+		{"no auth needed", acptest.Config{Persona: "claude"}, nil, false, report.AuthClassNoAuthNeeded,
 			[]string{"isolated (env+home): session/new succeeded"}},
-		{"auth required", acptest.Config{Persona: "codex"}, nil, false, probe.AuthClassRequired,
+		{"auth required", acptest.Config{Persona: "codex"}, nil, false, report.AuthClassRequired,
 			[]string{"user (none): session/new answered an authentication error: -32000 Authentication required"}},
 		{"authenticated", acptest.Config{Persona: "gemini", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}},
-			[]string{"ACPTEST_API_KEY=" + secret}, false, probe.AuthClassAuthenticated,
+			[]string{"ACPTEST_API_KEY=" + secret}, false, report.AuthClassAuthenticated,
 			[]string{"user (none): session/new succeeded", `user (none): auth/status answered "authenticated"`,
 				"user (none): credential variables present (names only): ACPTEST_API_KEY",
 				`isolated (env+home): auth/status answered "unauthenticated"`, "isolated (env+home): auth status updates unauthenticated"}},
 		{"authenticated, isolated first", acptest.Config{Persona: "gemini", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}},
-			[]string{"ACPTEST_API_KEY=" + secret}, true, probe.AuthClassAuthenticated,
+			[]string{"ACPTEST_API_KEY=" + secret}, true, report.AuthClassAuthenticated,
 			[]string{"user (none): session/new succeeded", "isolated (env+home): no credential variable"}},
-		{"hidden auth", acptest.Config{Persona: "claude", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}}, nil, false, probe.AuthClassHidden,
+		{"hidden auth", acptest.Config{Persona: "claude", Faults: acptest.Faults{RequireAuthEnv: "ACPTEST_API_KEY"}}, nil, false, report.AuthClassHidden,
 			[]string{"it refuses for lack of a login, yet advertises no authMethods"}},
 	}
 	for _, tc := range cases {

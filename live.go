@@ -9,8 +9,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Live judges a session while it is being recorded, as `acpprobe tap --check` does. Frames come
@@ -121,7 +121,7 @@ func (l *Live) Close() {
 // Judge judges the frames added since the last call, in windows of at most liveWindowBytes,
 // and returns the findings not returned before, in the order of the report within each
 // window. ctx bounds the judging, as for Analyze: what it cuts short is not judged again.
-func (l *Live) Judge(ctx context.Context) ([]probe.Finding, error) {
+func (l *Live) Judge(ctx context.Context) ([]report.Finding, error) {
 	l.judging.Lock()
 	defer l.judging.Unlock()
 	l.mu.Lock()
@@ -129,7 +129,7 @@ func (l *Live) Judge(ctx context.Context) ([]probe.Finding, error) {
 	l.pending, l.bytes = nil, 0
 	l.mu.Unlock()
 	l.drained.Broadcast()
-	var out []probe.Finding
+	var out []report.Finding
 	for len(news) > 0 {
 		// Windows of at most liveWindowBytes: what analysing one costs stays bounded.
 		n, cost := 0, int64(0)
@@ -276,8 +276,8 @@ func envelope(f jsonrpc.Frame) jsonrpc.Frame {
 }
 
 // fresh keeps the findings of a window that were not returned before (see Live).
-func (l *Live) fresh(findings []probe.Finding) []probe.Finding {
-	var out []probe.Finding
+func (l *Live) fresh(findings []report.Finding) []report.Finding {
+	var out []report.Finding
 	for _, f := range findings {
 		msg, more := conformance.MoreLikeThis(f.Message)
 		l.omitted[f.ID] += more

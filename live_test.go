@@ -10,7 +10,7 @@ import (
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // tapLog records a tap session written as lines: "> " the editor, "< " the agent, "2 " stderr,
@@ -71,7 +71,7 @@ func hostileTap() []string {
 }
 
 // where is a finding's place: check, line, pointer.
-func where(f probe.Finding) string { return fmt.Sprintf("%s@%d%s", f.ID, f.Seq, f.Pointer) }
+func where(f report.Finding) string { return fmt.Sprintf("%s@%d%s", f.ID, f.Seq, f.Pointer) }
 
 // TestLiveJudgesAsAnalyze (issue 11, F8): judged live, window by window — each frame once, the
 // context carried over — a tap session gives the findings the whole record gives, wherever
@@ -90,7 +90,7 @@ func TestLiveJudgesAsAnalyze(t *testing.T) {
 	for _, id := range []string{"framing.stdout-non-json", "extensions.zero-meta-contract", "envelope.duplicate-response",
 		"envelope.unknown-id", "envelope.jsonrpc-version", "protocol.stderr-volume", "protocol.agent-info",
 		"protocol.terminal-auth", "protocol.stdin-exit", "client.unknown-method", "extensions.unknown-key", "schema.invalid"} {
-		if !slices.ContainsFunc(whole.Findings, func(f probe.Finding) bool { return f.ID == id }) {
+		if !slices.ContainsFunc(whole.Findings, func(f report.Finding) bool { return f.ID == id }) {
 			t.Errorf("the whole record has no %s: the test session does not show what it should (%v)", id, want)
 		}
 	}

@@ -6,20 +6,20 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The checks of the active steps that every acpprobe check runs: an unknown extension
 // notification and request, invalid params, and a fork of a session that does not exist.
 var (
-	protocolUnknownMethodRequest  = &Check{ID: "protocol.unknown-method-request", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed request not answered with -32601", SpecRef: specExtensibility, Active: true}
-	protocolRequestUnanswered     = &Check{ID: "protocol.request-unanswered", Tier: probe.TierMandatory, Side: SideAgent, Title: "Request left without an answer", SpecRef: specJSONRPC, Active: true}
-	protocolNotificationAnswered  = &Check{ID: "protocol.notification-answered", Tier: probe.TierMandatory, Side: SideAgent, Title: "Agent answered a notification", SpecRef: specJSONRPC, Active: true}
-	protocolUnknownNotification   = &Check{ID: "protocol.unknown-notification", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed notification ended the agent", SpecRef: specExtensibility, Active: true}
-	protocolInvalidParams         = &Check{ID: "protocol.invalid-params", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Invalid params not answered with -32602", SpecRef: specJSONRPC, Active: true}
-	protocolForkNonexistent       = &Check{ID: "protocol.fork-nonexistent-session", Tier: probe.TierAdvisory, Side: SideAgent, Title: "A fork of a session that does not exist created a session", SpecRef: specSessionFork, Active: true}
-	capabilityDetectionUnreliable = &Check{ID: "capability.detection-unreliable", Tier: probe.TierInfo, Side: SideAgent, Title: "The agent answers unknown methods like known ones; method detection is unreliable", SpecRef: specExtensibility, Active: true}
+	protocolUnknownMethodRequest  = &Check{ID: "protocol.unknown-method-request", Tier: report.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed request not answered with -32601", SpecRef: specExtensibility, Active: true}
+	protocolRequestUnanswered     = &Check{ID: "protocol.request-unanswered", Tier: report.TierMandatory, Side: SideAgent, Title: "Request left without an answer", SpecRef: specJSONRPC, Active: true}
+	protocolNotificationAnswered  = &Check{ID: "protocol.notification-answered", Tier: report.TierMandatory, Side: SideAgent, Title: "Agent answered a notification", SpecRef: specJSONRPC, Active: true}
+	protocolUnknownNotification   = &Check{ID: "protocol.unknown-notification", Tier: report.TierAdvisory, Side: SideAgent, Title: "Unknown _-prefixed notification ended the agent", SpecRef: specExtensibility, Active: true}
+	protocolInvalidParams         = &Check{ID: "protocol.invalid-params", Tier: report.TierAdvisory, Side: SideAgent, Title: "Invalid params not answered with -32602", SpecRef: specJSONRPC, Active: true}
+	protocolForkNonexistent       = &Check{ID: "protocol.fork-nonexistent-session", Tier: report.TierAdvisory, Side: SideAgent, Title: "A fork of a session that does not exist created a session", SpecRef: specSessionFork, Active: true}
+	capabilityDetectionUnreliable = &Check{ID: "capability.detection-unreliable", Tier: report.TierInfo, Side: SideAgent, Title: "The agent answers unknown methods like known ones; method detection is unreliable", SpecRef: specExtensibility, Active: true}
 )
 
 // activePass reads the frames of the extension-methods and invalid-params steps (the index's
@@ -50,7 +50,7 @@ func (d detection) unreliable() bool { return len(d.same) > 0 }
 
 // detectMethods reads the answer to the extension step's unknown request against the
 // derived method support.
-func detectMethods(x *record.Index, r *probe.Result) detection {
+func detectMethods(x *record.Index, r *report.Result) detection {
 	reqSeq := unknownRequestSeq(x.StepRange(extensionStep{}.Name()))
 	if reqSeq == 0 {
 		return detection{}
@@ -65,7 +65,7 @@ func detectMethods(x *record.Index, r *probe.Result) detection {
 	}
 	d := detection{code: rpcErr.Code}
 	for _, m := range acp.ProbedMethods {
-		if s := r.Methods[m]; s.Support == probe.Supported && s.Code != nil && *s.Code == rpcErr.Code {
+		if s := r.Methods[m]; s.Support == report.Supported && s.Code != nil && *s.Code == rpcErr.Code {
 			d.same = append(d.same, m)
 		}
 	}
@@ -76,7 +76,7 @@ func detectMethods(x *record.Index, r *probe.Result) detection {
 func unknownRequestSeq(frames []jsonrpc.Frame) int64 {
 	var seq int64
 	for _, f := range frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == probe.DetectionControlMethod && f.Msg.Kind() == jsonrpc.Request {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == record.DetectionControlMethod && f.Msg.Kind() == jsonrpc.Request {
 			seq = f.Seq
 		}
 	}
@@ -108,15 +108,15 @@ func judgeExtensionStep(in *inputs, out *findings) {
 			out.add(protocolUnknownNotification, notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", UnknownNotificationMethod), nil)
 			return
 		}
-		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", probe.DetectionControlMethod), nil)
+		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", record.DetectionControlMethod), nil)
 		return
 	}
 	rpcErr := answer.Msg.Err()
 	switch {
 	case rpcErr == nil:
-		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", probe.DetectionControlMethod), nil)
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", record.DetectionControlMethod), nil)
 	case rpcErr.Code != jsonrpc.CodeMethodNotFound:
-		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", probe.DetectionControlMethod, rpcErr.Code, rpcErr.Message), nil)
+		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", record.DetectionControlMethod, rpcErr.Code, rpcErr.Message), nil)
 		if d := in.detection; d.unreliable() {
 			out.add(capabilityDetectionUnreliable, 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", d.code, d.same), d.same)
 		}
@@ -174,7 +174,7 @@ func judgeForkStep(in *inputs, out *findings) {
 			if id := acp.ParseObject(answer.Msg.Result).String("sessionId"); id != "" {
 				out.add(protocolForkNonexistent, answer.Seq, "/result/sessionId", fmt.Sprintf(
 					"session/fork of %s, a session that does not exist, was answered with the new session %q: the agent created a session from nothing instead of refusing (-32002)",
-					probe.NonexistentSessionID, id), nil)
+					record.NonexistentSessionID, id), nil)
 			}
 		}
 		return

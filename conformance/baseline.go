@@ -7,21 +7,21 @@ import (
 	"os"
 	"strings"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // LoadBaseline reads a baseline of known findings: either JSON
 // ({"known":[{"id":"…","reason":"…"}]}) or text, one "id reason…" per line with # comments.
 // Every entry needs a reason.
-func LoadBaseline(path string) ([]probe.BaselineEntry, error) {
+func LoadBaseline(path string) ([]report.BaselineEntry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var entries []probe.BaselineEntry
+	var entries []report.BaselineEntry
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
 		var doc struct {
-			Known []probe.BaselineEntry `json:"known"`
+			Known []report.BaselineEntry `json:"known"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(t))
 		dec.DisallowUnknownFields()
@@ -36,7 +36,7 @@ func LoadBaseline(path string) ([]probe.BaselineEntry, error) {
 				continue
 			}
 			id, reason, _ := strings.Cut(line, " ")
-			entries = append(entries, probe.BaselineEntry{ID: id, Reason: strings.TrimSpace(reason)})
+			entries = append(entries, report.BaselineEntry{ID: id, Reason: strings.TrimSpace(reason)})
 			if entries[len(entries)-1].Reason == "" {
 				return nil, fmt.Errorf("%s:%d: %s has no reason (write: id reason…)", path, i+1, id)
 			}
@@ -54,8 +54,8 @@ func LoadBaseline(path string) ([]probe.BaselineEntry, error) {
 }
 
 // ParseTier reads a --fail-on value (mandatory, capability, advisory, info; any case).
-func ParseTier(s string) (probe.Tier, error) {
-	for _, t := range probe.Tiers {
+func ParseTier(s string) (report.Tier, error) {
+	for _, t := range report.Tiers {
 		if strings.EqualFold(s, string(t)) {
 			return t, nil
 		}
@@ -65,9 +65,9 @@ func ParseTier(s string) (probe.Tier, error) {
 
 // Judge marks the findings the baseline knows, counts the rest by tier, and decides whether
 // any of them is at or above failOn. It stores the verdict in r.Verdict.
-func Judge(r *probe.Result, failOn probe.Tier, baseline []probe.BaselineEntry, baselinePath string) *probe.Verdict {
-	v := &probe.Verdict{FailOn: failOn, Counts: map[probe.Tier]int{}, Baseline: baselinePath, Stale: []probe.BaselineEntry{}}
-	for _, t := range probe.Tiers {
+func Judge(r *report.Result, failOn report.Tier, baseline []report.BaselineEntry, baselinePath string) *report.Verdict {
+	v := &report.Verdict{FailOn: failOn, Counts: map[report.Tier]int{}, Baseline: baselinePath, Stale: []report.BaselineEntry{}}
+	for _, t := range report.Tiers {
 		v.Counts[t] = 0
 	}
 	reasons := map[string]string{}

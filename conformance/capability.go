@@ -5,15 +5,16 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The capability-truth checks: what the agent advertises against what its methods answer to
 // the probe's method detection.
 var (
-	capabilityAdvertisedUnsupported = &Check{ID: "capability.advertised-unsupported", Tier: probe.TierCapability, Side: SideAgent, Title: "Advertised capability whose method is not implemented", SpecRef: specInit}
-	capabilityUnadvertisedMethod    = &Check{ID: "capability.unadvertised-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Method implemented without being advertised", SpecRef: specInit}
-	capabilityLegacyMethod          = &Check{ID: "capability.legacy-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Legacy method session/set_model still implemented", SpecRef: specConfig}
-	protocolInvalidParamsAccepted   = &Check{ID: "protocol.invalid-params-accepted", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Method answered params no handler can accept with a result", SpecRef: specJSONRPC}
+	capabilityAdvertisedUnsupported = &Check{ID: "capability.advertised-unsupported", Tier: report.TierCapability, Side: SideAgent, Title: "Advertised capability whose method is not implemented", SpecRef: specInit}
+	capabilityUnadvertisedMethod    = &Check{ID: "capability.unadvertised-method", Tier: report.TierInfo, Side: SideAgent, Title: "Method implemented without being advertised", SpecRef: specInit}
+	capabilityLegacyMethod          = &Check{ID: "capability.legacy-method", Tier: report.TierInfo, Side: SideAgent, Title: "Legacy method session/set_model still implemented", SpecRef: specConfig}
+	protocolInvalidParamsAccepted   = &Check{ID: "protocol.invalid-params-accepted", Tier: report.TierAdvisory, Side: SideAgent, Title: "Method answered params no handler can accept with a result", SpecRef: specJSONRPC}
 )
 
 // capabilityPass reads the derived capabilities and method support (how each was decided),
@@ -56,16 +57,16 @@ func runCapability(in *inputs, out *findings) {
 			continue
 		}
 		switch {
-		case p.advertised && m.Support == probe.Unsupported:
+		case p.advertised && m.Support == report.Unsupported:
 			out.add(capabilityAdvertisedUnsupported, methodSeq(in, p.method), "",
 				fmt.Sprintf("the agent advertises %s but answers %s with -32601 method not found", p.what, p.method), nil)
-		case !p.advertised && p.judge && m.Support == probe.Supported && !unsure:
+		case !p.advertised && p.judge && m.Support == report.Supported && !unsure:
 			out.add(capabilityUnadvertisedMethod, methodSeq(in, p.method), "",
 				fmt.Sprintf("%s answers (%s) although %s is not advertised; clients will not use it", p.method, supportText(m), p.what), nil)
 		}
 	}
 	invalidParamsAccepted(in, out)
-	if m, ok := r.Methods[acp.MethodSetModel]; ok && m.Support == probe.Supported && !unsure {
+	if m, ok := r.Methods[acp.MethodSetModel]; ok && m.Support == report.Supported && !unsure {
 		out.add(capabilityLegacyMethod, methodSeq(in, acp.MethodSetModel), "",
 			fmt.Sprintf("session/set_model answers (%s); it was removed from ACP on 2026-06-01 in favour of the model config option", supportText(m)), nil)
 	}
@@ -76,7 +77,7 @@ func runCapability(in *inputs, out *findings) {
 func invalidParamsAccepted(in *inputs, out *findings) {
 	for _, method := range acp.ProbedMethods {
 		m := in.r.Methods[method]
-		if m.DetectedBy != probe.DetectedByInvalidParams || m.Support != probe.Supported || m.Code != nil {
+		if m.DetectedBy != probe.DetectedByInvalidParams || m.Support != report.Supported || m.Code != nil {
 			continue
 		}
 		ex := in.x.First(method) // the detection request: detection runs before any step
@@ -89,7 +90,7 @@ func invalidParamsAccepted(in *inputs, out *findings) {
 	}
 }
 
-func supportText(m probe.MethodSupport) string {
+func supportText(m report.MethodSupport) string {
 	if m.Code == nil {
 		return "with a result"
 	}

@@ -3,14 +3,14 @@ package conformance
 import (
 	"sort"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Check describes one rule. Each check is declared once, as a package variable, by the pass
 // that reports it; passes report findings by that variable, never by a spelled id.
 type Check struct {
-	ID   string     `json:"id"`
-	Tier probe.Tier `json:"tier"`
+	ID   string      `json:"id"`
+	Tier report.Tier `json:"tier"`
 	// Side is the party the check judges: what the agent did, or what the client (an editor
 	// seen through acpprobe tap, or acpprobe itself) sent.
 	Side    Side   `json:"side"`

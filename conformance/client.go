@@ -6,16 +6,16 @@ import (
 
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The client lint: what the client sent (an editor seen through acpprobe tap; in a session
 // acpprobe drove, acpprobe itself). `acpprobe lint-client` reports these.
 var (
-	clientPrivateKey    = &Check{ID: "client.private-key", Tier: probe.TierAdvisory, Side: SideClient, Title: "Client produced a private vendor key", SpecRef: specExtensibility}
-	clientPrivateMethod = &Check{ID: "client.private-method", Tier: probe.TierAdvisory, Side: SideClient, Title: "Client called a private vendor method", SpecRef: specExtensibility}
-	clientDirection     = &Check{ID: "client.direction", Tier: probe.TierInfo, Side: SideClient, Title: "Client sent a vendor key or method catalogued as agent-to-client", SpecRef: specExtensibility}
-	clientUnknownMethod = &Check{ID: "client.unknown-method", Tier: probe.TierAdvisory, Side: SideClient, Title: "Client called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
+	clientPrivateKey    = &Check{ID: "client.private-key", Tier: report.TierAdvisory, Side: SideClient, Title: "Client produced a private vendor key", SpecRef: specExtensibility}
+	clientPrivateMethod = &Check{ID: "client.private-method", Tier: report.TierAdvisory, Side: SideClient, Title: "Client called a private vendor method", SpecRef: specExtensibility}
+	clientDirection     = &Check{ID: "client.direction", Tier: report.TierInfo, Side: SideClient, Title: "Client sent a vendor key or method catalogued as agent-to-client", SpecRef: specExtensibility}
+	clientUnknownMethod = &Check{ID: "client.unknown-method", Tier: report.TierAdvisory, Side: SideClient, Title: "Client called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
 )
 
 // clientRules maps the inventory's rules for what the client sent to their checks (rules

@@ -27,8 +27,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Options tune an evaluation.
@@ -58,11 +58,11 @@ type Options struct {
 // facts derived on the way, which the passes judge (the vendor extension inventory, the prompt
 // shapes).
 type Outcome struct {
-	Findings     []probe.Finding
+	Findings     []report.Finding
 	Extensions   *extensions.Inventory
-	PromptShapes *probe.PromptShapes
+	PromptShapes *report.PromptShapes
 	// Turns are the prompt-turn scenarios (acpprobe turn), each with its outcome.
-	Turns []probe.Turn
+	Turns []report.Turn
 	// Unjudged names the passes that did not judge the whole record because the context ended
 	// (nil when every pass finished): their findings, and the extension inventory when it is
 	// among them, hold only what was judged before.
@@ -78,7 +78,7 @@ type inputs struct {
 	// frames are the frames to judge one by one: the record's, or those after Options.From.
 	frames []jsonrpc.Frame
 	// r is the result derived from the record (the facts the passes judge).
-	r       *probe.Result
+	r       *report.Result
 	schemas *schemas
 	// client is what the client advertised in its initialize request.
 	client clientCaps
@@ -89,7 +89,7 @@ type inputs struct {
 	ext    *extensionFacts
 	shapes shapeFacts
 	// turns are the facts of the prompt-turn scenarios, outcomes not yet settled.
-	turns []probe.Turn
+	turns []report.Turn
 	// deep is the --deep connection's own result (nil without --deep).
 	deep *deepFacts
 	// fork is the fork-probe connection's index (nil without one).
@@ -104,13 +104,13 @@ type inputs struct {
 // they go, and when it ends Evaluate returns at once with what was judged; Outcome.Unjudged
 // names the passes that did not finish. The passes whose cost does not grow with the record
 // (handshake, capability truth, state, steps) always run.
-func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (Outcome, error) {
+func Evaluate(ctx context.Context, x *record.Index, r *report.Result, opts Options) (Outcome, error) {
 	in, err := prepare(ctx, x, r, opts)
 	if err != nil {
 		return Outcome{}, err
 	}
 	sc := scopeOf(x)
-	lists := make([][]probe.Finding, len(passes))
+	lists := make([][]report.Finding, len(passes))
 	cut := make([]bool, len(passes))
 	for _, i := range runOrder {
 		p := passes[i]
@@ -142,7 +142,7 @@ func Evaluate(ctx context.Context, x *record.Index, r *probe.Result, opts Option
 // the derived result does not state (method detection, the prompt shapes, the --deep and
 // fork-probe connections). The extension inventory, the one input whose cost grows with the record, is
 // taken once, by the first pass that reads it (inputs.extensions).
-func prepare(ctx context.Context, x *record.Index, r *probe.Result, opts Options) (*inputs, error) {
+func prepare(ctx context.Context, x *record.Index, r *report.Result, opts Options) (*inputs, error) {
 	sets, err := loadSchemas(opts.Schema, r)
 	if err != nil {
 		return nil, err

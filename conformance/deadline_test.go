@@ -10,6 +10,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // flood is a record of n agent notifications after a handshake whose initialize answer has no
@@ -74,7 +75,7 @@ func TestEvaluateEndsAtItsDeadline(t *testing.T) {
 			t.Errorf("unjudged %q, a pass whose cost does not grow with the record", name)
 		}
 	}
-	if len(out.Findings) == 0 || !slices.ContainsFunc(out.Findings, func(f probe.Finding) bool { return f.ID == "protocol.agent-info" }) {
+	if len(out.Findings) == 0 || !slices.ContainsFunc(out.Findings, func(f report.Finding) bool { return f.ID == "protocol.agent-info" }) {
 		t.Errorf("findings %v: protocol.agent-info is judged whatever the deadline", out.Findings)
 	}
 

@@ -7,10 +7,11 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // protocolVersionNegotiation judges the second connection of --deep.
-var protocolVersionNegotiation = &Check{ID: "protocol.version-negotiation", Tier: probe.TierMandatory, Side: SideAgent, Title: "Agent does not answer an unsupported version with one it supports", SpecRef: specInit, Active: true}
+var protocolVersionNegotiation = &Check{ID: "protocol.version-negotiation", Tier: report.TierMandatory, Side: SideAgent, Title: "Agent does not answer an unsupported version with one it supports", SpecRef: specInit, Active: true}
 
 // deepPass reads the --deep connection's derived result (deepFacts) and the main session's
 // negotiated version. Only acpprobe check --deep opens that connection.
@@ -24,7 +25,7 @@ var deepPass = pass{
 // deepFacts are what the --deep connection, which asked for an unsupported version, shows.
 type deepFacts struct {
 	asked int // the version it asked for
-	r     *probe.Result
+	r     *report.Result
 }
 
 // deriveDeep states the facts of the --deep connection (nil without one).

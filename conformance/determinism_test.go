@@ -12,6 +12,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // identified is an outcome with each line number replaced by the line itself, so that two
@@ -49,7 +50,7 @@ func identified(t *testing.T, x *record.Index, out Outcome) string {
 	for i := range inv.UnknownVariants {
 		inv.UnknownVariants[i].Where = lines(inv.UnknownVariants[i].Where)
 	}
-	var shapes *probe.PromptShapes
+	var shapes *report.PromptShapes
 	if out.PromptShapes != nil {
 		s := *out.PromptShapes
 		s.Probes = slices.Clone(s.Probes)
@@ -61,7 +62,7 @@ func identified(t *testing.T, x *record.Index, out Outcome) string {
 	b, err := json.Marshal(struct {
 		Findings   []finding
 		Extensions extensions.Inventory
-		Shapes     *probe.PromptShapes
+		Shapes     *report.PromptShapes
 	}{fs, inv, shapes})
 	if err != nil {
 		t.Fatal(err)

@@ -6,18 +6,18 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The envelope checks: the JSON-RPC envelope of each agent message.
 var (
-	envelopeVersion            = &Check{ID: "envelope.jsonrpc-version", Tier: probe.TierMandatory, Side: SideAgent, Title: `Message without "jsonrpc":"2.0"`, SpecRef: specJSONRPC}
-	envelopeInvalid            = &Check{ID: "envelope.invalid-message", Tier: probe.TierMandatory, Side: SideAgent, Title: "JSON object that is neither request, notification nor response", SpecRef: specJSONRPC}
-	envelopeUnknownID          = &Check{ID: "envelope.unknown-id", Tier: probe.TierMandatory, Side: SideAgent, Title: "Response to an id the client never used", SpecRef: specJSONRPC}
-	envelopeDuplicate          = &Check{ID: "envelope.duplicate-response", Tier: probe.TierMandatory, Side: SideAgent, Title: "Second response to an already answered id", SpecRef: specJSONRPC}
-	envelopeResultAndError     = &Check{ID: "envelope.result-and-error", Tier: probe.TierMandatory, Side: SideAgent, Title: "Response with both result and error", SpecRef: specJSONRPC}
-	envelopeNotificationWithID = &Check{ID: "envelope.notification-with-id", Tier: probe.TierMandatory, Side: SideAgent, Title: "Notification method sent with an id", SpecRef: specJSONRPC}
-	envelopeIDRewritten        = &Check{ID: "envelope.id-rewritten", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Response id written differently from the request id", SpecRef: specJSONRPC}
+	envelopeVersion            = &Check{ID: "envelope.jsonrpc-version", Tier: report.TierMandatory, Side: SideAgent, Title: `Message without "jsonrpc":"2.0"`, SpecRef: specJSONRPC}
+	envelopeInvalid            = &Check{ID: "envelope.invalid-message", Tier: report.TierMandatory, Side: SideAgent, Title: "JSON object that is neither request, notification nor response", SpecRef: specJSONRPC}
+	envelopeUnknownID          = &Check{ID: "envelope.unknown-id", Tier: report.TierMandatory, Side: SideAgent, Title: "Response to an id the client never used", SpecRef: specJSONRPC}
+	envelopeDuplicate          = &Check{ID: "envelope.duplicate-response", Tier: report.TierMandatory, Side: SideAgent, Title: "Second response to an already answered id", SpecRef: specJSONRPC}
+	envelopeResultAndError     = &Check{ID: "envelope.result-and-error", Tier: report.TierMandatory, Side: SideAgent, Title: "Response with both result and error", SpecRef: specJSONRPC}
+	envelopeNotificationWithID = &Check{ID: "envelope.notification-with-id", Tier: report.TierMandatory, Side: SideAgent, Title: "Notification method sent with an id", SpecRef: specJSONRPC}
+	envelopeIDRewritten        = &Check{ID: "envelope.id-rewritten", Tier: report.TierAdvisory, Side: SideAgent, Title: "Response id written differently from the request id", SpecRef: specJSONRPC}
 )
 
 // envelopePass reads each decoded agent message, with the index's pairing of responses to

@@ -11,19 +11,19 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The vendor extension checks: the catalogue's rules applied to what the agent sent, and the
 // zero-_meta contract of the standard plane.
 var (
-	extensionsZeroMeta      = &Check{ID: "extensions.zero-meta-contract", Tier: probe.TierMandatory, Side: SideAgent, Title: "The standard ACP flow demands vendor _meta a client cannot produce", SpecRef: specExtensibility}
-	extensionsPrivateKey    = &Check{ID: "extensions.private-key", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Private-channel vendor key sent on the standard plane", SpecRef: specExtensibility}
-	extensionsDirection     = &Check{ID: "extensions.direction", Tier: probe.TierInfo, Side: SideAgent, Title: "Vendor key or method sent in the direction its catalogue does not list", SpecRef: specExtensibility}
-	extensionsUnknownKey    = &Check{ID: "extensions.unknown-key", Tier: probe.TierInfo, Side: SideAgent, Title: "Key in a catalogued vendor namespace that the catalogue does not list", SpecRef: specExtensibility}
-	extensionsUnknownMethod = &Check{ID: "extensions.unknown-method", Tier: probe.TierInfo, Side: SideAgent, Title: "Method in a catalogued vendor namespace that the catalogue does not list", SpecRef: specExtensibility}
-	extensionsRetiredKey    = &Check{ID: "extensions.retired-key", Tier: probe.TierInfo, Side: SideAgent, Title: "Retired or producer-less vendor key on the wire", SpecRef: specExtensibility}
+	extensionsZeroMeta      = &Check{ID: "extensions.zero-meta-contract", Tier: report.TierMandatory, Side: SideAgent, Title: "The standard ACP flow demands vendor _meta a client cannot produce", SpecRef: specExtensibility}
+	extensionsPrivateKey    = &Check{ID: "extensions.private-key", Tier: report.TierAdvisory, Side: SideAgent, Title: "Private-channel vendor key sent on the standard plane", SpecRef: specExtensibility}
+	extensionsDirection     = &Check{ID: "extensions.direction", Tier: report.TierInfo, Side: SideAgent, Title: "Vendor key or method sent in the direction its catalogue does not list", SpecRef: specExtensibility}
+	extensionsUnknownKey    = &Check{ID: "extensions.unknown-key", Tier: report.TierInfo, Side: SideAgent, Title: "Key in a catalogued vendor namespace that the catalogue does not list", SpecRef: specExtensibility}
+	extensionsUnknownMethod = &Check{ID: "extensions.unknown-method", Tier: report.TierInfo, Side: SideAgent, Title: "Method in a catalogued vendor namespace that the catalogue does not list", SpecRef: specExtensibility}
+	extensionsRetiredKey    = &Check{ID: "extensions.retired-key", Tier: report.TierInfo, Side: SideAgent, Title: "Retired or producer-less vendor key on the wire", SpecRef: specExtensibility}
 )
 
 // agentRules maps the inventory's rules for what the agent sent to their checks. A rule

@@ -7,18 +7,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The framing checks: each line the agent wrote on stdout.
 var (
-	framingNonJSON      = &Check{ID: "framing.stdout-non-json", Tier: probe.TierMandatory, Side: SideAgent, Title: "Agent wrote a line on stdout that is not JSON", SpecRef: specTransports}
-	framingBOM          = &Check{ID: "framing.bom", Tier: probe.TierMandatory, Side: SideAgent, Title: "Line starts with a UTF-8 byte order mark", SpecRef: specTransports}
-	framingInvalidUTF8  = &Check{ID: "framing.invalid-utf8", Tier: probe.TierMandatory, Side: SideAgent, Title: "Line is not valid UTF-8", SpecRef: specTransports}
-	framingOversize     = &Check{ID: "framing.oversize", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Line longer than the reader's maximum", SpecRef: specTransports}
-	framingUnterminated = &Check{ID: "framing.unterminated", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Last line has no terminating newline", SpecRef: specTransports}
-	framingEmptyLine    = &Check{ID: "framing.empty-line", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Empty line on stdout", SpecRef: specTransports}
-	framingBatch        = &Check{ID: "framing.batch", Tier: probe.TierAdvisory, Side: SideAgent, Title: "JSON-RPC batch array (not part of ACP v1)", SpecRef: specTransports}
+	framingNonJSON      = &Check{ID: "framing.stdout-non-json", Tier: report.TierMandatory, Side: SideAgent, Title: "Agent wrote a line on stdout that is not JSON", SpecRef: specTransports}
+	framingBOM          = &Check{ID: "framing.bom", Tier: report.TierMandatory, Side: SideAgent, Title: "Line starts with a UTF-8 byte order mark", SpecRef: specTransports}
+	framingInvalidUTF8  = &Check{ID: "framing.invalid-utf8", Tier: report.TierMandatory, Side: SideAgent, Title: "Line is not valid UTF-8", SpecRef: specTransports}
+	framingOversize     = &Check{ID: "framing.oversize", Tier: report.TierAdvisory, Side: SideAgent, Title: "Line longer than the reader's maximum", SpecRef: specTransports}
+	framingUnterminated = &Check{ID: "framing.unterminated", Tier: report.TierAdvisory, Side: SideAgent, Title: "Last line has no terminating newline", SpecRef: specTransports}
+	framingEmptyLine    = &Check{ID: "framing.empty-line", Tier: report.TierAdvisory, Side: SideAgent, Title: "Empty line on stdout", SpecRef: specTransports}
+	framingBatch        = &Check{ID: "framing.batch", Tier: report.TierAdvisory, Side: SideAgent, Title: "JSON-RPC batch array (not part of ACP v1)", SpecRef: specTransports}
 )
 
 // framingPass reads the raw frames of the agent, in any session.

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Bounds of the inference. An agent's error may name any number of variants and fields (a
@@ -330,15 +330,15 @@ func nextBackticked(s string) (name, rest string, ok bool) {
 	}
 }
 
-func (inf *inference) branches() []probe.ShapeBranch {
-	out := []probe.ShapeBranch{}
+func (inf *inference) branches() []report.ShapeBranch {
+	out := []report.ShapeBranch{}
 	for _, t := range inf.types.order {
 		req := []string{}
 		if set := inf.required[t]; set != nil {
 			req = append(req, set.order...)
 		}
 		sort.Strings(req)
-		out = append(out, probe.ShapeBranch{Type: t, Required: req})
+		out = append(out, report.ShapeBranch{Type: t, Required: req})
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func shapesRecord(t *testing.T, errorJSON json.RawMessage) *record.Index {
 	b.WriteString(`! step {"name":"prompt-shapes"}` + "\n")
 	for i, sh := range shapes {
 		id := 30 + i
-		fmt.Fprintf(&b, `> {"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"prompt":%s,"sessionId":"%s"}}`+"\n", id, sh.prompt, probe.NonexistentSessionID)
+		fmt.Fprintf(&b, `> {"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"prompt":%s,"sessionId":"%s"}}`+"\n", id, sh.prompt, record.NonexistentSessionID)
 		answer := json.RawMessage(`{"code":-32602,"message":"Invalid params"}`)
 		if i == 1 {
 			answer = errorJSON

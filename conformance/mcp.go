@@ -6,8 +6,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // mcpTruths derives, per sentinel MCP server the record says was offered (the mcp-sentinels
@@ -16,7 +16,7 @@ import (
 // visible to the model, asked for by it and its result returned (the model requests), called
 // (the sentinel saw tools/call). Milestones after the model are null when no model request was
 // made at all (no backend profile): not observed, not failed.
-func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []probe.MCPTruth {
+func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []report.MCPTruth {
 	var setup record.MCPSetup
 	for _, f := range frames {
 		if s, ok := record.MCPSentinels.Decode(f); ok {
@@ -39,10 +39,10 @@ func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []probe.MCPTruth {
 	models := modelExchanges(x)
 	caps := mcpCaps(x)
 	delivered, refusal := sessionNewAccepted(x)
-	var out []probe.MCPTruth
+	var out []report.MCPTruth
 	for _, s := range setup.Sentinels {
 		m := miles[s.Transport]
-		t := probe.MCPTruth{Transport: string(s.Transport), Advertised: caps[s.Transport],
+		t := report.MCPTruth{Transport: string(s.Transport), Advertised: caps[s.Transport],
 			Delivered: delivered, Error: refusal,
 			Connected: flag(m.Has(record.MCPConnected)), Listed: flag(m.Has(record.MCPListed))}
 		if m.ClientInfo != nil {
@@ -132,7 +132,7 @@ func sessionNewAccepted(x *record.Index) (*bool, string) {
 var mcpStages = []string{"delivered", "connected", "listed", "visible", "asked", "called", "returned"}
 
 // stoppedAt is the first milestone seen false; "" when none was.
-func stoppedAt(t probe.MCPTruth) string {
+func stoppedAt(t report.MCPTruth) string {
 	for i, b := range []*bool{t.Delivered, t.Connected, t.Listed, t.Visible, t.Asked, t.Called, t.Returned} {
 		if b != nil && !*b {
 			return mcpStages[i]

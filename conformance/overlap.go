@@ -3,7 +3,7 @@ package conformance
 import (
 	"encoding/json"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // overlaps are the checks one departure can break together on the same line: an error answer
@@ -16,16 +16,16 @@ var overlaps = []struct{ specific, general *Check }{
 
 // related is a finding folded into a more specific one on the same line.
 type related struct {
-	ID      string     `json:"id"`
-	Tier    probe.Tier `json:"tier"`
-	Pointer string     `json:"pointer"`
-	Message string     `json:"message"`
+	ID      string      `json:"id"`
+	Tier    report.Tier `json:"tier"`
+	Pointer string      `json:"pointer"`
+	Message string      `json:"message"`
 }
 
 // mergeOverlaps folds each general finding of an overlap into the specific finding on the same
 // line, as {"related":[…]} in its evidence (next to its own evidence, under "evidence", when
 // that is not an object).
-func mergeOverlaps(all []probe.Finding) []probe.Finding {
+func mergeOverlaps(all []report.Finding) []report.Finding {
 	type place struct {
 		id  string
 		seq int64

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // scope is a kind of recorded session. A pass applies to one or more scopes; Evaluate runs only
@@ -96,7 +96,7 @@ const maxPerCheck = 10
 // findings collects the findings of one pass (each check belongs to exactly one pass, so the
 // per-check bound holds across the whole evaluation).
 type findings struct {
-	list   []probe.Finding
+	list   []report.Finding
 	counts map[string]int
 	// cut is set when the deadline stopped the pass before it judged the whole record.
 	cut bool
@@ -132,7 +132,7 @@ func (fs *findings) add(c *Check, seq int64, pointer, message string, evidence a
 		last.Message = strings.TrimSuffix(last.Message, moreSuffix(n-maxPerCheck-1)) + moreSuffix(n-maxPerCheck)
 		return
 	}
-	f := probe.Finding{ID: c.ID, Tier: c.Tier, Title: c.Title, Message: message, Pointer: pointer, Seq: seq, SpecRef: c.SpecRef}
+	f := report.Finding{ID: c.ID, Tier: c.Tier, Title: c.Title, Message: message, Pointer: pointer, Seq: seq, SpecRef: c.SpecRef}
 	if evidence != nil {
 		f.Evidence, _ = json.Marshal(evidence)
 	}
@@ -169,7 +169,7 @@ func (fs *findings) lastIndex(id string) int {
 
 // sortFindings orders findings most severe first, then by the exchange they belong to
 // (position), then by line, keeping the pass order among equals.
-func sortFindings(x *record.Index, out []probe.Finding) []probe.Finding {
+func sortFindings(x *record.Index, out []report.Finding) []report.Finding {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Tier.Rank() != out[j].Tier.Rank() {
 			return out[i].Tier.Rank() < out[j].Tier.Rank()
@@ -180,7 +180,7 @@ func sortFindings(x *record.Index, out []probe.Finding) []probe.Finding {
 		return out[i].Seq < out[j].Seq
 	})
 	if out == nil {
-		out = []probe.Finding{}
+		out = []report.Finding{}
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestChecksDeclaredOnce: every check is declared by exactly one pass, completely, and the
@@ -28,7 +29,7 @@ func TestChecksDeclaredOnce(t *testing.T) {
 				t.Errorf("%s is declared by both %q and %q", c.ID, prev, p.name)
 			}
 			owner[c.ID] = p.name
-			if c.ID == "" || c.Title == "" || c.SpecRef == "" || !slices.Contains(probe.Tiers, c.Tier) {
+			if c.ID == "" || c.Title == "" || c.SpecRef == "" || !slices.Contains(report.Tiers, c.Tier) {
 				t.Errorf("incomplete check %+v", *c)
 			}
 			if c.Side != SideAgent && c.Side != SideClient {
@@ -85,7 +86,7 @@ func TestPassesDoNotWriteTheResult(t *testing.T) {
 }
 
 // placesOf lists each finding's check, tier, line and pointer.
-func placesOf(fs []probe.Finding) string {
+func placesOf(fs []report.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		fmt.Fprintf(&b, "%s %s %d %s\n", f.ID, f.Tier, f.Seq, f.Pointer)
@@ -124,7 +125,7 @@ func TestTapScope(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []probe.Finding
+		var want []report.Finding
 		for _, f := range driven.Findings {
 			if c, _ := Lookup(f.ID); c.InTap() {
 				want = append(want, f)
@@ -136,7 +137,7 @@ func TestTapScope(t *testing.T) {
 			_ = json.Unmarshal(f.Evidence, &ev)
 			for _, rel := range ev.Related {
 				if c, _ := Lookup(rel.ID); c.InTap() {
-					want = append(want, probe.Finding{ID: rel.ID, Tier: rel.Tier, Seq: f.Seq, Pointer: rel.Pointer})
+					want = append(want, report.Finding{ID: rel.ID, Tier: rel.Tier, Seq: f.Seq, Pointer: rel.Pointer})
 				}
 			}
 		}
@@ -167,7 +168,7 @@ func TestStderrVolumeSaysWhichSession(t *testing.T) {
 	tx := record.New(asTap(t, x.Frames()))
 	for _, c := range []struct {
 		x    *record.Index
-		r    *probe.Result
+		r    *report.Result
 		want string
 	}{
 		{x, r, "100000 bytes of stderr during a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"},

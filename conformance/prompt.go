@@ -3,15 +3,15 @@ package conformance
 import (
 	"fmt"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The checks of the prompt steps: --prompt-shapes and --allow-prompt.
 var (
-	promptShapeAccepted     = &Check{ID: "prompt.shape-accepted", Tier: probe.TierAdvisory, Side: SideAgent, Title: "A malformed prompt shape passed validation", SpecRef: specPrompt, Active: true}
-	capabilityPromptContent = &Check{ID: "capability.prompt-content", Tier: probe.TierInfo, Side: SideAgent, Title: "Prompt validator accepts content that promptCapabilities does not advertise", SpecRef: specContent, Active: true}
-	capabilityPromptMissing = &Check{ID: "capability.prompt-content-missing", Tier: probe.TierCapability, Side: SideAgent, Title: "Advertised prompt content that the prompt validator does not accept", SpecRef: specContent, Active: true}
-	promptNoStopReason      = &Check{ID: "prompt.no-stop-reason", Tier: probe.TierAdvisory, Side: SideAgent, Title: "A cancelled prompt did not end with stopReason cancelled", SpecRef: specPrompt, Active: true}
+	promptShapeAccepted     = &Check{ID: "prompt.shape-accepted", Tier: report.TierAdvisory, Side: SideAgent, Title: "A malformed prompt shape passed validation", SpecRef: specPrompt, Active: true}
+	capabilityPromptContent = &Check{ID: "capability.prompt-content", Tier: report.TierInfo, Side: SideAgent, Title: "Prompt validator accepts content that promptCapabilities does not advertise", SpecRef: specContent, Active: true}
+	capabilityPromptMissing = &Check{ID: "capability.prompt-content-missing", Tier: report.TierCapability, Side: SideAgent, Title: "Advertised prompt content that the prompt validator does not accept", SpecRef: specContent, Active: true}
+	promptNoStopReason      = &Check{ID: "prompt.no-stop-reason", Tier: report.TierAdvisory, Side: SideAgent, Title: "A cancelled prompt did not end with stopReason cancelled", SpecRef: specPrompt, Active: true}
 )
 
 // promptPass reads the prompt shapes (shapeFacts: the probes' outcomes, the inferred
@@ -30,7 +30,7 @@ func runPrompt(in *inputs, out *findings) {
 		return
 	}
 	for _, p := range ps.Probes {
-		if sh, _ := shapeOf(p.Prompt); sh.malformed && p.Outcome == probe.ShapeAccepted {
+		if sh, _ := shapeOf(p.Prompt); sh.malformed && p.Outcome == report.ShapeAccepted {
 			out.add(promptShapeAccepted, p.Seq, "/params/prompt", fmt.Sprintf("the malformed prompt shape %q passed validation (answer: %s); the agent's validator is lax", p.Name, p.Answer), nil)
 		}
 	}
@@ -46,7 +46,7 @@ func runPrompt(in *inputs, out *findings) {
 
 // comparePromptCapabilities sets the content types the validator accepts against the ones
 // the agent advertises.
-func comparePromptCapabilities(in *inputs, out *findings, ps *probe.PromptShapes) {
+func comparePromptCapabilities(in *inputs, out *findings, ps *report.PromptShapes) {
 	if len(ps.InferredBranches) == 0 {
 		return
 	}
@@ -69,7 +69,7 @@ func comparePromptCapabilities(in *inputs, out *findings, ps *probe.PromptShapes
 	}
 }
 
-func typesOf(bs []probe.ShapeBranch) []string {
+func typesOf(bs []report.ShapeBranch) []string {
 	var out []string
 	for _, b := range bs {
 		out = append(out, b.Type)

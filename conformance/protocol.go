@@ -5,18 +5,18 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The protocol checks any session shows: agentInfo, terminal auth, exit after stdin closes,
 // stderr.
 var (
-	protocolAgentInfo    = &Check{ID: "protocol.agent-info", Tier: probe.TierAdvisory, Side: SideAgent, Title: "initialize result has no agentInfo", SpecRef: specInit}
-	protocolTerminalAuth = &Check{ID: "protocol.terminal-auth", Tier: probe.TierMandatory, Side: SideAgent, Title: "Terminal auth method advertised to a client that did not enable it", SpecRef: specAuth}
-	protocolStdinExit    = &Check{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Agent did not exit after stdin closed", SpecRef: specTransports}
-	protocolLeftover     = &Check{ID: "protocol.leftover-processes", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Processes of the agent's group outlived it", SpecRef: specTransports}
-	protocolStderr       = &Check{ID: "protocol.stderr-volume", Tier: probe.TierInfo, Side: SideAgent, Title: "Agent wrote a lot on stderr", SpecRef: specTransports}
+	protocolAgentInfo    = &Check{ID: "protocol.agent-info", Tier: report.TierAdvisory, Side: SideAgent, Title: "initialize result has no agentInfo", SpecRef: specInit}
+	protocolTerminalAuth = &Check{ID: "protocol.terminal-auth", Tier: report.TierMandatory, Side: SideAgent, Title: "Terminal auth method advertised to a client that did not enable it", SpecRef: specAuth}
+	protocolStdinExit    = &Check{ID: "protocol.stdin-exit", Tier: report.TierAdvisory, Side: SideAgent, Title: "Agent did not exit after stdin closed", SpecRef: specTransports}
+	protocolLeftover     = &Check{ID: "protocol.leftover-processes", Tier: report.TierAdvisory, Side: SideAgent, Title: "Processes of the agent's group outlived it", SpecRef: specTransports}
+	protocolStderr       = &Check{ID: "protocol.stderr-volume", Tier: report.TierInfo, Side: SideAgent, Title: "Agent wrote a lot on stderr", SpecRef: specTransports}
 )
 
 // protocolPass reads the derived result (agentInfo, authMethods, exit, stderr size), the

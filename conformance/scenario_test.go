@@ -17,6 +17,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // A scenario (testdata/scenarios/*.txtar) is a recorded session and the findings it must
@@ -76,7 +77,7 @@ func TestScenarios(t *testing.T) {
 
 // loadScenario reads a scenario: its main connection's index, the result derived from it, the
 // options with its extra connections (--deep, the fork probe), and its sections.
-func loadScenario(t *testing.T, file string) (*record.Index, *probe.Result, Options, map[string]string) {
+func loadScenario(t *testing.T, file string) (*record.Index, *report.Result, Options, map[string]string) {
 	t.Helper()
 	a, err := txtar.ParseFile(file)
 	if err != nil {
@@ -235,4 +236,4 @@ func asTap(t *testing.T, frames []jsonrpc.Frame) []jsonrpc.Frame {
 }
 
 // deriveOf is the result derived from a record.
-func deriveOf(x *record.Index) *probe.Result { return probe.Derive(x, nil) }
+func deriveOf(x *record.Index) *report.Result { return probe.Derive(x, nil) }

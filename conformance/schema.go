@@ -8,19 +8,19 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The message checks: each agent message against the schema type its method implies, and the
 // methods the agent calls.
 var (
-	schemaInvalid            = &Check{ID: "schema.invalid", Tier: probe.TierMandatory, Side: SideAgent, Title: "Message does not match the ACP schema", SpecRef: specSchema}
-	schemaInvalidTolerated   = &Check{ID: "schema.invalid-tolerated", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Schema violation the reference SDKs tolerate (value dropped or defaulted)", SpecRef: specSchema}
-	schemaNonSpecKey         = &Check{ID: "schema.non-spec-key", Tier: probe.TierMandatory, Side: SideAgent, Title: "Custom key outside _meta in a spec type", SpecRef: specExtensibility}
-	schemaLegacyField        = &Check{ID: "schema.legacy-field", Tier: probe.TierInfo, Side: SideAgent, Title: "Legacy field removed from ACP", SpecRef: specSchema}
-	schemaUnstable           = &Check{ID: "schema.unstable", Tier: probe.TierInfo, Side: SideAgent, Title: "Uses a field or variant defined only in the unstable or a newer schema", SpecRef: specSchema}
-	protocolClientCapability = &Check{ID: "protocol.client-capability", Tier: probe.TierMandatory, Side: SideAgent, Title: "Agent called a client method the client did not advertise", SpecRef: specInit}
-	protocolUnknownMethod    = &Check{ID: "protocol.unknown-method", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Agent called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
+	schemaInvalid            = &Check{ID: "schema.invalid", Tier: report.TierMandatory, Side: SideAgent, Title: "Message does not match the ACP schema", SpecRef: specSchema}
+	schemaInvalidTolerated   = &Check{ID: "schema.invalid-tolerated", Tier: report.TierAdvisory, Side: SideAgent, Title: "Schema violation the reference SDKs tolerate (value dropped or defaulted)", SpecRef: specSchema}
+	schemaNonSpecKey         = &Check{ID: "schema.non-spec-key", Tier: report.TierMandatory, Side: SideAgent, Title: "Custom key outside _meta in a spec type", SpecRef: specExtensibility}
+	schemaLegacyField        = &Check{ID: "schema.legacy-field", Tier: report.TierInfo, Side: SideAgent, Title: "Legacy field removed from ACP", SpecRef: specSchema}
+	schemaUnstable           = &Check{ID: "schema.unstable", Tier: report.TierInfo, Side: SideAgent, Title: "Uses a field or variant defined only in the unstable or a newer schema", SpecRef: specSchema}
+	protocolClientCapability = &Check{ID: "protocol.client-capability", Tier: report.TierMandatory, Side: SideAgent, Title: "Agent called a client method the client did not advertise", SpecRef: specInit}
+	protocolUnknownMethod    = &Check{ID: "protocol.unknown-method", Tier: report.TierAdvisory, Side: SideAgent, Title: "Agent called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
 )
 
 // schemaPass reads each decoded agent message, the index (a response is validated as the

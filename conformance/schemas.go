@@ -6,7 +6,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/extensions"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // schemas are the schema sets an evaluation validates against: the chosen one and, for v1, the
@@ -19,7 +19,7 @@ type schemas struct {
 
 // loadSchemas loads the set named (empty: v1, or v2 when protocol version 2 was negotiated)
 // and, for v1, its alternatives.
-func loadSchemas(name string, r *probe.Result) (*schemas, error) {
+func loadSchemas(name string, r *report.Result) (*schemas, error) {
 	if name == "" {
 		name = schema.V1
 		if r.ProtocolVersion != nil && *r.ProtocolVersion == 2 {

@@ -9,6 +9,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The sessions scenario's spec pages.
@@ -20,23 +21,23 @@ const (
 // The checks of session continuity (the sessions turn scenario): what fresh agent processes in
 // the same sandbox did with the session of a completed turn.
 var (
-	sessionsLoadFailed = &Check{ID: "sessions.load-failed", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsLoadFailed = &Check{ID: "sessions.load-failed", Tier: report.TierCapability, Side: SideAgent,
 		Title: "session/load of a session the agent had just run failed on a fresh process", SpecRef: specSessionSetup, Active: true}
-	sessionsReplayIncomplete = &Check{ID: "sessions.replay-incomplete", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsReplayIncomplete = &Check{ID: "sessions.replay-incomplete", Tier: report.TierCapability, Side: SideAgent,
 		Title: "session/load did not replay the turn: its user message, text or tool calls are missing or changed", SpecRef: specSessionSetup, Active: true}
-	sessionsReplayAfterAnswer = &Check{ID: "sessions.replay-after-answer", Tier: probe.TierMandatory, Side: SideAgent,
+	sessionsReplayAfterAnswer = &Check{ID: "sessions.replay-after-answer", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "session/load answered before the replay ended", SpecRef: specSessionSetup, Active: true}
-	sessionsResumeReplayed = &Check{ID: "sessions.resume-replayed", Tier: probe.TierMandatory, Side: SideAgent,
+	sessionsResumeReplayed = &Check{ID: "sessions.resume-replayed", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "session/resume replayed the history", SpecRef: specSessionSetup, Active: true}
-	sessionsResumeFailed = &Check{ID: "sessions.resume-failed", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsResumeFailed = &Check{ID: "sessions.resume-failed", Tier: report.TierCapability, Side: SideAgent,
 		Title: "session/resume of a session the agent had just run failed on a fresh process", SpecRef: specSessionSetup, Active: true}
-	sessionsListMissing = &Check{ID: "sessions.list-missing", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsListMissing = &Check{ID: "sessions.list-missing", Tier: report.TierCapability, Side: SideAgent,
 		Title: "session/list on a fresh process did not list the session in its real cwd", SpecRef: specSessionList, Active: true}
-	sessionsCloseKeeps = &Check{ID: "sessions.close-keeps", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsCloseKeeps = &Check{ID: "sessions.close-keeps", Tier: report.TierCapability, Side: SideAgent,
 		Title: "A prompt on a closed session was not refused", SpecRef: specSessionSetup, Active: true}
-	sessionsCloseLeaks = &Check{ID: "sessions.close-leaks", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsCloseLeaks = &Check{ID: "sessions.close-leaks", Tier: report.TierCapability, Side: SideAgent,
 		Title: "The agent's process count grew over load/close cycles", SpecRef: specSessionSetup, Active: true}
-	sessionsForkBroken = &Check{ID: "sessions.fork-broken", Tier: probe.TierCapability, Side: SideAgent,
+	sessionsForkBroken = &Check{ID: "sessions.fork-broken", Tier: report.TierCapability, Side: SideAgent,
 		Title: "session/fork failed, kept the session's id, or the fork lacks the history", SpecRef: specSessionFork, Active: true}
 )
 
@@ -50,8 +51,8 @@ var historyKinds = []string{"user_message_chunk", "agent_message_chunk", "agent_
 
 // sessionsTruth reads the sessions scenario: the live turn (its first run), then what the
 // session-load and session-resume connections saw.
-func sessionsTruth(x *record.Index, runs []*turnRun, conns sessionConns) *probe.SessionsTruth {
-	t := &probe.SessionsTruth{Advertised: []string{}, Live: probe.SessionHistory{ToolCalls: []probe.ToolCallTruth{}}}
+func sessionsTruth(x *record.Index, runs []*turnRun, conns sessionConns) *report.SessionsTruth {
+	t := &report.SessionsTruth{Advertised: []string{}, Live: report.SessionHistory{ToolCalls: []report.ToolCallTruth{}}}
 	if in := x.First(acp.MethodInitialize); in != nil && in.Answer != nil {
 		t.Advertised = probe.SessionMethods(acp.ParseInitializeResult(in.Answer.Msg.Result).Capabilities)
 	}
@@ -82,8 +83,8 @@ func endOf(answer *jsonrpc.Frame) int64 {
 
 // historyOf is what the updates of session sid between the lines from and to (exclusive)
 // show of a conversation.
-func historyOf(frames []jsonrpc.Frame, sid string, from, to int64) probe.SessionHistory {
-	h := probe.SessionHistory{ToolCalls: []probe.ToolCallTruth{}}
+func historyOf(frames []jsonrpc.Frame, sid string, from, to int64) report.SessionHistory {
+	h := report.SessionHistory{ToolCalls: []report.ToolCallTruth{}}
 	tools := map[string]int{}
 	var agent strings.Builder
 	for _, f := range frames {
@@ -97,7 +98,7 @@ func historyOf(frames []jsonrpc.Frame, sid string, from, to int64) probe.Session
 		h.Updates++
 		switch u.Kind {
 		case "user_message_chunk":
-			h.UserText = h.UserText || strings.Contains(u.Text, probe.SessionMarker)
+			h.UserText = h.UserText || strings.Contains(u.Text, record.SessionMarker)
 		case "agent_message_chunk":
 			if agent.Len() < 1<<16 {
 				agent.WriteString(u.Text)
@@ -106,13 +107,13 @@ func historyOf(frames []jsonrpc.Frame, sid string, from, to int64) probe.Session
 			h.ToolCalls = mergeToolCall(h.ToolCalls, tools, u)
 		}
 	}
-	h.AgentText = strings.Contains(agent.String(), probe.TurnReplyMarker)
+	h.AgentText = strings.Contains(agent.String(), record.TurnReplyMarker)
 	return h
 }
 
 // callOf is a request's facts, and its answer's frame (nil: none).
-func callOf(x *record.Index, req jsonrpc.Frame) (probe.SessionCall, *jsonrpc.Frame) {
-	c := probe.SessionCall{Seq: req.Seq}
+func callOf(x *record.Index, req jsonrpc.Frame) (report.SessionCall, *jsonrpc.Frame) {
+	c := report.SessionCall{Seq: req.Seq}
 	a, ok := x.AnswerTo(req.Seq)
 	if !ok {
 		return c, nil
@@ -127,9 +128,9 @@ func callOf(x *record.Index, req jsonrpc.Frame) (probe.SessionCall, *jsonrpc.Fra
 
 // loadFacts is one session/load: its replay against the live history, and the updates after
 // its answer (until the connection's next request).
-func loadFacts(x *record.Index, frames []jsonrpc.Frame, i int, sid string, want probe.SessionHistory) *probe.SessionLoad {
+func loadFacts(x *record.Index, frames []jsonrpc.Frame, i int, sid string, want report.SessionHistory) *report.SessionLoad {
 	c, answer := callOf(x, frames[i])
-	l := &probe.SessionLoad{SessionCall: c, Missing: []string{}}
+	l := &report.SessionLoad{SessionCall: c, Missing: []string{}}
 	l.Replay = historyOf(frames, sid, c.Seq, endOf(answer))
 	if answer != nil {
 		next := int64(1<<63 - 1)
@@ -149,7 +150,7 @@ func loadFacts(x *record.Index, frames []jsonrpc.Frame, i int, sid string, want 
 
 // missing lists the items of want (the live turn, or the replay of the session a fork was
 // made of) a replay does not carry, or carries changed.
-func missing(live, replay probe.SessionHistory) []string {
+func missing(live, replay report.SessionHistory) []string {
 	out := []string{}
 	if live.UserText && !replay.UserText {
 		out = append(out, "the user message")
@@ -158,7 +159,7 @@ func missing(live, replay probe.SessionHistory) []string {
 		out = append(out, "the agent's text")
 	}
 	for _, tc := range live.ToolCalls {
-		i := slices.IndexFunc(replay.ToolCalls, func(r probe.ToolCallTruth) bool { return r.ID == tc.ID })
+		i := slices.IndexFunc(replay.ToolCalls, func(r report.ToolCallTruth) bool { return r.ID == tc.ID })
 		switch {
 		case i < 0:
 			out = append(out, fmt.Sprintf("tool call %s (%s, %s)", tc.ID, orNone(tc.Kind, "no kind"), orNone(tc.Status, "no status")))
@@ -174,19 +175,19 @@ func missing(live, replay probe.SessionHistory) []string {
 // sessionLoadFacts reads the session-load connection: list, the load of the session, the fork
 // and its load, the load/close cycles with their process counts, the prompt after the last
 // close.
-func sessionLoadFacts(t *probe.SessionsTruth, x *record.Index) {
+func sessionLoadFacts(t *report.SessionsTruth, x *record.Index) {
 	frames := x.Frames()
 	forkID := ""
-	var cl probe.SessionClose
+	var cl report.SessionClose
 	closes := 0
 	for i, f := range frames {
 		if p, ok := record.Processes.Decode(f); ok {
 			n := len(p.Processes)
 			switch {
 			case p.Error != "":
-			case p.Moment == probe.MomentBeforeLoad:
+			case p.Moment == record.BeforeLoad:
 				cl.Before = &n
-			case p.Moment == probe.MomentAfterClose:
+			case p.Moment == record.AfterSessionClose:
 				cl.Processes = append(cl.Processes, n)
 			}
 			continue
@@ -200,7 +201,7 @@ func sessionLoadFacts(t *probe.SessionsTruth, x *record.Index) {
 		case acp.MethodSessionList:
 			c, answer := callOf(x, f)
 			if t.List == nil || !t.List.Listed {
-				t.List = &probe.SessionList{SessionCall: c}
+				t.List = &report.SessionList{SessionCall: c}
 			}
 			if answer != nil && c.OK() {
 				for _, raw := range acp.ParseObject(answer.Msg.Result).Array("sessions") {
@@ -228,7 +229,7 @@ func sessionLoadFacts(t *probe.SessionsTruth, x *record.Index) {
 			}
 		case acp.MethodSessionFork:
 			c, answer := callOf(x, f)
-			t.Fork = &probe.SessionFork{SessionCall: c}
+			t.Fork = &report.SessionFork{SessionCall: c}
 			if answer != nil && c.OK() {
 				forkID = acp.ParseObject(answer.Msg.Result).String("sessionId")
 				t.Fork.NewID, t.Fork.Distinct = forkID, forkID != "" && forkID != t.SessionID
@@ -274,19 +275,19 @@ func sessionLoadFacts(t *probe.SessionsTruth, x *record.Index) {
 
 // resumeFacts is the session-resume connection's session/resume, and the history it
 // replayed (up to the end of the connection: nothing was sent after it).
-func resumeFacts(x *record.Index, sid string) *probe.SessionResume {
+func resumeFacts(x *record.Index, sid string) *report.SessionResume {
 	frames := x.Frames()
 	for _, f := range frames {
 		if isClientRequest(f, acp.MethodSessionResume) {
 			c, _ := callOf(x, f)
-			return &probe.SessionResume{SessionCall: c, Replayed: historyOf(frames, sid, f.Seq, 1<<63-1).Updates}
+			return &report.SessionResume{SessionCall: c, Replayed: historyOf(frames, sid, f.Seq, 1<<63-1).Updates}
 		}
 	}
 	return nil
 }
 
 // sessionsNotRun says why the sessions scenario could not run past its turn ("" when it ran).
-func sessionsNotRun(t *probe.SessionsTruth, first probe.TurnRun) string {
+func sessionsNotRun(t *report.SessionsTruth, first report.TurnRun) string {
 	switch {
 	case first.Code != nil || first.AnswerSeq == 0:
 		return "the turn was not answered with a result: there is no session to load"
@@ -297,7 +298,7 @@ func sessionsNotRun(t *probe.SessionsTruth, first probe.TurnRun) string {
 }
 
 // judgeSessions judges session continuity from its facts.
-func judgeSessions(s *probe.SessionsTruth, add func(*Check, int64, string, string, ...any)) {
+func judgeSessions(s *report.SessionsTruth, add func(*Check, int64, string, string, ...any)) {
 	has := func(m string) bool { return slices.Contains(s.Advertised, m) }
 	if l := s.List; l != nil {
 		switch {
@@ -348,7 +349,7 @@ func judgeSessions(s *probe.SessionsTruth, add func(*Check, int64, string, strin
 }
 
 // judgeLoad judges one session/load.
-func judgeLoad(l *probe.SessionLoad, what string, add func(*Check, int64, string, string, ...any)) {
+func judgeLoad(l *report.SessionLoad, what string, add func(*Check, int64, string, string, ...any)) {
 	switch {
 	case !l.OK():
 		add(sessionsLoadFailed, l.Seq, "", "%s failed on a fresh process: %s", what, l.Outcome())

@@ -5,27 +5,27 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // shapeFacts are the prompt shapes of a record (--prompt-shapes and the --allow-prompt run),
 // derived once: a fact of the report (Outcome.PromptShapes) that the prompt pass judges.
 type shapeFacts struct {
 	// shapes is nil when the record has neither step.
-	shapes *probe.PromptShapes
+	shapes *report.PromptShapes
 	// promptAnswer is the answer to the --allow-prompt prompt (nil when none came).
 	promptAnswer *jsonrpc.Frame
 }
 
 // deriveShapes reads the prompt-shape probes and the allowed prompt of a recording.
-func deriveShapes(x *record.Index, r *probe.Result) shapeFacts {
+func deriveShapes(x *record.Index, r *report.Result) shapeFacts {
 	sf := shapeFacts{shapes: shapeProbes(x, r)}
 	frames := x.StepRange(promptStep{}.Name())
 	if frames == nil {
 		return sf
 	}
-	run := &probe.PromptRun{Updates: map[string]int{}}
+	run := &report.PromptRun{Updates: map[string]int{}}
 	var reqSeq int64
 	for _, f := range frames {
 		switch {
@@ -43,7 +43,7 @@ func deriveShapes(x *record.Index, r *probe.Result) shapeFacts {
 		return sf
 	}
 	if sf.shapes == nil {
-		sf.shapes = &probe.PromptShapes{Session: "nonexistent", SessionCreated: true, Probes: []probe.ShapeProbe{}, InferredBranches: []probe.ShapeBranch{}}
+		sf.shapes = &report.PromptShapes{Session: "nonexistent", SessionCreated: true, Probes: []report.ShapeProbe{}, InferredBranches: []report.ShapeBranch{}}
 	}
 	sf.shapes.Prompt = run
 	answer, ok := x.AnswerTo(reqSeq)
@@ -74,18 +74,18 @@ func shapeOf(prompt json.RawMessage) (shape, bool) {
 }
 
 // shapeProbes reads the prompt-shape probes of a recording (nil when there were none).
-func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
+func shapeProbes(x *record.Index, r *report.Result) *report.PromptShapes {
 	frames := x.StepRange(shapesStep{}.Name())
 	if frames == nil {
 		return nil
 	}
-	ps := &probe.PromptShapes{
+	ps := &report.PromptShapes{
 		Session:          "nonexistent",
 		SessionCreated:   string(r.Raw.NewSession) != "null",
-		Probes:           []probe.ShapeProbe{},
-		InferredBranches: []probe.ShapeBranch{},
+		Probes:           []report.ShapeProbe{},
+		InferredBranches: []report.ShapeBranch{},
 	}
-	var control *probe.ShapeProbe
+	var control *report.ShapeProbe
 	var errs []*jsonrpc.Error // each probe's error answer (nil when none)
 	inf := newInference()
 	for _, f := range frames {
@@ -97,23 +97,23 @@ func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
 		if !known {
 			continue
 		}
-		p := probe.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: probe.ShapeNoAnswer, Answer: json.RawMessage("null")}
+		p := report.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: report.ShapeNoAnswer, Answer: json.RawMessage("null")}
 		var rpcErr *jsonrpc.Error
 		if answer, ok := x.AnswerTo(f.Seq); ok {
 			if rpcErr = answer.Msg.Err(); rpcErr != nil {
 				code := rpcErr.Code
 				p.Code = &code
 				p.Answer = rpcErr.Raw
-				p.Outcome = probe.ShapeRejected
+				p.Outcome = report.ShapeRejected
 				inf.read(rpcErr)
 			} else {
 				p.Answer = answer.Msg.Result
-				p.Outcome = probe.ShapeAccepted
+				p.Outcome = report.ShapeAccepted
 			}
 		}
 		if sh.control {
-			if p.Outcome == probe.ShapeRejected {
-				p.Outcome = probe.ShapeAccepted // a valid shape: its error is about the session
+			if p.Outcome == report.ShapeRejected {
+				p.Outcome = report.ShapeAccepted // a valid shape: its error is about the session
 			}
 			c := p
 			control = &c
@@ -126,18 +126,18 @@ func shapeProbes(x *record.Index, r *probe.Result) *probe.PromptShapes {
 	// with a validation error. Otherwise the probe cannot tell.
 	validatesFirst := false
 	for i, p := range ps.Probes {
-		if p.Outcome == probe.ShapeRejected && (control == nil || !sameError(p.Answer, control.Answer)) && acp.IsValidationError(errs[i]) {
+		if p.Outcome == report.ShapeRejected && (control == nil || !sameError(p.Answer, control.Answer)) && acp.IsValidationError(errs[i]) {
 			validatesFirst = true
 		}
 	}
 	for i := range ps.Probes {
 		p := &ps.Probes[i]
-		if control == nil || p.Name == control.Name || p.Outcome != probe.ShapeRejected || !sameError(p.Answer, control.Answer) {
+		if control == nil || p.Name == control.Name || p.Outcome != report.ShapeRejected || !sameError(p.Answer, control.Answer) {
 			continue
 		}
-		p.Outcome = probe.ShapeUndetermined
+		p.Outcome = report.ShapeUndetermined
 		if validatesFirst {
-			p.Outcome = probe.ShapeAccepted
+			p.Outcome = report.ShapeAccepted
 		}
 	}
 	ps.ErrorStyle = inf.style

@@ -3,15 +3,15 @@ package conformance
 import (
 	"fmt"
 
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The side-effect checks: what the agent did to the machine that a client would not expect
 // from a handshake. The processes it left behind are protocol.leftover-processes (from the
 // exit), not judged again here.
 var (
-	sideEffectsBrowser = &Check{ID: "side-effects.browser-launch", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Agent opened a browser before any authenticate", SpecRef: specAuth}
+	sideEffectsBrowser = &Check{ID: "side-effects.browser-launch", Tier: report.TierAdvisory, Side: SideAgent, Title: "Agent opened a browser before any authenticate", SpecRef: specAuth}
 )
 
 // sideEffectsPass reads the run's side-effect report (derived from its side-effects event):

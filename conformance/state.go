@@ -6,14 +6,14 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The state checks: the session state session/new returned.
 var (
-	stateModesConfigSync    = &Check{ID: "state.modes-config-sync", Tier: probe.TierAdvisory, Side: SideAgent, Title: "modes and the mode config option disagree", SpecRef: specConfig}
-	stateLegacyModels       = &Check{ID: "state.legacy-models-not-settable", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Legacy models ids the model config option does not accept", SpecRef: specConfig}
-	stateConfigCurrentValue = &Check{ID: "state.config-current-value", Tier: probe.TierAdvisory, Side: SideAgent, Title: "Config option's current value is not one of its options", SpecRef: specConfig}
+	stateModesConfigSync    = &Check{ID: "state.modes-config-sync", Tier: report.TierAdvisory, Side: SideAgent, Title: "modes and the mode config option disagree", SpecRef: specConfig}
+	stateLegacyModels       = &Check{ID: "state.legacy-models-not-settable", Tier: report.TierAdvisory, Side: SideAgent, Title: "Legacy models ids the model config option does not accept", SpecRef: specConfig}
+	stateConfigCurrentValue = &Check{ID: "state.config-current-value", Tier: report.TierAdvisory, Side: SideAgent, Title: "Config option's current value is not one of its options", SpecRef: specConfig}
 )
 
 // statePass reads the derived session state (modes, config options, legacy models), in any

@@ -8,6 +8,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Methods and payloads of the active checks. They are constants so that the passes recognise
@@ -57,7 +58,7 @@ func Steps(o StepOptions) []probe.Step {
 // initialize, without session/new, which would create a real session: the question is only
 // whether the agent creates one from nothing (claude-agent-acp answers -32002 either way).
 func ForkProbe(main *record.Index) []probe.Step {
-	if probe.Derive(main, nil).Methods[acp.MethodSessionFork].Support != probe.Supported {
+	if probe.Derive(main, nil).Methods[acp.MethodSessionFork].Support != report.Supported {
 		return nil
 	}
 	return []probe.Step{forkStep{}}
@@ -94,7 +95,7 @@ func (extensionStep) Run(ctx context.Context, s *probe.Session) {
 	_ = s.Notify(UnknownNotificationMethod, map[string]any{})
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
-	_, _ = s.Call(cctx, probe.DetectionControlMethod, map[string]any{})
+	_, _ = s.Call(cctx, record.DetectionControlMethod, map[string]any{})
 }
 
 // invalidParamsStep sends session/prompt with a string prompt on a session that does not
@@ -106,7 +107,7 @@ func (invalidParamsStep) Name() string { return "invalid-params" }
 func (invalidParamsStep) Run(ctx context.Context, s *probe.Session) {
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
-	_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": probe.NonexistentSessionID, "prompt": invalidPrompt})
+	_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": record.NonexistentSessionID, "prompt": invalidPrompt})
 }
 
 // forkStep forks a session that does not exist, with a valid cwd: the agent must refuse. One
@@ -164,11 +165,11 @@ func (shapesStep) Run(ctx context.Context, s *probe.Session) {
 			return
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
-		_, err := s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": probe.NonexistentSessionID, "prompt": sh.prompt})
+		_, err := s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": record.NonexistentSessionID, "prompt": sh.prompt})
 		cancel()
 		if err != nil {
 			// No answer: whatever the agent is doing with it, stop it.
-			_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": probe.NonexistentSessionID})
+			_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": record.NonexistentSessionID})
 		}
 	}
 }

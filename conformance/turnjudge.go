@@ -5,41 +5,42 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The checks of the prompt-turn scenarios (acpprobe turn, check --turns): what the agent did
 // with a real turn against the model emulator, against the spec and its own advertisement.
 var (
-	turnNoText = &Check{ID: "turn.no-text", Tier: probe.TierCapability, Side: SideAgent,
+	turnNoText = &Check{ID: "turn.no-text", Tier: report.TierCapability, Side: SideAgent,
 		Title: "The model answered text, and no update carried it to the client", SpecRef: specPrompt, Active: true}
-	turnTextKind = &Check{ID: "turn.text-not-message-chunk", Tier: probe.TierAdvisory, Side: SideAgent,
+	turnTextKind = &Check{ID: "turn.text-not-message-chunk", Tier: report.TierAdvisory, Side: SideAgent,
 		Title: "The assistant's text came in an update other than agent_message_chunk", SpecRef: specPrompt, Active: true}
-	turnUpdatesAfter = &Check{ID: "turn.updates-after-answer", Tier: probe.TierAdvisory, Side: SideAgent,
+	turnUpdatesAfter = &Check{ID: "turn.updates-after-answer", Tier: report.TierAdvisory, Side: SideAgent,
 		Title: "Updates of a turn arrived after its session/prompt answer", SpecRef: specPrompt, Active: true}
-	turnPromptFailed = &Check{ID: "turn.prompt-failed", Tier: probe.TierCapability, Side: SideAgent,
+	turnPromptFailed = &Check{ID: "turn.prompt-failed", Tier: report.TierCapability, Side: SideAgent,
 		Title: "A valid prompt was answered with an error though the model answered", SpecRef: specPrompt, Active: true}
-	turnShapeRefused = &Check{ID: "turn.shape-refused", Tier: probe.TierCapability, Side: SideAgent,
+	turnShapeRefused = &Check{ID: "turn.shape-refused", Tier: report.TierCapability, Side: SideAgent,
 		Title: "An advertised content type was refused as invalid on a live session", SpecRef: specContent, Active: true}
-	turnShapeDropped = &Check{ID: "turn.shape-not-delivered", Tier: probe.TierCapability, Side: SideAgent,
+	turnShapeDropped = &Check{ID: "turn.shape-not-delivered", Tier: report.TierCapability, Side: SideAgent,
 		Title: "An advertised content block was accepted and never reached the model", SpecRef: specContent, Active: true}
-	turnShapeUnadvertised = &Check{ID: "turn.shape-unadvertised", Tier: probe.TierInfo, Side: SideAgent,
+	turnShapeUnadvertised = &Check{ID: "turn.shape-unadvertised", Tier: report.TierInfo, Side: SideAgent,
 		Title: "A content type promptCapabilities does not allow was accepted", SpecRef: specContent, Active: true}
-	turnModelNotReached = &Check{ID: "turn.model-not-reached", Tier: probe.TierCapability, Side: SideAgent,
+	turnModelNotReached = &Check{ID: "turn.model-not-reached", Tier: report.TierCapability, Side: SideAgent,
 		Title: "A model or thought level selection did not reach the model", SpecRef: specConfig, Active: true}
-	turnWriteUnasked = &Check{ID: "turn.write-without-permission", Tier: probe.TierMandatory, Side: SideAgent,
+	turnWriteUnasked = &Check{ID: "turn.write-without-permission", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "The agent wrote a file without asking for permission", SpecRef: specToolCalls, Active: true}
-	turnWriteRejected = &Check{ID: "turn.write-after-reject", Tier: probe.TierMandatory, Side: SideAgent,
+	turnWriteRejected = &Check{ID: "turn.write-after-reject", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "The agent wrote a file after permission was refused", SpecRef: specToolCalls, Active: true}
-	turnToolNotEnded = &Check{ID: "turn.refused-tool-call-not-ended", Tier: probe.TierAdvisory, Side: SideAgent,
+	turnToolNotEnded = &Check{ID: "turn.refused-tool-call-not-ended", Tier: report.TierAdvisory, Side: SideAgent,
 		Title: "A tool call whose permission was refused never ended failed", SpecRef: specToolCalls, Active: true}
-	mcpMilestone = &Check{ID: "mcp.milestone-missed", Tier: probe.TierCapability, Side: SideAgent,
+	mcpMilestone = &Check{ID: "mcp.milestone-missed", Tier: report.TierCapability, Side: SideAgent,
 		Title: "An advertised MCP transport did not get its sentinel's tool to the model and back", SpecRef: specMCP, Active: true}
-	mcpUnadvertised = &Check{ID: "mcp.unadvertised-transport", Tier: probe.TierInfo, Side: SideAgent,
+	mcpUnadvertised = &Check{ID: "mcp.unadvertised-transport", Tier: report.TierInfo, Side: SideAgent,
 		Title: "What the agent did with an MCP server of a transport it does not advertise", SpecRef: specMCP, Active: true}
-	turnCancelStop = &Check{ID: "turn.cancel-not-cancelled", Tier: probe.TierMandatory, Side: SideAgent,
+	turnCancelStop = &Check{ID: "turn.cancel-not-cancelled", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "A cancelled turn did not end with stopReason cancelled", SpecRef: specCancellation, Active: true}
-	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: probe.TierCapability, Side: SideAgent,
+	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: report.TierCapability, Side: SideAgent,
 		Title: "The turn after a cancelled one did not answer", SpecRef: specCancellation, Active: true}
 )
 
@@ -71,8 +72,8 @@ type turnFinding struct {
 
 // judgeTurn judges one scenario from its facts alone, so that a turn's outcome and its findings
 // always agree (settleTurns). A scenario that did not run has nothing to judge.
-func judgeTurn(t probe.Turn) []turnFinding {
-	if t.Outcome == probe.TurnNotRun {
+func judgeTurn(t report.Turn) []turnFinding {
+	if t.Outcome == report.TurnNotRun {
 		return nil
 	}
 	var out []turnFinding
@@ -83,7 +84,7 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		if r.UpdatesAfter > 0 {
 			add(turnUpdatesAfter, r.AnswerSeq, "", "%d update(s) of the turn came after its session/prompt answer; a turn ends with its answer", r.UpdatesAfter)
 		}
-		if t.Scenario != string(probe.ScenarioCompletion) && t.Scenario != string(probe.ScenarioModels) {
+		if t.Scenario != string(record.ScenarioCompletion) && t.Scenario != string(record.ScenarioModels) {
 			continue // the model answers probe.TurnReply in these; the others are judged by their own checks
 		}
 		answeredText := slices.Contains(r.ModelAnswered, "text")
@@ -91,7 +92,7 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		case r.Code != nil && answeredText:
 			add(turnPromptFailed, r.AnswerSeq, "/error", "the model answered text, and the prompt was answered %d %q", *r.Code, r.Message)
 		case r.StopReason == "end_turn" && answeredText && len(r.TextIn) == 0:
-			add(turnNoText, r.AnswerSeq, "/result/stopReason", "the model answered %q, and the turn ended end_turn with no update carrying it", probe.TurnReply)
+			add(turnNoText, r.AnswerSeq, "/result/stopReason", "the model answered %q, and the turn ended end_turn with no update carrying it", record.TurnReply)
 		case len(r.TextIn) > 0 && !slices.Contains(r.TextIn, "agent_message_chunk"):
 			add(turnTextKind, r.Seq, "", "the assistant's text came only in %s, not agent_message_chunk: clients that show agent messages show nothing", strings.Join(r.TextIn, ", "))
 		}
@@ -133,8 +134,8 @@ func judgeTurn(t probe.Turn) []turnFinding {
 		switch {
 		case c.WithinMs == nil:
 			add(turnCancelStop, c.Seq, "", "after session/cancel, the prompt was never answered")
-		case *c.WithinMs > probe.Millis(probe.CancelBound):
-			add(turnCancelStop, c.Seq, "", "after session/cancel, the prompt was answered only %.0f ms later (%q), beyond the %s bound: the agent did not stop the turn", *c.WithinMs, c.StopReason, probe.CancelBound)
+		case *c.WithinMs > record.Millis(record.CancelBound):
+			add(turnCancelStop, c.Seq, "", "after session/cancel, the prompt was answered only %.0f ms later (%q), beyond the %s bound: the agent did not stop the turn", *c.WithinMs, c.StopReason, record.CancelBound)
 		case t.Runs[0].Code != nil:
 			add(turnCancelStop, seq, "/error", "after session/cancel, the prompt was answered with the error %d %q; it must answer stopReason cancelled (agents must catch the abort)", *t.Runs[0].Code, t.Runs[0].Message)
 		case c.StopReason != "cancelled":
@@ -155,7 +156,7 @@ func judgeTurn(t probe.Turn) []turnFinding {
 // judgeMCP judges how far the agent got with one sentinel: a milestone missed on an advertised
 // transport is CAPABILITY; on one it does not advertise, INFO, as is an unadvertised transport
 // that works.
-func judgeMCP(m probe.MCPTruth, seq int64, add func(*Check, int64, string, string, ...any)) {
+func judgeMCP(m report.MCPTruth, seq int64, add func(*Check, int64, string, string, ...any)) {
 	reached := MCPReached(m)
 	switch {
 	case m.StoppedAt != "" && m.Advertised:
@@ -169,7 +170,7 @@ func judgeMCP(m probe.MCPTruth, seq int64, add func(*Check, int64, string, strin
 
 // MCPReached lists the milestones an MCPTruth reached, in order ("none" when it reached none),
 // and says how far it could be observed.
-func MCPReached(m probe.MCPTruth) string {
+func MCPReached(m report.MCPTruth) string {
 	var got []string
 	observed := 0
 	for i, b := range []*bool{m.Delivered, m.Connected, m.Listed, m.Visible, m.Asked, m.Called, m.Returned} {
@@ -194,7 +195,7 @@ func MCPReached(m probe.MCPTruth) string {
 }
 
 // mcpWhy says what the first missed milestone means.
-func mcpWhy(m probe.MCPTruth) string {
+func mcpWhy(m report.MCPTruth) string {
 	switch m.StoppedAt {
 	case "delivered":
 		return "session/new refused the servers: " + m.Error
@@ -215,7 +216,7 @@ func mcpWhy(m probe.MCPTruth) string {
 }
 
 // judgeShape judges one content block type sent on the live session.
-func judgeShape(d probe.ShapeDelivery, add func(*Check, int64, string, string, ...any)) {
+func judgeShape(d report.ShapeDelivery, add func(*Check, int64, string, string, ...any)) {
 	switch {
 	case d.Advertised && !d.Accepted && d.Code != nil:
 		add(turnShapeRefused, d.Seq, "", "a valid %s block, which promptCapabilities allows, was refused (%d)", d.Type, *d.Code)
@@ -244,14 +245,14 @@ func textOrNot(text bool) string {
 
 // settleTurns gives each scenario that ran its outcome: failed when it has a finding, passed
 // otherwise.
-func settleTurns(turns []probe.Turn) []probe.Turn {
+func settleTurns(turns []report.Turn) []report.Turn {
 	for i := range turns {
-		if turns[i].Outcome == probe.TurnNotRun {
+		if turns[i].Outcome == report.TurnNotRun {
 			continue
 		}
-		turns[i].Outcome = probe.TurnPassed
+		turns[i].Outcome = report.TurnPassed
 		if len(judgeTurn(turns[i])) > 0 {
-			turns[i].Outcome = probe.TurnFailed
+			turns[i].Outcome = report.TurnFailed
 		}
 	}
 	return turns

@@ -6,8 +6,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // deriveTurns reads the facts of the prompt-turn scenarios (acpprobe turn) from their step
@@ -16,7 +16,7 @@ import (
 // left empty: the turns pass decides them with its findings (judgeTurns). A scenario recorded
 // as skipped is not run, with its reason. The sessions scenario also reads its connections
 // after the main one (conns). nil when the record has no turn scenario.
-func deriveTurns(x *record.Index, conns sessionConns) []probe.Turn {
+func deriveTurns(x *record.Index, conns sessionConns) []report.Turn {
 	skipped := map[string]string{}
 	for _, f := range x.Events(record.StepSkipped.Kind) {
 		if p, ok := record.StepSkipped.Decode(f); ok {
@@ -29,38 +29,38 @@ func deriveTurns(x *record.Index, conns sessionConns) []probe.Turn {
 			began[p.Name] = true
 		}
 	}
-	var turns []probe.Turn
-	for _, s := range probe.Scenarios {
+	var turns []report.Turn
+	for _, s := range record.Scenarios {
 		name := s.StepName()
 		if why, ok := skipped[name]; ok {
-			turns = append(turns, probe.Turn{Scenario: string(s), Outcome: probe.TurnNotRun, Reason: why, Runs: []probe.TurnRun{}})
+			turns = append(turns, report.Turn{Scenario: string(s), Outcome: report.TurnNotRun, Reason: why, Runs: []report.TurnRun{}})
 			continue
 		}
 		if !began[name] {
 			continue
 		}
 		frames := x.StepRange(name)
-		t := probe.Turn{Scenario: string(s), Runs: []probe.TurnRun{}}
+		t := report.Turn{Scenario: string(s), Runs: []report.TurnRun{}}
 		runs := splitRuns(x, frames)
 		for _, r := range runs {
 			t.Runs = append(t.Runs, r.facts())
 		}
 		switch s {
-		case probe.ScenarioShapes:
+		case record.ScenarioShapes:
 			t.Shapes = shapeDeliveries(runs, promptCaps(x))
-		case probe.ScenarioModels:
+		case record.ScenarioModels:
 			t.Models = modelTruths(x, frames, runs)
-		case probe.ScenarioPermission:
+		case record.ScenarioPermission:
 			t.Permission = permissionTruth(x, frames, runs)
-		case probe.ScenarioCancel:
+		case record.ScenarioCancel:
 			t.Cancel = cancelTruth(frames, runs)
-		case probe.ScenarioMCP:
+		case record.ScenarioMCP:
 			t.MCP = mcpTruths(x, frames)
-		case probe.ScenarioSessions:
+		case record.ScenarioSessions:
 			t.Sessions = sessionsTruth(x, runs, conns)
 		}
 		if why := notRun(x, s, t); why != "" {
-			t.Outcome, t.Reason = probe.TurnNotRun, why
+			t.Outcome, t.Reason = report.TurnNotRun, why
 		}
 		turns = append(turns, t)
 	}
@@ -70,8 +70,8 @@ func deriveTurns(x *record.Index, conns sessionConns) []probe.Turn {
 // notRun says why a scenario that began could not run (the agent still refused for want of a
 // login, never called the model, went away, or the scenario's premise did not hold); "" when
 // it ran. A scenario that could not run is never a pass and never a failure of the agent.
-func notRun(x *record.Index, s probe.Scenario, t probe.Turn) string {
-	if s == probe.ScenarioMCP {
+func notRun(x *record.Index, s record.Scenario, t report.Turn) string {
+	if s == record.ScenarioMCP {
 		// What the agent does with the sentinels by itself is observed even when no prompt
 		// could be sent (no backend profile): the milestones say how far it was observed.
 		switch {
@@ -83,7 +83,7 @@ func notRun(x *record.Index, s probe.Scenario, t probe.Turn) string {
 		return ""
 	}
 	if len(t.Runs) == 0 {
-		if s == probe.ScenarioModels {
+		if s == record.ScenarioModels {
 			return "the session has no model or thought level to select"
 		}
 		return "no prompt was sent"
@@ -103,11 +103,11 @@ func notRun(x *record.Index, s probe.Scenario, t probe.Turn) string {
 		return "the agent exited during the turn"
 	case requests == 0:
 		return "the agent never called the model emulator: the backend profile did not take effect"
-	case s == probe.ScenarioPermission && !t.Permission.Offered:
+	case s == record.ScenarioPermission && !t.Permission.Offered:
 		return "the agent offered the model no file-writing tool"
-	case s == probe.ScenarioCancel && !t.Cancel.Sent:
+	case s == record.ScenarioCancel && !t.Cancel.Sent:
 		return "the turn ended before it streamed anything: session/cancel was not sent mid-turn"
-	case s == probe.ScenarioSessions:
+	case s == record.ScenarioSessions:
 		return sessionsNotRun(t.Sessions, first)
 	}
 	return ""
@@ -185,11 +185,11 @@ var turnKinds = []string{"agent_message_chunk", "agent_thought_chunk", "tool_cal
 const maxTurnText = 200
 
 // facts are the run's facts for the result.
-func (r *turnRun) facts() probe.TurnRun {
-	run := probe.TurnRun{Seq: r.prompt.Seq, TextIn: []string{}}
+func (r *turnRun) facts() report.TurnRun {
+	run := report.TurnRun{Seq: r.prompt.Seq, TextIn: []string{}}
 	if r.answer != nil {
 		run.AnswerSeq = r.answer.Seq
-		run.Ms = probe.Millis(r.answer.At - r.prompt.At)
+		run.Ms = record.Millis(r.answer.At - r.prompt.At)
 		if e := r.answer.Msg.Err(); e != nil {
 			code := e.Code
 			run.Code, run.Message = &code, e.Message
@@ -219,7 +219,7 @@ func (r *turnRun) facts() probe.TurnRun {
 			continue
 		}
 		if run.FirstChunkMs == nil && (u.Kind == "agent_message_chunk" || u.Kind == "agent_thought_chunk") {
-			d := probe.Millis(f.At - r.prompt.At)
+			d := record.Millis(f.At - r.prompt.At)
 			run.FirstChunkMs = &d
 		}
 		b := texts[u.Kind]
@@ -232,7 +232,7 @@ func (r *turnRun) facts() probe.TurnRun {
 		}
 	}
 	for kind, b := range texts {
-		if strings.Contains(b.String(), probe.TurnReplyMarker) {
+		if strings.Contains(b.String(), record.TurnReplyMarker) {
 			run.TextIn = append(run.TextIn, kind)
 		}
 	}
@@ -276,15 +276,15 @@ func promptCaps(x *record.Index) map[string]bool {
 
 // shapeDeliveries compares, per content block type sent, acceptance with what reached the
 // model. The type is the prompt's first block's.
-func shapeDeliveries(runs []*turnRun, caps map[string]bool) []probe.ShapeDelivery {
-	var out []probe.ShapeDelivery
+func shapeDeliveries(runs []*turnRun, caps map[string]bool) []report.ShapeDelivery {
+	var out []report.ShapeDelivery
 	for _, r := range runs {
 		blocks := acp.ParseObject(r.prompt.Msg.Params).Array("prompt")
 		if len(blocks) == 0 {
 			continue
 		}
 		kind := acp.ParseObject(blocks[0]).String("type")
-		d := probe.ShapeDelivery{Type: kind, Seq: r.prompt.Seq, Advertised: caps[kind]}
+		d := report.ShapeDelivery{Type: kind, Seq: r.prompt.Seq, Advertised: caps[kind]}
 		if r.answer != nil {
 			if e := r.answer.Msg.Err(); e != nil {
 				code := e.Code
@@ -321,13 +321,13 @@ func carries(kind string, m modelCall) bool {
 			}
 		}
 	}
-	return kind != "image" && kind != "audio" && strings.Contains(m.text, probe.ShapeMarker)
+	return kind != "image" && kind != "audio" && strings.Contains(m.text, record.ShapeMarker)
 }
 
 // modelTruths pairs each selection (session/set_config_option of the model or thought level
 // option, or the legacy session/set_model) with the prompt that follows it, and what the model
 // requests of that prompt asked for.
-func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []probe.ModelTruth {
+func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []report.ModelTruth {
 	var opts []acp.ConfigOption
 	var legacy []acp.Model
 	if ex := x.First(acp.MethodSessionNew); ex != nil && ex.Answer != nil && ex.Answer.Msg.Err() == nil {
@@ -335,9 +335,9 @@ func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []pro
 		opts, legacy = ns.ConfigOptions, ns.LegacyModels
 	}
 	thought := acp.ThoughtLevelOption(opts)
-	var out []probe.ModelTruth
+	var out []report.ModelTruth
 	for _, f := range frames {
-		var t probe.ModelTruth
+		var t report.ModelTruth
 		var p acp.Object
 		if f.Msg != nil {
 			p = acp.ParseObject(f.Msg.Params)
@@ -493,8 +493,8 @@ func words(s string) []string {
 // permissionTruth is what the agent did when the model asked to write a file: the tool call it
 // reported, whether it asked, acpprobe's answer, and whether the file appeared (the
 // scenario's file-exists observation).
-func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *probe.PermissionTruth {
-	p := &probe.PermissionTruth{}
+func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *report.PermissionTruth {
+	p := &report.PermissionTruth{}
 	toolCallID := ""
 	for _, f := range frames {
 		switch {
@@ -538,8 +538,8 @@ func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *
 
 // cancelTruth is how the cancelled turn ended (the scenario's first prompt), and the turn
 // after it (its second).
-func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *probe.CancelTruth {
-	c := &probe.CancelTruth{}
+func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *report.CancelTruth {
+	c := &report.CancelTruth{}
 	if len(runs) == 0 {
 		return c
 	}
@@ -557,7 +557,7 @@ func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *probe.CancelTruth {
 	facts := first.facts()
 	c.StopReason = facts.StopReason
 	if first.answer != nil && cancel != nil && c.Sent {
-		d := probe.Millis(first.answer.At - cancel.At)
+		d := record.Millis(first.answer.At - cancel.At)
 		c.WithinMs = &d
 	}
 	c.UpdatesAfter = facts.UpdatesAfter
@@ -574,12 +574,12 @@ func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *probe.CancelTruth {
 // mergeToolCall folds a tool_call or tool_call_update into calls (index: a call's position by
 // its id): the first update of an id adds it, later ones set its kind and status when they
 // carry them, so each call ends with its last known kind and status.
-func mergeToolCall(calls []probe.ToolCallTruth, index map[string]int, u acp.SessionUpdate) []probe.ToolCallTruth {
+func mergeToolCall(calls []report.ToolCallTruth, index map[string]int, u acp.SessionUpdate) []report.ToolCallTruth {
 	i, ok := index[u.ToolCallID]
 	if !ok {
 		i = len(calls)
 		index[u.ToolCallID] = i
-		calls = append(calls, probe.ToolCallTruth{ID: u.ToolCallID})
+		calls = append(calls, report.ToolCallTruth{ID: u.ToolCallID})
 	}
 	if u.ToolKind != "" {
 		calls[i].Kind = u.ToolKind

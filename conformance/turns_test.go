@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // turnOf evaluates a turn scenario and returns its one turn.
-func turnOf(t *testing.T, name string) probe.Turn {
+func turnOf(t *testing.T, name string) report.Turn {
 	t.Helper()
 	x, r, opts, _ := loadScenario(t, "testdata/scenarios/"+name+".txtar")
 	out, err := Evaluate(context.Background(), x, r, opts)
@@ -25,17 +26,17 @@ func turnOf(t *testing.T, name string) probe.Turn {
 func TestTurnFacts(t *testing.T) {
 	c := turnOf(t, "turn-completion")
 	run := c.Runs[0]
-	if c.Outcome != probe.TurnPassed || run.StopReason != "end_turn" || strings.Join(run.TextIn, ",") != "agent_message_chunk" ||
-		!run.Usage || run.ModelRequests != 1 || strings.Join(run.Models, ",") != "m-small" || run.Text != probe.TurnReply || run.FirstChunkMs == nil {
+	if c.Outcome != report.TurnPassed || run.StopReason != "end_turn" || strings.Join(run.TextIn, ",") != "agent_message_chunk" ||
+		!run.Usage || run.ModelRequests != 1 || strings.Join(run.Models, ",") != "m-small" || run.Text != record.TurnReply || run.FirstChunkMs == nil {
 		t.Errorf("completion: %+v %+v", c, run)
 	}
 
-	if n := turnOf(t, "turn-not-run-auth"); n.Outcome != probe.TurnNotRun || !strings.Contains(n.Reason, "authentication") {
+	if n := turnOf(t, "turn-not-run-auth"); n.Outcome != report.TurnNotRun || !strings.Contains(n.Reason, "authentication") {
 		t.Errorf("auth still refused: outcome %s (%s), want not-run for authentication", n.Outcome, n.Reason)
 	}
 
 	s := turnOf(t, "turn-shapes")
-	got := map[string]probe.ShapeDelivery{}
+	got := map[string]report.ShapeDelivery{}
 	for _, d := range s.Shapes {
 		got[d.Type] = d
 	}
@@ -51,7 +52,7 @@ func TestTurnFacts(t *testing.T) {
 	if d := got["resource"]; !d.Advertised || d.Accepted || d.Code == nil || *d.Code != -32602 {
 		t.Errorf("resource: %+v, want advertised and refused -32602", d)
 	}
-	if s.Outcome != probe.TurnFailed {
+	if s.Outcome != report.TurnFailed {
 		t.Errorf("shapes outcome %s, want failed", s.Outcome)
 	}
 
@@ -73,12 +74,12 @@ func TestTurnFacts(t *testing.T) {
 	}
 
 	p := turnOf(t, "turn-permission")
-	if pt := p.Permission; p.Outcome != probe.TurnPassed || !pt.Asked || pt.Answer != "reject" || pt.FileWritten || pt.ToolStatus != "failed" || !pt.Offered || !pt.ToolCall {
+	if pt := p.Permission; p.Outcome != report.TurnPassed || !pt.Asked || pt.Answer != "reject" || pt.FileWritten || pt.ToolStatus != "failed" || !pt.Offered || !pt.ToolCall {
 		t.Errorf("permission: %s %+v", p.Outcome, pt)
 	}
 
 	k := turnOf(t, "turn-cancel-ignored")
-	if ct := k.Cancel; k.Outcome != probe.TurnFailed || !ct.Sent || ct.StopReason != "end_turn" || ct.WithinMs == nil ||
+	if ct := k.Cancel; k.Outcome != report.TurnFailed || !ct.Sent || ct.StopReason != "end_turn" || ct.WithinMs == nil ||
 		ct.NextStopReason != "end_turn" || ct.NextText || ct.NextModelRequests != 0 {
 		t.Errorf("cancel: %s %+v", k.Outcome, ct)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/internal/safeio"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Change is one difference.
@@ -70,7 +70,7 @@ var Volatile = []string{
 
 // Doc is a loaded probe result or matrix.
 type Doc struct {
-	Result *probe.Result
+	Result *report.Result
 	Matrix *matrix.Matrix
 }
 
@@ -88,8 +88,8 @@ func Load(path string) (Doc, error) {
 		return Doc{}, fmt.Errorf("%s: not JSON: %v", path, err)
 	}
 	switch head.Schema {
-	case probe.ResultSchema:
-		var r probe.Result
+	case report.ResultSchema:
+		var r report.Result
 		if err := json.Unmarshal(b, &r); err != nil {
 			return Doc{}, fmt.Errorf("%s: %v", path, err)
 		}
@@ -101,7 +101,7 @@ func Load(path string) (Doc, error) {
 		}
 		return Doc{Matrix: &m}, nil
 	}
-	return Doc{}, fmt.Errorf("%s: neither a probe result (%s) nor a matrix (%s): schema %q", path, probe.ResultSchema, matrix.Schema, head.Schema)
+	return Doc{}, fmt.Errorf("%s: neither a probe result (%s) nor a matrix (%s): schema %q", path, report.ResultSchema, matrix.Schema, head.Schema)
 }
 
 // Compare lists the changes from old to new. Both must be results or both matrices; a matrix
@@ -146,13 +146,13 @@ func matrices(old, new *matrix.Matrix, skip []string) []Change {
 	return out
 }
 
-func results(agent string, old, new *probe.Result, skip []string) []Change {
+func results(agent string, old, new *report.Result, skip []string) []Change {
 	d := &differ{agent: agent, skip: skip}
 	d.value("", tree(old), tree(new))
 	return d.out
 }
 
-func tree(r *probe.Result) any {
+func tree(r *report.Result) any {
 	b, _ := json.Marshal(r)
 	var v any
 	_ = json.Unmarshal(b, &v)

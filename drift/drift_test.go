@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
-func result(t *testing.T, js string) *probe.Result {
+func result(t *testing.T, js string) *report.Result {
 	t.Helper()
-	var r probe.Result
+	var r report.Result
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		t.Fatal(err)
 	}

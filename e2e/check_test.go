@@ -15,6 +15,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // shapeNames are the prompt shapes of `check --prompt-shapes`, in the order they are sent: a
@@ -69,7 +70,7 @@ func checkAgent(t *testing.T, extraEnv []string, argv ...string) checked {
 // for the agent to leave on EOF; otherwise (code 0) there is none.
 func (c checked) wantFork(t *testing.T, code int) {
 	t.Helper()
-	supported := c.res.Methods[acp.MethodSessionFork].Support == probe.Supported
+	supported := c.res.Methods[acp.MethodSessionFork].Support == report.Supported
 	check(t, "session/fork supported", supported, code != 0)
 	if code == 0 {
 		check(t, "extra connections", c.extra, []string{record.PurposeDeep})
@@ -96,7 +97,7 @@ func (c checked) wantFork(t *testing.T, code int) {
 		t.Fatal("fork: no answered session/fork")
 	}
 	params := acp.ParseObject(fork.Request.Msg.Params)
-	check(t, "fork: sessionId", params.String("sessionId"), probe.NonexistentSessionID)
+	check(t, "fork: sessionId", params.String("sessionId"), record.NonexistentSessionID)
 	check(t, "fork: cwd", params.String("cwd"), c.box.cwd)
 	got := 0
 	if e := fork.Answer.Msg.Err(); e != nil {
@@ -208,16 +209,16 @@ func (c *checked) wantFindings(t *testing.T, want []string, optional map[string]
 	for id := range optional {
 		if ch, ok := conformance.Lookup(id); !ok {
 			t.Errorf("optional finding %s is not a check id", id)
-		} else if ch.Tier == probe.TierMandatory {
+		} else if ch.Tier == report.TierMandatory {
 			t.Errorf("optional finding %s is MANDATORY: it would change the verdict", id)
 		}
 	}
 }
 
 // finding returns the one finding with the given id.
-func (c checked) finding(t *testing.T, id string) probe.Finding {
+func (c checked) finding(t *testing.T, id string) report.Finding {
 	t.Helper()
-	var out []probe.Finding
+	var out []report.Finding
 	for _, f := range c.res.Findings {
 		if f.ID == id {
 			out = append(out, f)
@@ -239,14 +240,14 @@ func (c checked) wantSays(t *testing.T, id, text string) {
 
 // wantVerdict asserts the verdict of Judge with --fail-on mandatory and no baseline; the
 // counts do not include the optional findings wantFindings saw (so call it after that).
-func (c checked) wantVerdict(t *testing.T, failed bool, counts map[probe.Tier]int) {
+func (c checked) wantVerdict(t *testing.T, failed bool, counts map[report.Tier]int) {
 	t.Helper()
 	v := c.res.Verdict
 	if v == nil {
 		t.Fatal("verdict is nil")
 	}
 	check(t, "verdict.failed", v.Failed, failed)
-	check(t, "verdict.failOn", v.FailOn, probe.TierMandatory)
+	check(t, "verdict.failOn", v.FailOn, report.TierMandatory)
 	got := maps.Clone(v.Counts)
 	for _, id := range c.optionalSeen {
 		ch, _ := conformance.Lookup(id)
@@ -261,7 +262,7 @@ type shapesWant struct {
 	controlCode    int // the valid control's answer: an error about the session (or the login)
 	rejectCode     int // the answer to every malformed shape
 	errorStyle     string
-	branches       []probe.ShapeBranch
+	branches       []report.ShapeBranch
 	requiredFields []string // nil when the errors name none without a branch
 }
 
@@ -278,9 +279,9 @@ func (c checked) wantShapes(t *testing.T, w shapesWant) {
 	names := []string{}
 	for _, p := range ps.Probes {
 		names = append(names, p.Name)
-		wantOutcome, wantCode := probe.ShapeRejected, w.rejectCode
+		wantOutcome, wantCode := report.ShapeRejected, w.rejectCode
 		if p.Name == shapeNames[0] {
-			wantOutcome, wantCode = probe.ShapeAccepted, w.controlCode
+			wantOutcome, wantCode = report.ShapeAccepted, w.controlCode
 		}
 		code := 0
 		if p.Code != nil {
@@ -300,11 +301,11 @@ func (c checked) wantShapes(t *testing.T, w shapesWant) {
 }
 
 // branches builds the expected inferred branches: "type:field,field" each.
-func branches(specs ...string) []probe.ShapeBranch {
-	out := []probe.ShapeBranch{}
+func branches(specs ...string) []report.ShapeBranch {
+	out := []report.ShapeBranch{}
 	for _, s := range specs {
 		typ, fields, _ := strings.Cut(s, ":")
-		b := probe.ShapeBranch{Type: typ, Required: []string{}}
+		b := report.ShapeBranch{Type: typ, Required: []string{}}
 		if fields != "" {
 			b.Required = strings.Split(fields, ",")
 		}
@@ -343,7 +344,7 @@ func TestCheckCodexACP(t *testing.T) {
 		// The serde validator lists audio; promptCapabilities.audio is false.
 		"INFO capability.prompt-content",
 	}, map[string]string{"protocol.leftover-processes": leftoverWhy})
-	c.wantVerdict(t, true, map[probe.Tier]int{probe.TierMandatory: 1, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 4})
+	c.wantVerdict(t, true, map[report.Tier]int{report.TierMandatory: 1, report.TierCapability: 0, report.TierAdvisory: 1, report.TierInfo: 4})
 	c.wantSays(t, "capability.prompt-content", "audio")
 	c.wantFork(t, 0)
 	c.wantExitBy(t, "sigterm")
@@ -384,13 +385,13 @@ func (c checked) wantExitBy(t *testing.T, by string) {
 // wantRelatedInvalidMessage asserts that a protocol.notification-answered finding carries,
 // as its only related evidence, the envelope.invalid-message of its line (a response without
 // an id), MANDATORY.
-func wantRelatedInvalidMessage(t *testing.T, f probe.Finding) {
+func wantRelatedInvalidMessage(t *testing.T, f report.Finding) {
 	t.Helper()
 	var ev struct {
 		Related []struct {
-			ID      string     `json:"id"`
-			Tier    probe.Tier `json:"tier"`
-			Message string     `json:"message"`
+			ID      string      `json:"id"`
+			Tier    report.Tier `json:"tier"`
+			Message string      `json:"message"`
 		} `json:"related"`
 	}
 	if err := json.Unmarshal(f.Evidence, &ev); err != nil {
@@ -401,7 +402,7 @@ func wantRelatedInvalidMessage(t *testing.T, f probe.Finding) {
 	}
 	r := ev.Related[0]
 	check(t, f.ID+" evidence.related[0].id", r.ID, "envelope.invalid-message")
-	check(t, f.ID+" evidence.related[0].tier", r.Tier, probe.TierMandatory)
+	check(t, f.ID+" evidence.related[0].tier", r.Tier, report.TierMandatory)
 	if !strings.Contains(r.Message, "without an id") {
 		t.Errorf("%s evidence.related[0] says %q, want it to mention %q", f.ID, r.Message, "without an id")
 	}
@@ -420,7 +421,7 @@ func TestCheckGeminiCLI(t *testing.T) {
 		"ADVISORY protocol.invalid-params /error/code",
 		"INFO capability.legacy-method",
 	}, nil)
-	c.wantVerdict(t, false, map[probe.Tier]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 1, probe.TierInfo: 1})
+	c.wantVerdict(t, false, map[report.Tier]int{report.TierMandatory: 0, report.TierCapability: 0, report.TierAdvisory: 1, report.TierInfo: 1})
 	c.wantSays(t, "protocol.invalid-params", `-32603 "Internal error"`)
 	c.wantSays(t, "capability.legacy-method", "-32603") // its zod issues: a validation failure
 	c.wantFork(t, 0)
@@ -461,9 +462,9 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 				optional = claudeRefusedOptional
 			}
 			if tc.refused {
-				check(t, "error.code", errorCode(c.res), probe.ErrUnknown)
+				check(t, "error.code", errorCode(c.res), report.ErrUnknown)
 			} else {
-				check(t, "error.code", errorCode(c.res), probe.ErrorCode(""))
+				check(t, "error.code", errorCode(c.res), report.ErrorCode(""))
 			}
 
 			// Detected with invalid params, no Claude Code process starts, and the agent leaves
@@ -474,10 +475,10 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 				"INFO capability.prompt-content",
 				"INFO capability.legacy-method",
 			}
-			counts := map[probe.Tier]int{probe.TierMandatory: 0, probe.TierCapability: 0, probe.TierAdvisory: 0, probe.TierInfo: 3}
+			counts := map[report.Tier]int{report.TierMandatory: 0, report.TierCapability: 0, report.TierAdvisory: 0, report.TierInfo: 3}
 			if !tc.refused {
 				want = append(want, "INFO schema.legacy-field /result/models")
-				counts[probe.TierInfo]++
+				counts[report.TierInfo]++
 			}
 			c.wantFindings(t, want, optional)
 			c.wantVerdict(t, false, counts)
@@ -502,7 +503,7 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 	}
 }
 
-func errorCode(r *probe.Result) probe.ErrorCode {
+func errorCode(r *report.Result) report.ErrorCode {
 	if r.Error == nil {
 		return ""
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestClaudeAgentACP probes @zed-industries/claude-agent-acp 0.23.1 (which bundles Claude
@@ -65,11 +65,11 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 	check(t, "agentInfo.name", r.AgentInfo.Name, "@zed-industries/claude-agent-acp")
 	check(t, "agentInfo.title", r.AgentInfo.Title, "Claude Agent")
 	check(t, "agentInfo.version", r.AgentInfo.Version, "0.23.1")
-	check(t, "capabilities", r.Capabilities, probe.Capabilities{
+	check(t, "capabilities", r.Capabilities, report.Capabilities{
 		LoadSession:         true,
-		PromptCapabilities:  probe.PromptCapabilities{Image: true, EmbeddedContext: true},
-		McpCapabilities:     probe.McpCapabilities{HTTP: true, SSE: true},
-		SessionCapabilities: probe.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true},
+		PromptCapabilities:  report.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:     report.McpCapabilities{HTTP: true, SSE: true},
+		SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true},
 		MetaKeys:            []string{"claudeCode"},
 	})
 	p.wantAuthMethods(t, []authMethod{})
@@ -90,9 +90,9 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 func checkClaudeRefusedAsRoot(t *testing.T, p probed) {
 	t.Helper()
 	r := p.res
-	p.wantError(t, probe.ErrUnknown, record.StageSessionNew,
+	p.wantError(t, report.ErrUnknown, record.StageSessionNew,
 		`{"code":-32603,"message":"Internal error","data":{"details":"Query closed before response received"}}`)
-	check(t, "auth.status", r.Auth.Status, probe.AuthUnknown)
+	check(t, "auth.status", r.Auth.Status, report.AuthUnknown)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
 }
 
@@ -104,7 +104,7 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 	if r.Error != nil {
 		t.Fatalf("error = %v, want none (session/new succeeds without login)", r.Error)
 	}
-	check(t, "auth.status", r.Auth.Status, probe.AuthAuthenticated)
+	check(t, "auth.status", r.Auth.Status, report.AuthAuthenticated)
 	var s struct {
 		SessionID string `json:"sessionId"`
 	}
@@ -140,7 +140,7 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 		t.Errorf("models: %d declared in session/new, %d values of the model option; want the same non-empty list in both",
 			len(r.Models), len(r.ModelConfig.Values))
 	}
-	check(t, "reasoning", r.Reasoning, (*probe.Reasoning)(nil))
+	check(t, "reasoning", r.Reasoning, (*report.Reasoning)(nil))
 
 	// session/close is advertised, so the teardown closes the live session first.
 	closed := false
@@ -160,15 +160,15 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 // earlier versions started one per load/resume/fork, 1-7 s each, and left the agent unwilling
 // to exit on EOF). The same answers with or without a live session.
 var claudeMethods = map[string]method{
-	acp.MethodSetConfigOption: {probe.Supported, -32602},
-	acp.MethodSetMode:         {probe.Supported, -32602},
-	acp.MethodSetModel:        {probe.Supported, -32602},
-	acp.MethodSessionLoad:     {probe.Supported, -32602},
-	acp.MethodSessionResume:   {probe.Supported, -32602},
-	acp.MethodSessionFork:     {probe.Supported, -32602},
-	acp.MethodSessionList:     {probe.Supported, -32602}, // {"cwd": 1}
-	acp.MethodSessionClose:    {probe.Supported, -32602},
-	acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+	acp.MethodSetConfigOption: {report.Supported, -32602},
+	acp.MethodSetMode:         {report.Supported, -32602},
+	acp.MethodSetModel:        {report.Supported, -32602},
+	acp.MethodSessionLoad:     {report.Supported, -32602},
+	acp.MethodSessionResume:   {report.Supported, -32602},
+	acp.MethodSessionFork:     {report.Supported, -32602},
+	acp.MethodSessionList:     {report.Supported, -32602}, // {"cwd": 1}
+	acp.MethodSessionClose:    {report.Supported, -32602},
+	acp.MethodSessionDelete:   {report.Unsupported, -32601},
 }
 
 // claudeRefusedOptional: when session/new was refused (as root with IS_SANDBOX=yes), whether

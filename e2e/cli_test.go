@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	sbx "github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -36,9 +36,9 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 	if res.Error == nil {
 		t.Fatalf("result has no error; stdout:\n%s", stdout)
 	}
-	check(t, "error.code", res.Error.Code, probe.ErrAuthRequired)
+	check(t, "error.code", res.Error.Code, report.ErrAuthRequired)
 	check(t, "error.stage", res.Error.Stage, record.StageSessionNew)
-	check(t, "auth.status", res.Auth.Status, probe.AuthRequired)
+	check(t, "auth.status", res.Auth.Status, report.AuthRequired)
 	check(t, "agent.cwd", res.Agent.Cwd, box.cwd)
 	if res.AgentInfo == nil || res.AgentInfo.Name != "codex-acp" {
 		t.Errorf("agentInfo = %s, want name codex-acp", show(res.AgentInfo))
@@ -49,7 +49,7 @@ func TestCLIProbeCodexJSON(t *testing.T) {
 	checkGone(t, box, res)
 
 	env := errorEnvelope(t, stderr)
-	check(t, "envelope.error.code", env.Code, string(probe.ErrAuthRequired))
+	check(t, "envelope.error.code", env.Code, string(report.ErrAuthRequired))
 	check(t, "envelope.error.stage", env.Stage, string(record.StageSessionNew))
 	check(t, "envelope.error.exitCode", env.ExitCode, 4)
 	if !strings.Contains(env.Message, "-32000") {
@@ -71,15 +71,15 @@ func TestCLICheckCodexJSON(t *testing.T) {
 	check(t, "exit code", code, 1)
 
 	res := resultDoc(t, stdout)
-	if res.Error == nil || res.Error.Code != probe.ErrAuthRequired {
+	if res.Error == nil || res.Error.Code != report.ErrAuthRequired {
 		t.Errorf("error = %s, want auth_required", show(res.Error))
 	}
 	if v := res.Verdict; v == nil {
 		t.Errorf("verdict is nil")
 	} else {
 		check(t, "verdict.failed", v.Failed, true)
-		check(t, "verdict.failOn", v.FailOn, probe.TierMandatory)
-		check(t, "verdict.counts.MANDATORY", v.Counts[probe.TierMandatory], 1)
+		check(t, "verdict.failOn", v.FailOn, report.TierMandatory)
+		check(t, "verdict.counts.MANDATORY", v.Counts[report.TierMandatory], 1)
 		check(t, "verdict.known", v.Known, 0)
 	}
 	// Without --prompt-shapes there are no shapes, so no capability.prompt-content; without
@@ -109,7 +109,7 @@ func TestCLICheckCodexJSON(t *testing.T) {
 	checkGone(t, box, res)
 
 	env := errorEnvelope(t, stderr)
-	check(t, "envelope.error.code", env.Code, string(probe.ErrAuthRequired))
+	check(t, "envelope.error.code", env.Code, string(report.ErrAuthRequired))
 	check(t, "envelope.error.exitCode", env.ExitCode, 1)
 }
 
@@ -254,18 +254,18 @@ func execCLI(t *testing.T, box sandbox, argv ...string) (code int, stdout, stder
 }
 
 // resultDoc decodes the result document acpprobe printed with --json.
-func resultDoc(t *testing.T, stdout string) probe.Result {
+func resultDoc(t *testing.T, stdout string) report.Result {
 	t.Helper()
-	var res probe.Result
+	var res report.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("stdout is not a JSON result: %v\n%s", err, stdout)
 	}
-	check(t, "schema", res.Schema, probe.ResultSchema)
+	check(t, "schema", res.Schema, report.ResultSchema)
 	return res
 }
 
 // checkGone asserts that nothing of the probed agent outlived acpprobe.
-func checkGone(t *testing.T, box sandbox, res probe.Result) {
+func checkGone(t *testing.T, box sandbox, res report.Result) {
 	t.Helper()
 	if res.Agent.PID <= 0 {
 		t.Errorf("agent.pid = %d", res.Agent.PID)

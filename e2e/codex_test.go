@@ -5,8 +5,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestCodexACP probes @zed-industries/codex-acp 0.16.0: no credentials, so session/new answers
@@ -22,12 +22,12 @@ func TestCodexACP(t *testing.T) {
 	check(t, "agentInfo.name", r.AgentInfo.Name, "codex-acp")
 	check(t, "agentInfo.title", r.AgentInfo.Title, "Codex")
 	check(t, "agentInfo.version", r.AgentInfo.Version, "0.16.0")
-	check(t, "capabilities", r.Capabilities, probe.Capabilities{
+	check(t, "capabilities", r.Capabilities, report.Capabilities{
 		LoadSession:         true,
-		PromptCapabilities:  probe.PromptCapabilities{Image: true, EmbeddedContext: true},
-		McpCapabilities:     probe.McpCapabilities{HTTP: true},
-		SessionCapabilities: probe.SessionCapabilities{Close: true, List: true, Resume: true},
-		Auth:                probe.AuthCapabilities{Logout: true},
+		PromptCapabilities:  report.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:     report.McpCapabilities{HTTP: true},
+		SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true},
+		Auth:                report.AuthCapabilities{Logout: true},
 		MetaKeys:            []string{},
 	})
 	p.wantAuthMethods(t, []authMethod{
@@ -36,8 +36,8 @@ func TestCodexACP(t *testing.T) {
 		{ID: "openai-api-key", Type: "env_var", Vars: []string{"OPENAI_API_KEY"}},
 	})
 
-	p.wantError(t, probe.ErrAuthRequired, record.StageSessionNew, `{"code":-32000,"message":"Authentication required"}`)
-	check(t, "auth.status", r.Auth.Status, probe.AuthRequired)
+	p.wantError(t, report.ErrAuthRequired, record.StageSessionNew, `{"code":-32000,"message":"Authentication required"}`)
+	check(t, "auth.status", r.Auth.Status, report.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
 
 	p.wantMethods(t, codexMethods)
@@ -66,13 +66,13 @@ func TestCodexACP(t *testing.T) {
 // codexMethods are codex-acp's answers to method detection: serde refuses the params (-32602
 // "missing field …") before the login is asked for.
 var codexMethods = map[string]method{
-	acp.MethodSetConfigOption: {probe.Supported, -32602},
-	acp.MethodSetMode:         {probe.Supported, -32602},
-	acp.MethodSetModel:        {probe.Unsupported, -32601},
-	acp.MethodSessionLoad:     {probe.Supported, -32602},
-	acp.MethodSessionResume:   {probe.Supported, -32602},
-	acp.MethodSessionFork:     {probe.Unsupported, -32601},
-	acp.MethodSessionList:     {probe.Supported, -32602},
-	acp.MethodSessionClose:    {probe.Supported, -32602},
-	acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+	acp.MethodSetConfigOption: {report.Supported, -32602},
+	acp.MethodSetMode:         {report.Supported, -32602},
+	acp.MethodSetModel:        {report.Unsupported, -32601},
+	acp.MethodSessionLoad:     {report.Supported, -32602},
+	acp.MethodSessionResume:   {report.Supported, -32602},
+	acp.MethodSessionFork:     {report.Unsupported, -32601},
+	acp.MethodSessionList:     {report.Supported, -32602},
+	acp.MethodSessionClose:    {report.Supported, -32602},
+	acp.MethodSessionDelete:   {report.Unsupported, -32601},
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -121,7 +122,7 @@ func newSandbox(t *testing.T, extraEnv ...string) sandbox {
 
 // probed is one probe of a real agent.
 type probed struct {
-	res *probe.Result
+	res *report.Result
 	log *jsonrpc.Log
 	box sandbox
 }
@@ -151,7 +152,7 @@ func probeIn(t *testing.T, box sandbox, argv []string, check *acpprobe.Check) pr
 	}
 	ro := acpprobe.Options{Probe: opts, Check: check}
 	if check != nil {
-		ro.Analyze.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
+		ro.Analyze.Verdict = &acpprobe.Verdict{FailOn: report.TierMandatory}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*probeTimeout)
 	defer cancel()
@@ -170,7 +171,7 @@ func probeIn(t *testing.T, box sandbox, argv []string, check *acpprobe.Check) pr
 func (p probed) checkCommon(t *testing.T) {
 	t.Helper()
 	r := p.res
-	check(t, "schema", r.Schema, probe.ResultSchema)
+	check(t, "schema", r.Schema, report.ResultSchema)
 	check(t, "agent.cwd", r.Agent.Cwd, p.box.cwd)
 	if r.Agent.PID <= 0 {
 		t.Errorf("agent.pid = %d, want the child's pid", r.Agent.PID)
@@ -284,7 +285,7 @@ func checkJSON(t *testing.T, what string, got json.RawMessage, want string) {
 }
 
 // wantError checks the probe error: code, stage and the agent's error object verbatim.
-func (p probed) wantError(t *testing.T, code probe.ErrorCode, stage record.Stage, agentError string) {
+func (p probed) wantError(t *testing.T, code report.ErrorCode, stage record.Stage, agentError string) {
 	t.Helper()
 	e := p.res.Error
 	if e == nil {
@@ -299,7 +300,7 @@ func (p probed) wantError(t *testing.T, code probe.ErrorCode, stage record.Stage
 // method is the expected support of one optional method: the answer's error code, or 0 for a
 // result.
 type method struct {
-	support probe.Support
+	support report.Support
 	code    int
 }
 

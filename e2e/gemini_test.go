@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp`: no API key, so
@@ -21,19 +21,19 @@ func TestGeminiCLI(t *testing.T) {
 	check(t, "agentInfo.name", r.AgentInfo.Name, "gemini-cli")
 	check(t, "agentInfo.title", r.AgentInfo.Title, "Gemini CLI")
 	check(t, "agentInfo.version", r.AgentInfo.Version, "0.61.0")
-	check(t, "capabilities", r.Capabilities, probe.Capabilities{
+	check(t, "capabilities", r.Capabilities, report.Capabilities{
 		LoadSession:        true,
-		PromptCapabilities: probe.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
-		McpCapabilities:    probe.McpCapabilities{HTTP: true, SSE: true},
+		PromptCapabilities: report.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
 		MetaKeys:           []string{},
 	})
 	p.wantAuthMethods(t, []authMethod{
 		{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"},
 	})
 
-	p.wantError(t, probe.ErrAuthRequired, record.StageSessionNew,
+	p.wantError(t, report.ErrAuthRequired, record.StageSessionNew,
 		`{"code":-32000,"message":"Gemini API key is missing or not configured."}`)
-	check(t, "auth.status", r.Auth.Status, probe.AuthRequired)
+	check(t, "auth.status", r.Auth.Status, report.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
 
 	p.wantMethods(t, geminiMethods)
@@ -49,13 +49,13 @@ func TestGeminiCLI(t *testing.T) {
 // geminiMethods are gemini-cli's answers to method detection: -32603 "Internal error" carrying
 // zod's issue list is a validation failure, so the method is there.
 var geminiMethods = map[string]method{
-	acp.MethodSetConfigOption: {probe.Unsupported, -32601},
-	acp.MethodSetMode:         {probe.Supported, -32603},
-	acp.MethodSetModel:        {probe.Supported, -32603},
-	acp.MethodSessionLoad:     {probe.Supported, -32603},
-	acp.MethodSessionResume:   {probe.Unsupported, -32601},
-	acp.MethodSessionFork:     {probe.Unsupported, -32601},
-	acp.MethodSessionList:     {probe.Unsupported, -32601},
-	acp.MethodSessionClose:    {probe.Unsupported, -32601},
-	acp.MethodSessionDelete:   {probe.Unsupported, -32601},
+	acp.MethodSetConfigOption: {report.Unsupported, -32601},
+	acp.MethodSetMode:         {report.Supported, -32603},
+	acp.MethodSetModel:        {report.Supported, -32603},
+	acp.MethodSessionLoad:     {report.Supported, -32603},
+	acp.MethodSessionResume:   {report.Unsupported, -32601},
+	acp.MethodSessionFork:     {report.Unsupported, -32601},
+	acp.MethodSessionList:     {report.Unsupported, -32601},
+	acp.MethodSessionClose:    {report.Unsupported, -32601},
+	acp.MethodSessionDelete:   {report.Unsupported, -32601},
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // isolated is what one real agent does under `acpprobe probe --isolate`, and what --auth-ab
@@ -29,7 +29,7 @@ type isolated struct {
 	maybe []string
 	// auth is the auth oracle's answer; evidence lines it must give (one from each identity
 	// at least).
-	auth     probe.AuthClass
+	auth     report.AuthClass
 	evidence []string
 }
 
@@ -45,7 +45,7 @@ var isolatedAgents = map[string]isolated{
 		writes: []string{`home/\.claude/\.claude\.json`, `home/\.claude/backups/\.claude\.json\.backup\.\d+`,
 			`home/\.npm/_logs/[0-9TZ_-]+-debug-0\.log`},
 		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`},
-		auth:  probe.AuthClassNoAuthNeeded,
+		auth:  report.AuthClassNoAuthNeeded,
 		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
 			"session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show"},
 	},
@@ -55,7 +55,7 @@ var isolatedAgents = map[string]isolated{
 	"codex-acp": {
 		writes: []string{`home/\.codex/(goals|logs|memories|state)_\d+\.sqlite(-shm|-wal)?`, `home/\.codex/installation_id`,
 			`home/\.codex/skills/\.system/.+`, `home/\.codex/tmp/arg0/codex-arg0\w+/(\.lock|apply_patch|applypatch|codex-execve-wrapper|codex-linux-sandbox)`},
-		auth: probe.AuthClassRequired,
+		auth: report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): authMethods chatgpt (agent), codex-api-key (env_var), openai-api-key (env_var)"},
@@ -65,7 +65,7 @@ var isolatedAgents = map[string]isolated{
 		args: []string{"--acp"},
 		writes: []string{`home/\.gemini/installation_id`, `home/\.gemini/projects\.json`, `home/\.gemini/(history|tmp)/workspace/\.project_root`,
 			`home/\.gemini/tmp/workspace/chats/session-[0-9T-]+-[0-9a-f]+\.jsonl`},
-		auth: probe.AuthClassRequired,
+		auth: report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Gemini API key is missing or not configured.",
 			"isolated (env+home): session/new answered an authentication error: -32000 Gemini API key is missing or not configured."},
 	},

@@ -17,6 +17,7 @@ import (
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // matrixIDs are the agents of TestMatrixRealAgents, in the order given: the three real agents
@@ -247,7 +248,7 @@ func TestMatrixRealAgents(t *testing.T) {
 	// transcript is not judged unless asked: exit 4, auth required).
 	anCode, anOut, anErr := execCLI(t, box, "analyze", "--json", filepath.Join(out, "codex.ndjson"))
 	check(t, "analyze codex.ndjson: exit code", anCode, 4)
-	if env := errorEnvelope(t, anErr); env.Code != string(probe.ErrAuthRequired) || env.ExitCode != 4 {
+	if env := errorEnvelope(t, anErr); env.Code != string(report.ErrAuthRequired) || env.ExitCode != 4 {
 		t.Errorf("analyze codex.ndjson: envelope %+v, want auth_required with exitCode 4", env)
 	}
 	var an map[string]any
@@ -354,21 +355,21 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		if len(models) > 0 {
 			modelCell = strings.Join(models, ", ")
 		}
-		if w.auth == string(probe.AuthRequired) {
+		if w.auth == string(report.AuthRequired) {
 			// No session: what it would offer is not known, which is not "none".
 			modelCell, reasoning = notKnown, notKnown
 		}
 		if r.ID == "claude" && !strings.HasPrefix(modelCell, "default") {
 			t.Errorf("claude: models %q, want the default model first", modelCell)
 		}
-		n := map[probe.Tier]int{}
+		n := map[report.Tier]int{}
 		for _, f := range w.findings {
-			n[probe.Tier(strings.Fields(f)[0])]++
+			n[report.Tier(strings.Fields(f)[0])]++
 		}
 		row := []string{r.ID, w.version, "1", w.auth, w.prompt, w.mcp, w.sessions}
 		row = append(row, strings.Fields(w.methods)...)
 		row = append(row, w.modes, modelCell, w.config, reasoning,
-			fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo]),
+			fmt.Sprintf("%d/%d/%d/%d", n[report.TierMandatory], n[report.TierCapability], n[report.TierAdvisory], n[report.TierInfo]),
 			fmt.Sprintf("%.0f", x.Timings.SpawnToInitializeMs), effectsCell(t, x), "-", w.status)
 		cells[r.ID] = row
 	}
@@ -469,7 +470,7 @@ var sandboxWorkspace = regexp.MustCompile(`/acpprobe-sandbox-[0-9]+/workspace$`)
 
 // effectsCell is the Side effects cell of an isolated agent: the level, the files it created,
 // changed or deleted in its sandbox, and the processes that outlived the teardown.
-func effectsCell(t *testing.T, x *probe.Result) string {
+func effectsCell(t *testing.T, x *report.Result) string {
 	t.Helper()
 	se := x.SideEffects
 	if se == nil || se.Files == nil {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // The embedded registry snapshot's entries this file probes.
@@ -58,7 +58,7 @@ func TestRegistryIDCodexACP(t *testing.T) {
 	byID.wantAgent(t, new("codex-acp"), snapshotCodexArgv, box.cwd)
 	raw.wantAgent(t, nil, []string{bin}, box.cwd)
 	check(t, "exit code", byID.code, 4)
-	if e := byID.res.Error; e == nil || e.Code != probe.ErrAuthRequired {
+	if e := byID.res.Error; e == nil || e.Code != report.ErrAuthRequired {
 		t.Errorf("registry id: error %s, want auth_required", show(e))
 	}
 	if byID.res.AgentInfo == nil || byID.res.AgentInfo.Version != "0.16.0" {
@@ -124,7 +124,7 @@ func TestRegistryIDGemini(t *testing.T) {
 			if ai := r.res.AgentInfo; ai == nil || ai.Name != "gemini-cli" || ai.Version != "0.61.0" {
 				t.Errorf("%s: agentInfo %s, want gemini-cli 0.61.0", r.name, show(ai))
 			}
-			if e := r.res.Error; e == nil || e.Code != probe.ErrAuthRequired || e.Stage != record.StageSessionNew {
+			if e := r.res.Error; e == nil || e.Code != report.ErrAuthRequired || e.Stage != record.StageSessionNew {
 				t.Errorf("%s: error %s, want auth_required at session/new", r.name, show(e))
 			}
 			if r.res.Exit != nil { // a probe signals as soon as it has closed the agent's stdin
@@ -153,7 +153,7 @@ func snapshotOutcome(t *testing.T, r cliRun) {
 	switch {
 	case r.res.ProtocolVersion != nil:
 		t.Logf("npm served %s: exit %d, agentInfo %s, error %s", snapshotGeminiArgv[2], r.code, show(r.res.AgentInfo), show(e))
-	case e != nil && e.Code == probe.ErrAgentCrashed && e.Stage == record.StageInitialize && r.code == 3 &&
+	case e != nil && e.Code == report.ErrAgentCrashed && e.Stage == record.StageInitialize && r.code == 3 &&
 		strings.Contains(stderr, "ETARGET") && strings.Contains(stderr, "No matching version found for "+snapshotGeminiArgv[2]):
 		t.Logf("NOT A PROBE OF GEMINI-CLI: the npm registry this machine reaches has no %s (npm error ETARGET), so npx "+
 			"exits 1 before initialize (agent_crashed, exit 3) by id and raw alike; only that failure is compared here",
@@ -377,7 +377,7 @@ type cliRun struct {
 	name           string
 	code           int
 	stdout, stderr string
-	res            probe.Result
+	res            report.Result
 	file           string // stdout, saved for acpprobe diff
 }
 

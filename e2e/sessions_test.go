@@ -8,18 +8,20 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
 // sessionsOf runs the sessions scenario on argv and returns its turn and the sessions
 // findings.
-func sessionsOf(t *testing.T, argv ...string) (probe.Turn, []string) {
+func sessionsOf(t *testing.T, argv ...string) (report.Turn, []string) {
 	t.Helper()
 	r, err := turn.Run(context.Background(), turn.Options{
 		Probe: probe.Options{Launcher: transport.Command{Argv: argv}, Timeout: 4 * probeTimeout,
 			StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
-		Scenarios: []probe.Scenario{probe.ScenarioSessions},
+		Scenarios: []record.Scenario{record.ScenarioSessions},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,14 +34,14 @@ func sessionsOf(t *testing.T, argv ...string) (probe.Turn, []string) {
 		}
 	}
 	for _, tr := range r.Turns {
-		if tr.Scenario == string(probe.ScenarioSessions) {
+		if tr.Scenario == string(record.ScenarioSessions) {
 			b, _ := json.MarshalIndent(tr.Sessions, "", "  ")
 			t.Logf("sessions: %s %s %s", tr.Outcome, tr.Reason, b)
 			return tr, ids
 		}
 	}
 	t.Fatalf("no sessions turn (error %+v)", r.Error)
-	return probe.Turn{}, nil
+	return report.Turn{}, nil
 }
 
 // TestSessionsReal: session continuity of each pinned agent, offline, on fresh processes in
@@ -82,7 +84,7 @@ func TestSessionsReal(t *testing.T) {
 				t.Fatalf("no sessions facts: %+v", tr)
 			}
 			check(t, "advertised", strings.Join(s.Advertised, ","), c.advertised)
-			check(t, "outcome", tr.Outcome, probe.TurnFailed)
+			check(t, "outcome", tr.Outcome, report.TurnFailed)
 			if c.name == "gemini-cli" {
 				geminiLoad(t, s, ids)
 				return
@@ -117,7 +119,7 @@ func TestSessionsReal(t *testing.T) {
 // geminiLoad checks gemini-cli's sessions findings against what its load did (see
 // TestSessionsReal): a refused load is reported as sessions.load-failed and nothing else; a
 // load that went through (the race gemini-cli sometimes loses against itself) is not.
-func geminiLoad(t *testing.T, s *probe.SessionsTruth, ids []string) {
+func geminiLoad(t *testing.T, s *report.SessionsTruth, ids []string) {
 	t.Helper()
 	if s.Load == nil || !s.Load.OK() {
 		check(t, "gemini's findings, its load refused", strings.Join(ids, ","), "sessions.load-failed")

@@ -21,8 +21,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/conformance"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -130,7 +130,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	// session/fork (no --deep here).
 	lines, text := readTranscriptFile(t, tr, "check", argv, box.cwd)
 	outputs = append(outputs, named{"transcript " + tr, text})
-	forks := live.Methods[acp.MethodSessionFork].Support == probe.Supported
+	forks := live.Methods[acp.MethodSessionFork].Support == report.Supported
 	wantExtra := []string{}
 	if forks {
 		wantExtra = append(wantExtra, record.PurposeForkProbe)
@@ -273,7 +273,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 		}
 		id, _ := f["id"].(string)
 		tier, _ := f["tier"].(string)
-		if _, ok := conformance.Lookup(id); !ok || !slices.Contains(probe.Tiers, probe.Tier(tier)) {
+		if _, ok := conformance.Lookup(id); !ok || !slices.Contains(report.Tiers, report.Tier(tier)) {
 			t.Errorf("%s line %d is not a finding (id %q, tier %q): %s", found, i+1, id, tier, line)
 		}
 		tapFindings = append(tapFindings, f)
@@ -372,11 +372,11 @@ func readFile(t *testing.T, path string) string {
 }
 
 // outcomeCode is the exit code of a result without a verdict: the probe's own outcome.
-func outcomeCode(r probe.Result) int {
+func outcomeCode(r report.Result) int {
 	switch {
 	case r.Error == nil:
 		return 0
-	case r.Error.Code == probe.ErrAuthRequired:
+	case r.Error.Code == report.ErrAuthRequired:
 		return 4
 	}
 	return 3

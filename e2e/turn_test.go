@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	sbx "github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
@@ -21,11 +22,11 @@ import (
 
 // turnScenarios are the scenarios the suite runs on every pinned agent (issue 15): completion,
 // model truth, permission and cancel, offline, against the model emulator.
-var turnScenarios = []probe.Scenario{probe.ScenarioCompletion, probe.ScenarioModels, probe.ScenarioPermission, probe.ScenarioCancel}
+var turnScenarios = []record.Scenario{record.ScenarioCompletion, record.ScenarioModels, record.ScenarioPermission, record.ScenarioCancel}
 
 // turnsOf runs the turn scenarios on argv (turn.Run: its own sandbox, its own emulator) and
 // returns the report; it fails the test when a scenario did not run.
-func turnsOf(t *testing.T, argv ...string) (*probe.Result, map[probe.Scenario]probe.Turn) {
+func turnsOf(t *testing.T, argv ...string) (*report.Result, map[record.Scenario]report.Turn) {
 	t.Helper()
 	log := jsonrpc.NewLog()
 	r, err := turn.Run(context.Background(), turn.Options{
@@ -36,16 +37,16 @@ func turnsOf(t *testing.T, argv ...string) (*probe.Result, map[probe.Scenario]pr
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns := map[probe.Scenario]probe.Turn{}
+	turns := map[record.Scenario]report.Turn{}
 	for _, tr := range r.Turns {
-		turns[probe.Scenario(tr.Scenario)] = tr
+		turns[record.Scenario(tr.Scenario)] = tr
 		t.Logf("%s: %s %s %+v", tr.Scenario, tr.Outcome, tr.Reason, tr.Runs)
 	}
 	for _, f := range r.Findings {
 		t.Logf("finding %s %s [seq %d]: %s", f.Tier, f.ID, f.Seq, f.Message)
 	}
 	for _, s := range turnScenarios {
-		if tr, ok := turns[s]; !ok || tr.Outcome == probe.TurnNotRun {
+		if tr, ok := turns[s]; !ok || tr.Outcome == report.TurnNotRun {
 			t.Fatalf("%s did not run: %+v (error %+v)", s, tr, r.Error)
 		}
 	}
@@ -67,7 +68,7 @@ func turnsOf(t *testing.T, argv ...string) (*probe.Result, map[probe.Scenario]pr
 }
 
 // turnFindings are the ids of the turn findings of a report.
-func turnFindings(r *probe.Result) []string {
+func turnFindings(r *report.Result) []string {
 	var ids []string
 	for _, f := range r.Findings {
 		if strings.HasPrefix(f.ID, "turn.") {
@@ -80,20 +81,20 @@ func turnFindings(r *probe.Result) []string {
 
 // completes asserts the completion scenario: the reply in agent_message_chunk, end_turn, at
 // least one model request of the named model family.
-func completes(t *testing.T, tr probe.Turn, family string) {
+func completes(t *testing.T, tr report.Turn, family string) {
 	t.Helper()
 	run := tr.Runs[0]
-	check(t, "completion outcome", tr.Outcome, probe.TurnPassed)
+	check(t, "completion outcome", tr.Outcome, report.TurnPassed)
 	check(t, "completion stopReason", run.StopReason, "end_turn")
 	check(t, "completion text in", strings.Join(run.TextIn, ","), "agent_message_chunk")
-	check(t, "completion text", run.Text, probe.TurnReply)
+	check(t, "completion text", run.Text, record.TurnReply)
 	if run.ModelRequests < 1 || !slices.ContainsFunc(run.Models, func(m string) bool { return strings.Contains(m, family) }) {
 		t.Errorf("completion: %d model request(s) for %v, want one for a %s model", run.ModelRequests, run.Models, family)
 	}
 }
 
 // refusesWrite asserts the permission scenario: asked, refused, nothing written.
-func refusesWrite(t *testing.T, tr probe.Turn, toolStatus string) {
+func refusesWrite(t *testing.T, tr report.Turn, toolStatus string) {
 	t.Helper()
 	p := tr.Permission
 	if p == nil || !p.Offered || !p.Asked || p.FileWritten {
@@ -104,7 +105,7 @@ func refusesWrite(t *testing.T, tr probe.Turn, toolStatus string) {
 
 // modelsReach asserts model truth: every selection accepted, and each that names a model
 // reached the emulator (aliases such as "default" tell nothing).
-func modelsReach(t *testing.T, tr probe.Turn, minReached int) {
+func modelsReach(t *testing.T, tr report.Turn, minReached int) {
 	t.Helper()
 	reached := 0
 	for _, m := range tr.Models {
@@ -130,10 +131,10 @@ func TestTurnsClaude(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	r, turns := turnsOf(t, agentBin(t, "claude-agent-acp"))
-	completes(t, turns[probe.ScenarioCompletion], "claude")
-	modelsReach(t, turns[probe.ScenarioModels], 3)
-	refusesWrite(t, turns[probe.ScenarioPermission], "failed")
-	c := turns[probe.ScenarioCancel].Cancel
+	completes(t, turns[record.ScenarioCompletion], "claude")
+	modelsReach(t, turns[record.ScenarioModels], 3)
+	refusesWrite(t, turns[record.ScenarioPermission], "failed")
+	c := turns[record.ScenarioCancel].Cancel
 	check(t, "cancel stopReason", c.StopReason, "cancelled")
 	check(t, "next turn text", c.NextText, false)
 	check(t, "turn findings", strings.Join(turnFindings(r), ","), "turn.unusable-after-cancel")
@@ -145,11 +146,11 @@ func TestTurnsCodex(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	r, turns := turnsOf(t, agentBin(t, "codex-acp"))
-	completes(t, turns[probe.ScenarioCompletion], "gpt")
-	modelsReach(t, turns[probe.ScenarioModels], 5)
-	refusesWrite(t, turns[probe.ScenarioPermission], "in_progress")
-	check(t, "permission stopReason", turns[probe.ScenarioPermission].Permission.StopReason, "cancelled")
-	c := turns[probe.ScenarioCancel].Cancel
+	completes(t, turns[record.ScenarioCompletion], "gpt")
+	modelsReach(t, turns[record.ScenarioModels], 5)
+	refusesWrite(t, turns[record.ScenarioPermission], "in_progress")
+	check(t, "permission stopReason", turns[record.ScenarioPermission].Permission.StopReason, "cancelled")
+	c := turns[record.ScenarioCancel].Cancel
 	check(t, "cancel stopReason", c.StopReason, "cancelled")
 	check(t, "next turn text", c.NextText, true)
 	check(t, "turn findings", strings.Join(turnFindings(r), ","), "turn.refused-tool-call-not-ended")
@@ -161,10 +162,10 @@ func TestTurnsGemini(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	r, turns := turnsOf(t, agentBin(t, "gemini"), "--acp")
-	completes(t, turns[probe.ScenarioCompletion], "gemini")
-	modelsReach(t, turns[probe.ScenarioModels], 3)
-	refusesWrite(t, turns[probe.ScenarioPermission], "")
-	c := turns[probe.ScenarioCancel].Cancel
+	completes(t, turns[record.ScenarioCompletion], "gemini")
+	modelsReach(t, turns[record.ScenarioModels], 3)
+	refusesWrite(t, turns[record.ScenarioPermission], "")
+	c := turns[record.ScenarioCancel].Cancel
 	check(t, "cancel stopReason", c.StopReason, "cancelled")
 	check(t, "next turn text", c.NextText, true)
 	check(t, "turn findings", strings.Join(turnFindings(r), ","), "")
@@ -172,19 +173,19 @@ func TestTurnsGemini(t *testing.T) {
 
 // mcpReach runs the mcp scenario on argv and returns, per transport, the furthest milestone
 // reached in a row.
-func mcpReach(t *testing.T, argv ...string) map[string]probe.MCPTruth {
+func mcpReach(t *testing.T, argv ...string) map[string]report.MCPTruth {
 	t.Helper()
 	r, err := turn.Run(context.Background(), turn.Options{
 		Probe: probe.Options{Launcher: transport.Command{Argv: argv}, Timeout: 4 * probeTimeout,
 			StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
-		Scenarios: []probe.Scenario{probe.ScenarioMCP},
+		Scenarios: []record.Scenario{record.ScenarioMCP},
 		// The stdio sentinel is acpprobe's hidden mcp-sentinel command, as the binary runs it.
 		SentinelArgv: []string{buildCLI(t), "mcp-sentinel"},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]probe.MCPTruth{}
+	out := map[string]report.MCPTruth{}
 	for _, tr := range r.Turns {
 		for _, m := range tr.MCP {
 			out[m.Transport] = m
@@ -283,7 +284,7 @@ func TestMatrixTurnsRealAgents(t *testing.T) {
 			}
 		}
 		if row.ID == "gemini" {
-			var truth *probe.SessionsTruth
+			var truth *report.SessionsTruth
 			for _, tr := range row.Result.Turns {
 				if tr.Sessions != nil {
 					truth = tr.Sessions
@@ -297,7 +298,7 @@ func TestMatrixTurnsRealAgents(t *testing.T) {
 		} else {
 			check(t, row.ID+" sessions findings", strings.Join(ids, ","), sessionsFinding[row.ID])
 		}
-		for _, s := range []probe.Scenario{probe.ScenarioMCP, probe.ScenarioSessions} {
+		for _, s := range []record.Scenario{record.ScenarioMCP, record.ScenarioSessions} {
 			cell := render.TurnCell(row.Result, s)
 			t.Logf("%s: %s %q", row.ID, s, cell)
 			if !strings.Contains(text.String(), cell[:min(len(cell), 30)]) {
@@ -320,7 +321,7 @@ func TestTurnsNetLevel(t *testing.T) {
 		Probe: probe.Options{Launcher: transport.Command{Argv: []string{agentBin(t, "gemini"), "--acp"}}, Timeout: 4 * probeTimeout,
 			StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
 		Keys:         emulator.Keys{RegistryID: "gemini"}, // at the net level the name is not learned first
-		Scenarios:    []probe.Scenario{probe.ScenarioCompletion, probe.ScenarioMCP},
+		Scenarios:    []record.Scenario{record.ScenarioCompletion, record.ScenarioMCP},
 		SentinelArgv: []string{buildCLI(t), "mcp-sentinel"},
 		Sandbox:      sbx.Options{Net: true},
 	})
@@ -337,9 +338,9 @@ func TestTurnsNetLevel(t *testing.T) {
 	check(t, "connects", len(se.Network.Connects), 0)
 	for _, tr := range r.Turns {
 		switch tr.Scenario {
-		case string(probe.ScenarioCompletion):
+		case string(record.ScenarioCompletion):
 			completes(t, tr, "gemini")
-		case string(probe.ScenarioMCP):
+		case string(record.ScenarioMCP):
 			for _, m := range tr.MCP {
 				if m.StoppedAt != "" || m.Returned == nil || !*m.Returned {
 					t.Errorf("%s: stopped at %q, want the tool's result back at the model", m.Transport, m.StoppedAt)

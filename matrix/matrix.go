@@ -19,6 +19,7 @@ import (
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 )
@@ -43,9 +44,9 @@ type Row struct {
 	// Problem says why the agent was not launched (it cannot run here, or the matrix was
 	// interrupted first), or why its record could not be kept (its transcript or result file
 	// in OutDir could not be written); Result is then nil.
-	Problem    string        `json:"problem,omitempty"`
-	Result     *probe.Result `json:"result,omitempty"`
-	Transcript string        `json:"transcript,omitempty"`
+	Problem    string         `json:"problem,omitempty"`
+	Result     *report.Result `json:"result,omitempty"`
+	Transcript string         `json:"transcript,omitempty"`
 }
 
 // Target is one agent to probe.
@@ -83,7 +84,7 @@ type Options struct {
 	Progress func(Event)
 	// Run runs one target and makes its report (acpprobe.Run when nil); matrix --turns runs
 	// the prompt turns instead.
-	Run func(ctx context.Context, t Target, o acpprobe.Options) (*probe.Result, error)
+	Run func(ctx context.Context, t Target, o acpprobe.Options) (*report.Result, error)
 	// Isolate, when set, runs every agent in a sandbox of its own made from these options
 	// (acpprobe matrix does by default). With KeepDir, each agent's sandbox is kept in a
 	// directory of its own under it, named like its files (FileName).
@@ -183,7 +184,7 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	}
 	run := o.Run
 	if run == nil {
-		run = func(ctx context.Context, _ Target, ao acpprobe.Options) (*probe.Result, error) {
+		run = func(ctx context.Context, _ Target, ao acpprobe.Options) (*report.Result, error) {
 			return acpprobe.Run(ctx, ao)
 		}
 	}
@@ -208,7 +209,7 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 
 // writeResult writes a result to path as acpprobe probe --json prints it (jsonout: the size
 // of the file stays proportional to the result however deep the agent nested its values).
-func writeResult(path string, r *probe.Result) error {
+func writeResult(path string, r *report.Result) error {
 	b, err := jsonout.Indent(r)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transcript"
 	"github.com/acpprobe/acpprobe/transport"
 )
@@ -209,7 +210,7 @@ func TestFailuresStopNothing(t *testing.T) {
 		target(t, "gemini", acptest.Launcher(acptest.Config{Persona: "gemini"})),
 	}
 	m := matrix.Run(t.Context(), targets, matrix.Options{Parallel: 2, Check: &acpprobe.Check{}})
-	errCode := func(i int) probe.ErrorCode {
+	errCode := func(i int) report.ErrorCode {
 		if e := resultError(m.Rows[i]); e != nil {
 			return e.Code
 		}
@@ -223,14 +224,14 @@ func TestFailuresStopNothing(t *testing.T) {
 	if row := m.Rows[1]; row.Problem != "kimi not found on PATH" || row.Result != nil {
 		t.Errorf("row kimi: problem %q, result %t; want the target's problem and no result", row.Problem, row.Result != nil)
 	}
-	if got := errCode(2); got != probe.ErrAgentCrashed {
-		t.Errorf("row crashes: error %q, want %q", got, probe.ErrAgentCrashed)
+	if got := errCode(2); got != report.ErrAgentCrashed {
+		t.Errorf("row crashes: error %q, want %q", got, report.ErrAgentCrashed)
 	}
 	if row := m.Rows[3]; !strings.Contains(row.Problem, `unknown auth policy "maybe"`) || row.Result != nil {
 		t.Errorf("row unusable: problem %q, result %t; want acpprobe.Run's error and no result", row.Problem, row.Result != nil)
 	}
-	if got := errCode(4); got != probe.ErrInitializeTimeout {
-		t.Errorf("row hangs: error %q, want %q", got, probe.ErrInitializeTimeout)
+	if got := errCode(4); got != report.ErrInitializeTimeout {
+		t.Errorf("row hangs: error %q, want %q", got, report.ErrInitializeTimeout)
 	}
 }
 
@@ -251,7 +252,7 @@ func TestInterrupted(t *testing.T) {
 	}
 	cancel()
 	m := wait(t, done, "matrix")
-	if r := m.Rows[0].Result; r == nil || r.Error == nil || r.Error.Code != probe.ErrInterrupted {
+	if r := m.Rows[0].Result; r == nil || r.Error == nil || r.Error.Code != report.ErrInterrupted {
 		t.Errorf("row first: problem %q, error %v; want an interrupted probe", m.Rows[0].Problem, resultError(m.Rows[0]))
 	}
 	for _, row := range m.Rows[1:] {
@@ -310,7 +311,7 @@ func TestOutDir(t *testing.T) {
 				t.Errorf("%s%s: mode %v (%v), want 0600: a record is its owner's only", name, ext, st.Mode().Perm(), err)
 			}
 		}
-		var saved probe.Result
+		var saved report.Result
 		if err := json.Unmarshal(b, &saved); err != nil {
 			t.Fatalf("%s.json: %v", name, err)
 		}
@@ -364,7 +365,7 @@ func TestOutDirErrors(t *testing.T) {
 }
 
 // resultError is the error of a row's result, if it has one.
-func resultError(row matrix.Row) *probe.Error {
+func resultError(row matrix.Row) *report.Error {
 	if row.Result == nil {
 		return nil
 	}

@@ -8,36 +8,8 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
-
-// AuthClass is the auth oracle's answer (--auth-ab).
-type AuthClass string
-
-// Auth oracle answers.
-const (
-	// AuthClassAuthenticated: session/new works with the user's identity and not with an
-	// empty one — it works for you.
-	AuthClassAuthenticated AuthClass = "authenticated"
-	// AuthClassRequired: the agent refuses without a login and says how to log in.
-	AuthClassRequired AuthClass = "auth_required"
-	// AuthClassNoAuthNeeded: session/new works even with an empty identity, isolated.
-	AuthClassNoAuthNeeded AuthClass = "no_auth_needed"
-	// AuthClassHidden: the agent refuses for lack of a login yet advertises no auth method.
-	AuthClassHidden AuthClass = "hidden_auth"
-	// AuthClassUnknown: the signals do not decide it (the agent failed otherwise, or gave
-	// no answer).
-	AuthClassUnknown AuthClass = "unknown"
-)
-
-// AuthAB is the auth oracle: the same agent probed with the user's identity and with an empty
-// one, isolated, every auth signal of both combined. acpprobe never calls authenticate or
-// logout for it.
-type AuthAB struct {
-	Status   AuthClass `json:"status"`
-	Evidence []string  `json:"evidence"`
-	// Identities are the facts of each identity, the user's first.
-	Identities []record.AuthIdentityInfo `json:"identities"`
-}
 
 // MainIdentity is the identity the main run of --auth-ab stands for: "user" when it ran with
 // the user's HOME and environment, "isolated" when it ran sandboxed with no credential
@@ -54,7 +26,7 @@ func MainIdentity(iso record.Isolation) string {
 
 // IdentityFacts are the auth facts of one run: r derived from its record x, which ran as
 // identity under iso.
-func IdentityFacts(x *record.Index, r *Result, identity string, iso record.Isolation) record.AuthIdentityInfo {
+func IdentityFacts(x *record.Index, r *report.Result, identity string, iso record.Isolation) record.AuthIdentityInfo {
 	f := record.AuthIdentityInfo{Identity: identity, Isolation: iso.Level, StatusUpdates: []string{}, AuthMethods: []string{},
 		Credentials: append([]string{}, iso.Credentials...), SessionNew: record.SessionNewNotCalled}
 	if f.Isolation == "" {
@@ -112,8 +84,8 @@ func IdentityFacts(x *record.Index, r *Result, identity string, iso record.Isola
 // JudgeAuth combines the facts of the identities (the user's and the isolated one; either
 // may be missing when its run could not be made) into the oracle's answer, with the evidence
 // of both.
-func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
-	ab := &AuthAB{Status: AuthClassUnknown, Evidence: []string{}, Identities: []record.AuthIdentityInfo{}}
+func JudgeAuth(ids []record.AuthIdentityInfo) *report.AuthAB {
+	ab := &report.AuthAB{Status: report.AuthClassUnknown, Evidence: []string{}, Identities: []record.AuthIdentityInfo{}}
 	var user, iso *record.AuthIdentityInfo
 	for i := range ids {
 		switch ids[i].Identity {
@@ -147,25 +119,25 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *AuthAB {
 	isoOK := iso != nil && iso.SessionNew == record.SessionNewOK
 	switch {
 	case iso != nil && iso.AuthStatus == "not_required" && iso.SessionNew != record.SessionNewAuthError:
-		ab.Status = AuthClassNoAuthNeeded
+		ab.Status = report.AuthClassNoAuthNeeded
 	case isoOK && notSignedIn(*iso):
 		// session/new worked, yet auth/status or a status update says there is no login.
-		ab.Status = AuthClassRequired
+		ab.Status = report.AuthClassRequired
 		ab.Evidence = append(ab.Evidence, "session/new works without a login, but the agent reports it is not signed in: a prompt would ask for one")
 	case isoOK && methods > 0:
 		// Only a prompt would tell whether the login it advertises is needed, and a probe
 		// spends no tokens.
 		ab.Evidence = append(ab.Evidence, "session/new works without a login, but the agent advertises authMethods: whether a prompt needs one is not known without sending one")
 	case isoOK:
-		ab.Status = AuthClassNoAuthNeeded
+		ab.Status = report.AuthClassNoAuthNeeded
 		ab.Evidence = append(ab.Evidence, "session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show")
 	case user != nil && user.SessionNew == record.SessionNewOK:
-		ab.Status = AuthClassAuthenticated
+		ab.Status = report.AuthClassAuthenticated
 	case refused && methods == 0:
-		ab.Status = AuthClassHidden
+		ab.Status = report.AuthClassHidden
 		ab.Evidence = append(ab.Evidence, "it refuses for lack of a login, yet advertises no authMethods")
 	case refused:
-		ab.Status = AuthClassRequired
+		ab.Status = report.AuthClassRequired
 	}
 	return ab
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestJudgeAuth: the auth oracle's answer for each combination of the two identities'
@@ -33,19 +34,19 @@ func TestJudgeAuth(t *testing.T) {
 	cases := []struct {
 		name string
 		ids  []record.AuthIdentityInfo
-		want probe.AuthClass
+		want report.AuthClass
 	}{
-		{"works for anyone, nothing advertised", []record.AuthIdentityInfo{id(user, ok, 0, ""), id(iso, ok, 0, "")}, probe.AuthClassNoAuthNeeded},
-		{"auth/status says not required", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "not_required")}, probe.AuthClassNoAuthNeeded},
-		{"works for you only", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, auth, 1, "")}, probe.AuthClassAuthenticated},
-		{"works for you, fails otherwise isolated", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, other, 1, "")}, probe.AuthClassAuthenticated},
-		{"refused in both, methods advertised", []record.AuthIdentityInfo{id(user, auth, 2, ""), id(iso, auth, 2, "")}, probe.AuthClassRequired},
-		{"refused, nothing advertised", []record.AuthIdentityInfo{id(user, auth, 0, ""), id(iso, auth, 0, "")}, probe.AuthClassHidden},
-		{"session works, status says signed out", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "unauthenticated")}, probe.AuthClassRequired},
-		{"session works, methods advertised: only a prompt would tell", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "")}, probe.AuthClassUnknown},
-		{"both failed otherwise", []record.AuthIdentityInfo{id(user, other, 1, ""), id(iso, other, 1, "")}, probe.AuthClassUnknown},
-		{"no isolated run", []record.AuthIdentityInfo{id(user, auth, 1, "")}, probe.AuthClassRequired},
-		{"nothing", nil, probe.AuthClassUnknown},
+		{"works for anyone, nothing advertised", []record.AuthIdentityInfo{id(user, ok, 0, ""), id(iso, ok, 0, "")}, report.AuthClassNoAuthNeeded},
+		{"auth/status says not required", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "not_required")}, report.AuthClassNoAuthNeeded},
+		{"works for you only", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, auth, 1, "")}, report.AuthClassAuthenticated},
+		{"works for you, fails otherwise isolated", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, other, 1, "")}, report.AuthClassAuthenticated},
+		{"refused in both, methods advertised", []record.AuthIdentityInfo{id(user, auth, 2, ""), id(iso, auth, 2, "")}, report.AuthClassRequired},
+		{"refused, nothing advertised", []record.AuthIdentityInfo{id(user, auth, 0, ""), id(iso, auth, 0, "")}, report.AuthClassHidden},
+		{"session works, status says signed out", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "unauthenticated")}, report.AuthClassRequired},
+		{"session works, methods advertised: only a prompt would tell", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "")}, report.AuthClassUnknown},
+		{"both failed otherwise", []record.AuthIdentityInfo{id(user, other, 1, ""), id(iso, other, 1, "")}, report.AuthClassUnknown},
+		{"no isolated run", []record.AuthIdentityInfo{id(user, auth, 1, "")}, report.AuthClassRequired},
+		{"nothing", nil, report.AuthClassUnknown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

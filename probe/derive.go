@@ -10,6 +10,7 @@ import (
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -17,7 +18,7 @@ import (
 // chunks and the engine's events. It states facts only (what the agent said and did); judging
 // them is the conformance passes' job. cat recognises errors that demand vendor metadata
 // (extensions.Default() when nil). It is DeriveContext without a deadline.
-func Derive(x *record.Index, cat *extensions.Catalogue) *Result {
+func Derive(x *record.Index, cat *extensions.Catalogue) *report.Result {
 	return DeriveContext(context.Background(), x, cat)
 }
 
@@ -26,7 +27,7 @@ func Derive(x *record.Index, cat *extensions.Catalogue) *Result {
 // the walks whose cost grows with the record (the totals of notifications, requests and
 // stderr, the method timings, method detection) stop when ctx ends, and the result then says
 // its totals are partial (Coverage.Partial).
-func DeriveContext(ctx context.Context, x *record.Index, cat *extensions.Catalogue) *Result {
+func DeriveContext(ctx context.Context, x *record.Index, cat *extensions.Catalogue) *report.Result {
 	if cat == nil {
 		cat = extensions.Default()
 	}
@@ -39,7 +40,7 @@ func DeriveContext(ctx context.Context, x *record.Index, cat *extensions.Catalog
 	b.build()
 	if b.partial {
 		if b.r.Coverage == nil {
-			b.r.Coverage = &Coverage{}
+			b.r.Coverage = &report.Coverage{}
 		}
 		b.r.Coverage.Partial = true
 		note := "the analysis ended (interrupted, or out of time) before it had read the whole record: notification and request counts, stderr and timings hold what it had counted"
@@ -58,7 +59,7 @@ type builder struct {
 	partial bool
 	x       *record.Index
 	cat     *extensions.Catalogue
-	r       *Result
+	r       *report.Result
 	spawn   record.SpawnInfo
 	spawnAt time.Duration
 	// truncated: the record ends without its done event (a transcript cut short).
@@ -113,7 +114,7 @@ func (b *builder) build() {
 	defer func() {
 		// Interrupted while the agent was being stopped: the probe itself had ended.
 		if b.x.AtStage(record.Interrupted, record.StageTeardown) {
-			b.fail(ErrInterrupted, record.StageTeardown, "interrupted before the agent was torn down", nil)
+			b.fail(report.ErrInterrupted, record.StageTeardown, "interrupted before the agent was torn down", nil)
 		}
 		if b.truncated {
 			stage := record.StageTeardown
@@ -124,8 +125,8 @@ func (b *builder) build() {
 			}
 			b.failTruncated(stage)
 		}
-		if s := r.Methods[acp.MethodSetConfigOption].Support; s == Supported || s == Unsupported {
-			yes := s == Supported
+		if s := r.Methods[acp.MethodSetConfigOption].Support; s == report.Supported || s == report.Unsupported {
+			yes := s == report.Supported
 			r.SupportsConfigOption = &yes
 		}
 		if r.Error != nil {
@@ -135,7 +136,7 @@ func (b *builder) build() {
 
 	if f, ok := b.x.FirstEvent(record.SpawnFailed.Kind); ok {
 		p, _ := record.SpawnFailed.Decode(f)
-		b.fail(ErrSpawnFailed, record.StageSpawn, p.Message, nil)
+		b.fail(report.ErrSpawnFailed, record.StageSpawn, p.Message, nil)
 		b.methods()
 		return
 	}
@@ -145,9 +146,9 @@ func (b *builder) build() {
 	}
 	if f, ok := b.x.FirstEvent(record.AuthPolicyStop.Kind); ok {
 		p, _ := record.AuthPolicyStop.Decode(f)
-		r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{
+		r.Auth = report.AuthStatus{Status: report.AuthRequired, Evidence: []string{
 			fmt.Sprintf("the agent advertises %d authMethods and the auth policy is fail: session/new was not called", p.AuthMethods)}}
-		b.fail(ErrAuthRequired, record.StageSessionNew, "authentication methods advertised (auth policy fail)", nil)
+		b.fail(report.ErrAuthRequired, record.StageSessionNew, "authentication methods advertised (auth policy fail)", nil)
 	} else {
 		b.newSession()
 	}
@@ -159,7 +160,7 @@ func (b *builder) initialize() bool {
 	r := b.r
 	req, answer, late := b.request(acp.MethodInitialize, record.StageInitialize)
 	if req == nil {
-		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, "the probe stopped before initialize")
+		b.noAnswer(record.StageInitialize, report.ErrInitializeTimeout, "the probe stopped before initialize")
 		return false
 	}
 	if answer == nil {
@@ -170,14 +171,14 @@ func (b *builder) initialize() bool {
 		case b.busyBefore(record.StageInitialize, req.At):
 			msg += "; the agent was busy (writing on stderr) near the deadline: it may need a longer --startup-timeout"
 		}
-		b.noAnswer(record.StageInitialize, ErrInitializeTimeout, msg)
+		b.noAnswer(record.StageInitialize, report.ErrInitializeTimeout, msg)
 		return false
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
-		code := ErrUnknown
+		code := report.ErrUnknown
 		if acp.IsAuthError(rpcErr) {
-			code = ErrAuthRequired
-			r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{"initialize answered " + errorText(rpcErr)}}
+			code = report.ErrAuthRequired
+			r.Auth = report.AuthStatus{Status: report.AuthRequired, Evidence: []string{"initialize answered " + errorText(rpcErr)}}
 		}
 		b.fail(code, record.StageInitialize, "initialize failed: "+errorText(rpcErr), rpcErr.Raw)
 		return false
@@ -190,13 +191,13 @@ func (b *builder) initialize() bool {
 	}
 	r.AgentInfo = init.AgentInfo
 	if !init.VersionOK {
-		b.fail(ErrProtocolMismatch, record.StageInitialize, "initialize result has no integer protocolVersion", nil)
+		b.fail(report.ErrProtocolMismatch, record.StageInitialize, "initialize result has no integer protocolVersion", nil)
 		return false
 	}
 	v := init.ProtocolVersion
 	r.ProtocolVersion = &v
 	if v != acp.ProtocolVersion {
-		b.fail(ErrProtocolMismatch, record.StageInitialize, fmt.Sprintf(
+		b.fail(report.ErrProtocolMismatch, record.StageInitialize, fmt.Sprintf(
 			"the agent answered protocolVersion %d to a request for %d; acpprobe speaks version %d",
 			v, b.spawn.ProtocolVersion, acp.ProtocolVersion), nil)
 		return false
@@ -212,25 +213,25 @@ func (b *builder) newSession() {
 		if late > 0 {
 			msg += fmt.Sprintf("; the agent answered %s after the budget ran out: raise --timeout", late.Round(time.Millisecond))
 		}
-		b.noAnswer(record.StageSessionNew, ErrSessionNewTimeout, msg)
+		b.noAnswer(record.StageSessionNew, report.ErrSessionNewTimeout, msg)
 		return
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
 		if acp.IsAuthError(rpcErr) {
-			r.Auth = AuthStatus{Status: AuthRequired, Evidence: []string{"session/new answered " + errorText(rpcErr)}}
+			r.Auth = report.AuthStatus{Status: report.AuthRequired, Evidence: []string{"session/new answered " + errorText(rpcErr)}}
 			if auth := b.x.First(acp.MethodAuthenticate); auth != nil && auth.Request.Seq < req.Seq {
 				r.Auth.Evidence = append(r.Auth.Evidence, fmt.Sprintf("even after authenticate (methodId %s)", acp.ParseObject(auth.Request.Msg.Params).String("methodId")))
 			}
-			b.fail(ErrAuthRequired, record.StageSessionNew, "session/new requires authentication: "+errorText(rpcErr), rpcErr.Raw)
+			b.fail(report.ErrAuthRequired, record.StageSessionNew, "session/new requires authentication: "+errorText(rpcErr), rpcErr.Raw)
 			return
 		}
 		if key, demands := b.cat.MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
 			r.Auth.Evidence = append(r.Auth.Evidence, "session/new demands vendor metadata ("+key+") before anything else")
-			b.fail(ErrMetadataRequired, record.StageSessionNew, fmt.Sprintf("session/new requires vendor _meta %s, which a standard client never sends: %s", key, errorText(rpcErr)), rpcErr.Raw)
+			b.fail(report.ErrMetadataRequired, record.StageSessionNew, fmt.Sprintf("session/new requires vendor _meta %s, which a standard client never sends: %s", key, errorText(rpcErr)), rpcErr.Raw)
 			return
 		}
 		r.Auth.Evidence = append(r.Auth.Evidence, "session/new failed with an error that does not name authentication: "+errorText(rpcErr))
-		b.fail(ErrUnknown, record.StageSessionNew, "session/new failed: "+errorText(rpcErr), rpcErr.Raw)
+		b.fail(report.ErrUnknown, record.StageSessionNew, "session/new failed: "+errorText(rpcErr), rpcErr.Raw)
 		return
 	}
 	r.Raw.NewSession = answer.Msg.Result
@@ -245,7 +246,7 @@ func (b *builder) newSession() {
 	} else if len(r.AuthMethods) > 0 {
 		evidence += fmt.Sprintf(" (the agent advertises %d authMethods; a prompt may still ask for them)", len(r.AuthMethods))
 	}
-	r.Auth = AuthStatus{Status: AuthAuthenticated, Evidence: []string{evidence}}
+	r.Auth = report.AuthStatus{Status: report.AuthAuthenticated, Evidence: []string{evidence}}
 	if s.Modes != nil {
 		r.Modes = s.Modes
 	}
@@ -261,16 +262,16 @@ func (b *builder) newSession() {
 
 // noAnswer classifies a request that got no answer: the caller interrupted, a budget ran out
 // (timeoutCode), or the agent went away (agent_crashed, told from the exit record).
-func (b *builder) noAnswer(stage record.Stage, timeoutCode ErrorCode, timeoutMsg string) {
+func (b *builder) noAnswer(stage record.Stage, timeoutCode report.ErrorCode, timeoutMsg string) {
 	switch {
 	case b.x.AtStage(record.Interrupted, stage):
-		b.fail(ErrInterrupted, stage, "interrupted", nil)
+		b.fail(report.ErrInterrupted, stage, "interrupted", nil)
 	case b.x.AtStage(record.Timeout, stage):
 		b.fail(timeoutCode, stage, timeoutMsg, nil)
 	case b.truncated:
 		b.failTruncated(stage)
 	default:
-		b.fail(ErrAgentCrashed, stage, b.crashMessage(stage), nil)
+		b.fail(report.ErrAgentCrashed, stage, b.crashMessage(stage), nil)
 	}
 }
 
@@ -281,7 +282,7 @@ func (b *builder) failTruncated(stage record.Stage) {
 	if len(frames) > 0 {
 		end = frames[len(frames)-1]
 	}
-	b.fail(ErrTruncated, stage, fmt.Sprintf("the record ends at seq %d (%s in) without the events that close a session: it was cut short during %s, and what happened after that is unknown",
+	b.fail(report.ErrTruncated, stage, fmt.Sprintf("the record ends at seq %d (%s in) without the events that close a session: it was cut short during %s, and what happened after that is unknown",
 		end.Seq, end.At.Round(time.Millisecond), stage), nil)
 }
 
@@ -332,7 +333,7 @@ func (b *builder) methods() {
 	if f, ok := b.x.FirstEvent(record.MethodsSkipped.Kind); ok {
 		p, _ := record.MethodsSkipped.Decode(f)
 		for _, m := range acp.ProbedMethods {
-			r.Methods[m] = MethodSupport{Support: Skipped, Message: p.Reason}
+			r.Methods[m] = report.MethodSupport{Support: report.Skipped, Message: p.Reason}
 		}
 		return
 	}
@@ -349,7 +350,7 @@ func (b *builder) methods() {
 			break
 		}
 		switch {
-		case m == DetectionControlMethod && control == nil && ex.Answer != nil:
+		case m == record.DetectionControlMethod && control == nil && ex.Answer != nil:
 			control = ex.Answer.Msg
 		case isProbed(m):
 			asked[m] = append(asked[m], ex)
@@ -359,14 +360,14 @@ func (b *builder) methods() {
 	for m, exs := range asked {
 		probed[m] = true
 		s := b.detect(exs[0], control, goneEarly)
-		if s.Support == Unknown && len(exs) > 1 && s.DetectedBy == DetectedByInvalidParams && exs[0].Answer != nil {
+		if s.Support == report.Unknown && len(exs) > 1 && s.DetectedBy == DetectedByInvalidParams && exs[0].Answer != nil {
 			s = b.detect(exs[1], control, goneEarly)
 		}
 		r.Methods[m] = s
 	}
 	for _, m := range acp.ProbedMethods {
 		if _, ok := r.Methods[m]; !ok {
-			r.Methods[m] = MethodSupport{Support: Skipped, Message: "not probed"}
+			r.Methods[m] = report.MethodSupport{Support: report.Skipped, Message: "not probed"}
 		}
 	}
 	if len(probed) == 0 {
@@ -374,11 +375,11 @@ func (b *builder) methods() {
 	}
 	switch {
 	case b.x.AtStage(record.Interrupted, record.StageMethods):
-		b.fail(ErrInterrupted, record.StageMethods, "interrupted", nil)
+		b.fail(report.ErrInterrupted, record.StageMethods, "interrupted", nil)
 	case goneEarly && len(probed) > 0:
 		for m := range probed {
-			if r.Methods[m].Support == Unknown {
-				b.fail(ErrAgentCrashed, record.StageMethods, b.crashMessage(record.StageMethods), nil)
+			if r.Methods[m].Support == report.Unknown {
+				b.fail(report.ErrAgentCrashed, record.StageMethods, b.crashMessage(record.StageMethods), nil)
 				break
 			}
 		}
@@ -386,9 +387,9 @@ func (b *builder) methods() {
 }
 
 // detect reads one detection request and its answer.
-func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarly bool) MethodSupport {
+func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarly bool) report.MethodSupport {
 	form := detectionForm(ex.Method(), ex.Request.Msg.Params)
-	s := MethodSupport{Support: Unknown, DetectedBy: form}
+	s := report.MethodSupport{Support: report.Unknown, DetectedBy: form}
 	switch {
 	case ex.Answer == nil && goneEarly:
 		s.Message = "the agent ended its output before answering"
@@ -399,7 +400,7 @@ func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarl
 	default:
 		s, _ = classify(form, ex.Answer.Msg, control)
 		s.DetectedBy = form
-		s.Ms = Millis(ex.Answer.At - ex.Request.At)
+		s.Ms = record.Millis(ex.Answer.At - ex.Request.At)
 	}
 	return s
 }
@@ -414,9 +415,9 @@ func isProbed(method string) bool {
 }
 
 // fail records the first error; later ones are consequences.
-func (b *builder) fail(code ErrorCode, stage record.Stage, msg string, agentErr json.RawMessage) {
+func (b *builder) fail(code report.ErrorCode, stage record.Stage, msg string, agentErr json.RawMessage) {
 	if b.r.Error == nil {
-		b.r.Error = &Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr}
+		b.r.Error = &report.Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr}
 	}
 }
 
@@ -457,7 +458,7 @@ func (b *builder) counts() {
 			}
 		}
 		if r.Coverage == nil {
-			r.Coverage = &Coverage{}
+			r.Coverage = &report.Coverage{}
 		}
 		r.Coverage.FoldedFrames += run.Frames
 		r.Coverage.FoldedBytes += run.Bytes
@@ -494,11 +495,11 @@ func (b *builder) counts() {
 func (b *builder) timings() {
 	t := &b.r.Timings
 	if req, answer, _ := b.request(acp.MethodInitialize, record.StageInitialize); answer != nil {
-		t.SpawnToInitializeMs = Millis(answer.At - b.spawnAt)
-		t.InitializeMs = Millis(answer.At - req.At)
+		t.SpawnToInitializeMs = record.Millis(answer.At - b.spawnAt)
+		t.InitializeMs = record.Millis(answer.At - req.At)
 	}
 	if req, answer, _ := b.request(acp.MethodSessionNew, record.StageSessionNew); answer != nil {
-		t.SessionNewMs = Millis(answer.At - req.At)
+		t.SessionNewMs = record.Millis(answer.At - req.At)
 	}
 	frames := b.x.Frames()
 	teardown, hasTeardown := b.x.FirstEvent(record.Teardown.Kind)
@@ -531,10 +532,10 @@ func (b *builder) timings() {
 		last = max(last, end)
 	}
 	if first >= 0 && last >= first {
-		t.MethodsMs = Millis(last - first)
+		t.MethodsMs = record.Millis(last - first)
 	}
 	if exit, ok := b.x.FirstEvent(record.Exit.Kind); ok && hasTeardown {
-		t.TeardownMs = Millis(exit.At - teardown.At)
+		t.TeardownMs = record.Millis(exit.At - teardown.At)
 	}
 	end := b.spawnAt
 	if len(frames) > 0 {
@@ -543,24 +544,24 @@ func (b *builder) timings() {
 	if done, ok := b.x.FirstEvent(record.Done.Kind); ok {
 		end = done.At
 	}
-	t.TotalMs = Millis(end - b.spawnAt)
+	t.TotalMs = record.Millis(end - b.spawnAt)
 	b.r.Agent.DurationMs = t.TotalMs
 }
 
-func newResult(s record.SpawnInfo) *Result {
-	r := &Result{
-		Schema:        ResultSchema,
-		Agent:         AgentRef{Command: s.Command, Argv: s.Argv, Cwd: s.Cwd, ProbedAt: s.ProbedAt},
+func newResult(s record.SpawnInfo) *report.Result {
+	r := &report.Result{
+		Schema:        report.ResultSchema,
+		Agent:         report.AgentRef{Command: s.Command, Argv: s.Argv, Cwd: s.Cwd, ProbedAt: s.ProbedAt},
 		AuthMethods:   []json.RawMessage{},
-		Auth:          AuthStatus{Status: AuthUnknown, Evidence: []string{}},
+		Auth:          report.AuthStatus{Status: report.AuthUnknown, Evidence: []string{}},
 		Models:        []acp.Model{},
 		Modes:         []acp.Mode{},
 		ConfigOptions: []acp.ConfigOption{},
-		Methods:       map[string]MethodSupport{},
-		Notifications: Notifications{ByMethod: map[string]int{}, BySessionUpdate: map[string]int{}},
+		Methods:       map[string]report.MethodSupport{},
+		Notifications: report.Notifications{ByMethod: map[string]int{}, BySessionUpdate: map[string]int{}},
 		AgentRequests: map[string]int{},
-		Findings:      []Finding{},
-		Raw:           Raw{Initialize: json.RawMessage("null"), NewSession: json.RawMessage("null")},
+		Findings:      []report.Finding{},
+		Raw:           report.Raw{Initialize: json.RawMessage("null"), NewSession: json.RawMessage("null")},
 	}
 	if r.Agent.Argv == nil {
 		r.Agent.Argv = []string{}
@@ -574,27 +575,27 @@ func newResult(s record.SpawnInfo) *Result {
 }
 
 // deriveModels fills modelConfig and reasoning from the config options.
-func deriveModels(r *Result) {
+func deriveModels(r *report.Result) {
 	if opt := acp.ModelOption(r.ConfigOptions); opt != nil {
-		r.ModelConfig = &ModelConfig{ConfigID: opt.ID, Values: opt.Values(), CurrentValue: opt.Current()}
+		r.ModelConfig = &report.ModelConfig{ConfigID: opt.ID, Values: opt.Values(), CurrentValue: opt.Current()}
 	}
 	if opt := acp.ThoughtLevelOption(r.ConfigOptions); opt != nil {
-		r.Reasoning = &Reasoning{ConfigID: opt.ID, Values: opt.Values(), DefaultValue: opt.Current()}
+		r.Reasoning = &report.Reasoning{ConfigID: opt.ID, Values: opt.Values(), DefaultValue: opt.Current()}
 	}
 }
 
-func capabilities(c acp.Object) Capabilities {
+func capabilities(c acp.Object) report.Capabilities {
 	prompt := c.Object("promptCapabilities")
 	mcp := c.Object("mcpCapabilities")
 	sess := c.Object("sessionCapabilities")
-	return Capabilities{
+	return report.Capabilities{
 		LoadSession:        c.Bool("loadSession"),
-		PromptCapabilities: PromptCapabilities{Image: prompt.Bool("image"), Audio: prompt.Bool("audio"), EmbeddedContext: prompt.Bool("embeddedContext")},
-		McpCapabilities:    McpCapabilities{HTTP: mcp.Bool("http"), SSE: mcp.Bool("sse"), ACP: mcp.Bool("acp"), Meta: mcp.Has("_meta")},
-		SessionCapabilities: SessionCapabilities{Close: sess.Has("close"), List: sess.Has("list"), Resume: sess.Has("resume"),
+		PromptCapabilities: report.PromptCapabilities{Image: prompt.Bool("image"), Audio: prompt.Bool("audio"), EmbeddedContext: prompt.Bool("embeddedContext")},
+		McpCapabilities:    report.McpCapabilities{HTTP: mcp.Bool("http"), SSE: mcp.Bool("sse"), ACP: mcp.Bool("acp"), Meta: mcp.Has("_meta")},
+		SessionCapabilities: report.SessionCapabilities{Close: sess.Has("close"), List: sess.Has("list"), Resume: sess.Has("resume"),
 			Fork: sess.Has("fork"), AdditionalDirectories: sess.Has("additionalDirectories"), Delete: sess.Has("delete")},
-		Auth:         AuthCapabilities{Logout: c.Object("auth").Has("logout")},
-		Experimental: Experimental{NES: c.Has("nes"), Providers: c.Has("providers"), PositionEncoding: c.Has("positionEncoding")},
+		Auth:         report.AuthCapabilities{Logout: c.Object("auth").Has("logout")},
+		Experimental: report.Experimental{NES: c.Has("nes"), Providers: c.Has("providers"), PositionEncoding: c.Has("positionEncoding")},
 		MetaKeys:     c.Object("_meta").Keys(),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 func TestDeriveModels(t *testing.T) {
@@ -14,7 +15,7 @@ func TestDeriveModels(t *testing.T) {
 		"configOptions":[
 			{"id":"llm","name":"Model","category":"model","type":"select","currentValue":"gpt-5","options":[{"value":"gpt-5","name":"GPT-5"},{"value":"gpt-5-mini","name":"Mini"}]},
 			{"id":"reasoning_effort","name":"Effort","category":"thought_level","type":"select","currentValue":"medium","options":[{"value":"low","name":"Low"},{"value":"medium","name":"Medium"},{"value":"high","name":"High"}]}]}`))
-	r := &Result{ConfigOptions: s.ConfigOptions}
+	r := &report.Result{ConfigOptions: s.ConfigOptions}
 	deriveModels(r)
 	if r.ModelConfig == nil || r.ModelConfig.ConfigID != "llm" || r.ModelConfig.CurrentValue != "gpt-5" || !slices.Equal(r.ModelConfig.Values, []string{"gpt-5", "gpt-5-mini"}) {
 		t.Errorf("modelConfig = %+v", r.ModelConfig)
@@ -24,7 +25,7 @@ func TestDeriveModels(t *testing.T) {
 	}
 
 	// Without a model option, modelConfig and reasoning stay null.
-	r = &Result{}
+	r = &report.Result{}
 	deriveModels(r)
 	if r.ModelConfig != nil || r.Reasoning != nil {
 		t.Errorf("without config options: modelConfig %+v reasoning %+v", r.ModelConfig, r.Reasoning)

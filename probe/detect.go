@@ -6,6 +6,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Method detection asks each optional method with params no handler can accept, so that the
@@ -18,10 +20,6 @@ import (
 // -32601, any other answer proves a handler. Only an answer that cannot be told from the
 // control's — an agent that answers unknown methods like known ones — is asked again the old
 // way, on a session id that does not exist (NonexistentSessionID).
-
-// DetectionControlMethod is the method no agent implements, asked alongside the detection
-// requests: its answer is what "not implemented" looks like for this agent.
-const DetectionControlMethod = "_acpprobe/unknown-method"
 
 // How a method's support was decided (MethodSupport.DetectedBy).
 const (
@@ -43,7 +41,7 @@ func DetectionParams(method string) map[string]any {
 // MethodParams are the fallback detection calls: well-formed, naming a session that does not
 // exist, or only reading.
 func MethodParams(method, cwd string) map[string]any {
-	sid := NonexistentSessionID
+	sid := record.NonexistentSessionID
 	switch method {
 	case acp.MethodSetConfigOption:
 		return map[string]any{"sessionId": sid, "configId": "acpprobe-nonexistent-option", "value": "acpprobe-nonexistent-value"}
@@ -75,19 +73,19 @@ func detectionForm(method string, params json.RawMessage) string {
 // DetectionControlMethod (nil when there was none, as in recordings made before it). decided
 // is false when an invalid-params answer cannot be told from the control's: the method must be
 // asked again on a made-up session.
-func classify(form string, answer, control *jsonrpc.Message) (s MethodSupport, decided bool) {
+func classify(form string, answer, control *jsonrpc.Message) (s report.MethodSupport, decided bool) {
 	rpcErr := answer.Err()
 	if rpcErr == nil {
-		return MethodSupport{Support: Supported}, true
+		return report.MethodSupport{Support: report.Supported}, true
 	}
 	code := rpcErr.Code
-	s = MethodSupport{Support: Supported, Code: &code, Message: rpcErr.Message}
+	s = report.MethodSupport{Support: report.Supported, Code: &code, Message: rpcErr.Message}
 	switch {
 	case code == jsonrpc.CodeMethodNotFound:
-		s.Support = Unsupported
+		s.Support = report.Unsupported
 		return s, true
 	case form == DetectedByNonexistentSession && control != nil && sameError(rpcErr, control.Err()):
-		s.Support = Unknown
+		s.Support = report.Unknown
 		s.Message = detectionAmbiguousExplanation + ": " + rpcErr.Message
 		return s, true
 	case form == DetectedByNonexistentSession:
@@ -103,7 +101,7 @@ func classify(form string, answer, control *jsonrpc.Message) (s MethodSupport, d
 	if c := control.Err(); c != nil && c.Code == jsonrpc.CodeMethodNotFound {
 		return s, true // the dispatcher knows "not found": this answer came from a handler
 	}
-	s.Support = Unknown
+	s.Support = report.Unknown
 	s.Message = detectionAmbiguousExplanation + ": " + rpcErr.Message
 	return s, false
 }

@@ -62,7 +62,7 @@ func (e *engine) run(parent context.Context) {
 		AgentID: e.opts.AgentID, Command: e.opts.Command, Argv: e.opts.Launcher.CommandLine(), Cwd: e.opts.Cwd,
 		ProbedAt:        time.Now().UTC().Format(time.RFC3339Nano),
 		ProtocolVersion: e.opts.ProtocolVersion, AuthPolicy: string(e.opts.AuthPolicy),
-		TimeoutMs: Millis(e.opts.Timeout), StartupTimeoutMs: Millis(e.opts.StartupTimeout), RequestTimeoutMs: Millis(e.opts.RequestTimeout),
+		TimeoutMs: record.Millis(e.opts.Timeout), StartupTimeoutMs: record.Millis(e.opts.StartupTimeout), RequestTimeoutMs: record.Millis(e.opts.RequestTimeout),
 		InitializeOnly: e.opts.InitializeOnly, Purpose: e.opts.Purpose,
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
@@ -277,7 +277,7 @@ func (e *engine) interruptedOr(stage record.Stage, otherwise func()) {
 // params, and the control, at once in a fixed order; then, for the answers that could not be
 // told from the control's, the same methods on a session that does not exist.
 func (e *engine) probeMethods(ctx context.Context) {
-	calls := []call{{DetectionControlMethod, map[string]any{}}}
+	calls := []call{{record.DetectionControlMethod, map[string]any{}}}
 	for _, m := range acp.ProbedMethods {
 		calls = append(calls, call{m, DetectionParams(m)})
 	}
@@ -377,7 +377,7 @@ func (e *engine) teardown() {
 		// no time to end anything.
 		ladder.AfterStdin = func(left bool) { _ = e.sweep(record.AfterStdin, left) }
 	}
-	wait := Millis(ladder.StdinWait)
+	wait := record.Millis(ladder.StdinWait)
 	record.Teardown.Emit(e.log, record.TeardownInfo{Step: record.TeardownLadder, StdinWaitMs: &wait})
 	exit := e.agent.Shutdown(tctx, ladder)
 	<-e.eof
@@ -468,6 +468,3 @@ func (e *engine) answer(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.
 	}
 	return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}, nil
 }
-
-// Millis is d in milliseconds, to the microsecond: the unit of every time in a result.
-func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -30,35 +31,35 @@ func TestFaultSuite(t *testing.T) {
 	cases := []struct {
 		name   string
 		cfg    acptest.Config
-		code   probe.ErrorCode // "" = success
+		code   report.ErrorCode // "" = success
 		stage  record.Stage
 		exitBy record.ExitCause
-		check  func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame)
+		check  func(t *testing.T, r *report.Result, frames []jsonrpc.Frame)
 		// budget replaces the total budget for floods that take long under -race.
 		budget time.Duration
 		// maxRecord replaces the record's memory budget.
 		maxRecord int64
 	}{
-		{name: "crash at initialize", cfg: claude(acptest.Faults{ExitBefore: "initialize"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
-		{name: "crash at session/new", cfg: claude(acptest.Faults{ExitBefore: "session/new"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self"},
-		{name: "crash during method detection", cfg: claude(acptest.Faults{ExitBefore: "session/resume"}, acptest.Stress{}), code: probe.ErrAgentCrashed, stage: record.StageMethods, exitBy: "self"},
-		{name: "hang at initialize", cfg: claude(acptest.Faults{HangOn: "initialize"}, acptest.Stress{}), code: probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm"},
-		{name: "hang at session/new", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{}), code: probe.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigterm"},
+		{name: "crash at initialize", cfg: claude(acptest.Faults{ExitBefore: "initialize"}, acptest.Stress{}), code: report.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
+		{name: "crash at session/new", cfg: claude(acptest.Faults{ExitBefore: "session/new"}, acptest.Stress{}), code: report.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self"},
+		{name: "crash during method detection", cfg: claude(acptest.Faults{ExitBefore: "session/resume"}, acptest.Stress{}), code: report.ErrAgentCrashed, stage: record.StageMethods, exitBy: "self"},
+		{name: "hang at initialize", cfg: claude(acptest.Faults{HangOn: "initialize"}, acptest.Stress{}), code: report.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm"},
+		{name: "hang at session/new", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{}), code: report.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigterm"},
 		{name: "hang during method detection", cfg: claude(acptest.Faults{HangOn: "session/list"}, acptest.Stress{}), exitBy: "sigterm",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
-				if r.Methods["session/list"].Support != probe.Unknown {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
+				if r.Methods["session/list"].Support != report.Unknown {
 					t.Errorf("session/list = %+v", r.Methods["session/list"])
 				}
 			}},
-		{name: "hang and ignore SIGTERM", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{IgnoreSIGTERM: true}), code: probe.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigkill"},
+		{name: "hang and ignore SIGTERM", cfg: claude(acptest.Faults{HangOn: "session/new"}, acptest.Stress{IgnoreSIGTERM: true}), code: report.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigkill"},
 		{name: "grandchild keeps stdout open", cfg: claude(acptest.Faults{}, acptest.Stress{Grandchild: true}), exitBy: "stdin",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				if !r.Exit.GroupKilled {
 					t.Errorf("exit = %+v, want the leftover grandchild killed", r.Exit)
 				}
 			}},
 		{name: "a daemon that leaves the session", cfg: claude(acptest.Faults{}, acptest.Stress{SetsidDaemon: true}), exitBy: "stdin",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				s := r.Exit.Survivors
 				if len(s) != 1 || s[0].Command != "sleep" || !s[0].LeftGroup || !s[0].Killed || r.Exit.GroupKilled {
 					t.Fatalf("exit = %+v, want the daemon alone killed and listed", r.Exit)
@@ -68,21 +69,21 @@ func TestFaultSuite(t *testing.T) {
 				}
 			}},
 		{name: "50 MiB of stderr before answering", cfg: claude(acptest.Faults{}, acptest.Stress{StderrFlood: 50 << 20}), exitBy: "stdin",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				if r.StderrBytes != 50<<20 || len(r.StderrTail) != transport.DefaultStderrTail {
 					t.Errorf("stderr bytes %d tail %d", r.StderrBytes, len(r.StderrTail))
 				}
 			}},
 		{name: "a 5 MiB line", cfg: claude(acptest.Faults{}, acptest.Stress{HugeLine: 5 << 20}), exitBy: "stdin",
-			check: func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, frames []jsonrpc.Frame) {
 				if r.Notifications.BySessionUpdate["agent_message_chunk"] != 1 {
 					t.Errorf("the 5 MiB notification was not read whole: %+v", r.Notifications)
 				}
 			}},
-		{name: "response with a wrong id", cfg: claude(acptest.Faults{}, acptest.Stress{WrongID: true}), code: probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "stdin"},
+		{name: "response with a wrong id", cfg: claude(acptest.Faults{}, acptest.Stress{WrongID: true}), code: report.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "stdin"},
 		{name: "duplicate response", cfg: claude(acptest.Faults{}, acptest.Stress{DuplicateID: true}), exitBy: "stdin"},
 		{name: "invalid UTF-8 and NUL bytes", cfg: claude(acptest.Faults{}, acptest.Stress{InvalidBytes: true}), exitBy: "stdin",
-			check: func(t *testing.T, _ *probe.Result, frames []jsonrpc.Frame) {
+			check: func(t *testing.T, _ *report.Result, frames []jsonrpc.Frame) {
 				for _, f := range frames {
 					if f.Dir == jsonrpc.DirAgent && string(f.Raw) == acptest.InvalidLine {
 						return
@@ -90,23 +91,23 @@ func TestFaultSuite(t *testing.T) {
 				}
 				t.Error("the invalid line is not in the log byte for byte")
 			}},
-		{name: "a protocol version the probe cannot speak", cfg: claude(acptest.Faults{AnswerVersion: 3}, acptest.Stress{}), code: probe.ErrProtocolMismatch, stage: record.StageInitialize, exitBy: "stdin"},
+		{name: "a protocol version the probe cannot speak", cfg: claude(acptest.Faults{AnswerVersion: 3}, acptest.Stress{}), code: report.ErrProtocolMismatch, stage: record.StageInitialize, exitBy: "stdin"},
 		{name: "agent to client requests are all refused", cfg: claude(acptest.Faults{ClientRequests: []string{"fs/read_text_file", "fs/write_text_file",
 			"terminal/create", "session/request_permission", "elicitation/create"}}, acptest.Stress{}), exitBy: "stdin",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				if len(r.AgentRequests) != 5 {
 					t.Errorf("agent requests = %v", r.AgentRequests)
 				}
 			}},
 		{name: "100k notifications", cfg: claude(acptest.Faults{}, acptest.Stress{Notifications: 100_000}), exitBy: "stdin", budget: 90 * time.Second,
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				if r.Notifications.BySessionUpdate["agent_thought_chunk"] != 100_000 {
 					t.Errorf("notifications = %+v", r.Notifications.BySessionUpdate)
 				}
 			}},
 		{name: "100k notifications through a 1 MiB record", cfg: claude(acptest.Faults{}, acptest.Stress{Notifications: 100_000}), exitBy: "stdin",
 			budget: 90 * time.Second, maxRecord: 1 << 20,
-			check: func(t *testing.T, r *probe.Result, frames []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, frames []jsonrpc.Frame) {
 				// Every notification is counted, few are kept, and the report says so.
 				if r.Notifications.BySessionUpdate["agent_thought_chunk"] != 100_000 {
 					t.Errorf("notifications = %+v", r.Notifications.BySessionUpdate)
@@ -125,25 +126,25 @@ func TestFaultSuite(t *testing.T) {
 				}
 			}},
 		{name: "a byte every 10 ms", cfg: acptest.Config{Persona: "minimal", Stress: acptest.Stress{Drip: 10 * time.Millisecond}}, exitBy: "sigterm",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				// The handshake arrives, slowly; method answers that take longer than the
 				// request budget are unknown, none is lost or invented.
-				if r.ProtocolVersion == nil || r.Auth.Status != probe.AuthAuthenticated {
+				if r.ProtocolVersion == nil || r.Auth.Status != report.AuthAuthenticated {
 					t.Errorf("handshake not read: %+v", r)
 				}
 				for m, s := range r.Methods {
-					if s.Support == probe.Supported {
+					if s.Support == report.Supported {
 						t.Errorf("%s = %+v: the minimal persona implements no method", m, s)
 					}
 				}
 			}},
-		{name: "stdout closed while the process lives on", cfg: claude(acptest.Faults{}, acptest.Stress{CloseStdoutBefore: "session/new"}), code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "sigterm",
-			check: func(t *testing.T, r *probe.Result, _ []jsonrpc.Frame) {
+		{name: "stdout closed while the process lives on", cfg: claude(acptest.Faults{}, acptest.Stress{CloseStdoutBefore: "session/new"}), code: report.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "sigterm",
+			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
 				if !strings.Contains(r.Error.Message, "still running") {
 					t.Errorf("message = %q", r.Error.Message)
 				}
 			}},
-		{name: "immediate exit 0", cfg: claude(acptest.Faults{}, acptest.Stress{ExitImmediately: true}), code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
+		{name: "immediate exit 0", cfg: claude(acptest.Faults{}, acptest.Stress{ExitImmediately: true}), code: report.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -37,10 +37,6 @@ const (
 	DefaultRequestTimeout = 5 * time.Second
 )
 
-// NonexistentSessionID is the session id used to detect method support: no agent has it, so
-// no call made with it can change anything.
-const NonexistentSessionID = "acpprobe-nonexistent-session"
-
 // Permission says how the probe answers the agent's session/request_permission.
 type Permission string
 

@@ -16,6 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -49,7 +50,7 @@ func agentProcess(t *testing.T, cfg acptest.Config) transport.Command {
 // must hold: a result, an exit record, and no process of the agent's group left alive. The
 // teardown waits for the agent to leave after its stdin closes (as check does), so that how
 // each fault ends is in the record.
-func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.Result, []jsonrpc.Frame) {
+func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*report.Result, []jsonrpc.Frame) {
 	t.Helper()
 	log := jsonrpc.NewLog()
 	opts := probe.Options{
@@ -78,7 +79,7 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.R
 	if transport.GroupAlive(r.Agent.PID) {
 		t.Fatalf("process group %d still has live processes after the probe", r.Agent.PID)
 	}
-	if r.Schema != probe.ResultSchema {
+	if r.Schema != report.ResultSchema {
 		t.Errorf("schema = %q", r.Schema)
 	}
 	validateResult(t, r)
@@ -88,15 +89,15 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*probe.R
 	return r, log.Frames()
 }
 
-func support(r *probe.Result) map[string]probe.Support {
-	m := map[string]probe.Support{}
+func support(r *report.Result) map[string]report.Support {
+	m := map[string]report.Support{}
 	for k, v := range r.Methods {
 		m[k] = v.Support
 	}
 	return m
 }
 
-func authIDs(r *probe.Result) []string {
+func authIDs(r *report.Result) []string {
 	var ids []string
 	for _, m := range r.AuthMethods {
 		var o struct{ ID string }
@@ -124,14 +125,14 @@ func TestClaudePersona(t *testing.T) {
 	if !c.McpCapabilities.HTTP || !c.McpCapabilities.SSE || c.McpCapabilities.ACP {
 		t.Errorf("mcp = %+v", c.McpCapabilities)
 	}
-	want := probe.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true}
+	want := report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true}
 	if c.SessionCapabilities != want {
 		t.Errorf("sessionCapabilities = %+v, want %+v", c.SessionCapabilities, want)
 	}
 	if !slices.Equal(c.MetaKeys, []string{"claudeCode"}) {
 		t.Errorf("metaKeys = %v", c.MetaKeys)
 	}
-	if r.Auth.Status != probe.AuthAuthenticated {
+	if r.Auth.Status != report.AuthAuthenticated {
 		t.Errorf("auth = %+v", r.Auth)
 	}
 	var modes []string
@@ -153,10 +154,10 @@ func TestClaudePersona(t *testing.T) {
 	if r.Reasoning != nil {
 		t.Errorf("reasoning = %+v, want nil (no thought_level option)", r.Reasoning)
 	}
-	wantSupport := map[string]probe.Support{
-		"session/set_config_option": probe.Supported, "session/set_mode": probe.Supported, "session/set_model": probe.Supported,
-		"session/load": probe.Supported, "session/resume": probe.Supported, "session/fork": probe.Supported,
-		"session/list": probe.Supported, "session/close": probe.Supported, "session/delete": probe.Unsupported,
+	wantSupport := map[string]report.Support{
+		"session/set_config_option": report.Supported, "session/set_mode": report.Supported, "session/set_model": report.Supported,
+		"session/load": report.Supported, "session/resume": report.Supported, "session/fork": report.Supported,
+		"session/list": report.Supported, "session/close": report.Supported, "session/delete": report.Unsupported,
 	}
 	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
@@ -188,13 +189,13 @@ func TestClaudePersona(t *testing.T) {
 
 func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
 	r, frames := run(t, acptest.Config{Persona: "codex"}, nil)
-	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Error.Stage != record.StageSessionNew {
+	if r.Error == nil || r.Error.Code != report.ErrAuthRequired || r.Error.Stage != record.StageSessionNew {
 		t.Fatalf("error = %+v, want auth_required at session/new", r.Error)
 	}
 	if string(r.Error.AgentError) != `{"code":-32000,"message":"Authentication required"}` {
 		t.Errorf("agentError not verbatim: %s", r.Error.AgentError)
 	}
-	if r.Auth.Status != probe.AuthRequired || len(r.Auth.Evidence) == 0 {
+	if r.Auth.Status != report.AuthRequired || len(r.Auth.Evidence) == 0 {
 		t.Errorf("auth = %+v", r.Auth)
 	}
 	if ids := authIDs(r); !slices.Equal(ids, []string{"chatgpt", "codex-api-key", "openai-api-key"}) {
@@ -210,10 +211,10 @@ func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
 	if !r.Capabilities.LoadSession || !r.Capabilities.Auth.Logout || !r.Capabilities.SessionCapabilities.List {
 		t.Errorf("capabilities lost after the failure: %+v", r.Capabilities)
 	}
-	wantSupport := map[string]probe.Support{
-		"session/set_config_option": probe.Supported, "session/set_mode": probe.Supported, "session/set_model": probe.Unsupported,
-		"session/load": probe.Supported, "session/resume": probe.Supported, "session/fork": probe.Unsupported,
-		"session/list": probe.Supported, "session/close": probe.Supported, "session/delete": probe.Unsupported,
+	wantSupport := map[string]report.Support{
+		"session/set_config_option": report.Supported, "session/set_mode": report.Supported, "session/set_model": report.Unsupported,
+		"session/load": report.Supported, "session/resume": report.Supported, "session/fork": report.Unsupported,
+		"session/list": report.Supported, "session/close": report.Supported, "session/delete": report.Unsupported,
 	}
 	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
@@ -245,7 +246,7 @@ func TestGeminiPersonaNoConfigOptions(t *testing.T) {
 	if ids := authIDs(r); !slices.Equal(ids, []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}) {
 		t.Errorf("auth ids = %v", ids)
 	}
-	if r.SupportsConfigOption == nil || *r.SupportsConfigOption || r.Methods["session/set_config_option"].Support != probe.Unsupported {
+	if r.SupportsConfigOption == nil || *r.SupportsConfigOption || r.Methods["session/set_config_option"].Support != report.Unsupported {
 		t.Errorf("set_config_option = %+v, supportsConfigOption %v", r.Methods["session/set_config_option"], r.SupportsConfigOption)
 	}
 	if c := r.Methods["session/set_mode"].Code; c == nil || *c != jsonrpc.CodeInvalidParams {
@@ -254,7 +255,7 @@ func TestGeminiPersonaNoConfigOptions(t *testing.T) {
 	if len(r.ConfigOptions) != 0 || r.ModelConfig != nil || len(r.Models) != 0 || len(r.Modes) != 3 {
 		t.Errorf("configOptions %v modelConfig %v models %v modes %v", r.ConfigOptions, r.ModelConfig, r.Models, r.Modes)
 	}
-	if r.Auth.Status != probe.AuthAuthenticated || !strings.Contains(r.Auth.Evidence[0], "4 authMethods") {
+	if r.Auth.Status != report.AuthAuthenticated || !strings.Contains(r.Auth.Evidence[0], "4 authMethods") {
 		t.Errorf("auth = %+v", r.Auth)
 	}
 }
@@ -271,7 +272,7 @@ func TestMinimalPersona(t *testing.T) {
 		t.Errorf("capabilities = %+v, want all false", r.Capabilities)
 	}
 	for m, s := range r.Methods {
-		if s.Support != probe.Unsupported {
+		if s.Support != report.Unsupported {
 			t.Errorf("%s = %+v, want unsupported", m, s)
 		}
 	}
@@ -280,10 +281,10 @@ func TestMinimalPersona(t *testing.T) {
 	}
 }
 
-func zeroCaps(c probe.Capabilities) bool {
-	return len(c.MetaKeys) == 0 && !c.LoadSession && c.PromptCapabilities == (probe.PromptCapabilities{}) &&
-		c.McpCapabilities == (probe.McpCapabilities{}) && c.SessionCapabilities == (probe.SessionCapabilities{}) &&
-		c.Auth == (probe.AuthCapabilities{}) && c.Experimental == (probe.Experimental{})
+func zeroCaps(c report.Capabilities) bool {
+	return len(c.MetaKeys) == 0 && !c.LoadSession && c.PromptCapabilities == (report.PromptCapabilities{}) &&
+		c.McpCapabilities == (report.McpCapabilities{}) && c.SessionCapabilities == (report.SessionCapabilities{}) &&
+		c.Auth == (report.AuthCapabilities{}) && c.Experimental == (report.Experimental{})
 }
 
 func TestFaults(t *testing.T) {
@@ -291,7 +292,7 @@ func TestFaults(t *testing.T) {
 		name      string
 		cfg       acptest.Config
 		tweak     func(*probe.Options)
-		code      probe.ErrorCode // expected error code ("" = success)
+		code      report.ErrorCode // expected error code ("" = success)
 		stage     record.Stage
 		exitBy    record.ExitCause // how the agent ended ("" = don't care)
 		exitCode  int              // when exitBy is self: the status
@@ -299,25 +300,25 @@ func TestFaults(t *testing.T) {
 	}{
 		{name: "hang on initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "initialize"}},
 			tweak: func(o *probe.Options) { o.StartupTimeout = 300 * time.Millisecond },
-			code:  probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm", stderrHas: "hanging on initialize"},
+			code:  report.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm", stderrHas: "hanging on initialize"},
 		{name: "hang on session/new", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/new"}},
 			tweak: func(o *probe.Options) { o.Timeout = 700 * time.Millisecond },
-			code:  probe.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigterm"},
+			code:  report.ErrSessionNewTimeout, stage: record.StageSessionNew, exitBy: "sigterm"},
 		{name: "exit before initialize", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "initialize"}},
-			code: probe.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self", exitCode: acptest.ExitBeforeStatus, stderrHas: "exiting before answering initialize"},
+			code: report.ErrAgentCrashed, stage: record.StageInitialize, exitBy: "self", exitCode: acptest.ExitBeforeStatus, stderrHas: "exiting before answering initialize"},
 		{name: "exit before session/new", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "session/new"}},
-			code: probe.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
+			code: report.ErrAgentCrashed, stage: record.StageSessionNew, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
 		{name: "exit before a method probe", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{ExitBefore: "session/set_mode"}},
-			code: probe.ErrAgentCrashed, stage: record.StageMethods, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
+			code: report.ErrAgentCrashed, stage: record.StageMethods, exitBy: "self", exitCode: acptest.ExitBeforeStatus},
 		{name: "garbage on stdout", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{GarbageStdout: true}},
 			exitBy: "stdin"},
 		{name: "slow start within budget", cfg: acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 100 * time.Millisecond}},
 			exitBy: "stdin"},
 		{name: "slow start over the startup budget", cfg: acptest.Config{Persona: "minimal", Faults: acptest.Faults{SlowStart: 5 * time.Second}},
 			tweak: func(o *probe.Options) { o.StartupTimeout = 200 * time.Millisecond },
-			code:  probe.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm"},
+			code:  report.ErrInitializeTimeout, stage: record.StageInitialize, exitBy: "sigterm"},
 		{name: "protocol version the probe cannot speak", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{AnswerVersion: 7}},
-			code: probe.ErrProtocolMismatch, stage: record.StageInitialize, exitBy: "stdin"},
+			code: report.ErrProtocolMismatch, stage: record.StageInitialize, exitBy: "stdin"},
 		{name: "hang on a method probe leaves it unknown", cfg: acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: "session/list"}},
 			tweak:  func(o *probe.Options) { o.RequestTimeout = 300 * time.Millisecond },
 			exitBy: "sigterm"},
@@ -363,11 +364,11 @@ func TestFaults(t *testing.T) {
 				if r.ProtocolVersion == nil || *r.ProtocolVersion != 7 || !strings.Contains(r.Error.Message, "protocolVersion 7") {
 					t.Errorf("protocolVersion = %v, message %q", r.ProtocolVersion, r.Error.Message)
 				}
-				if m := r.Methods["session/list"]; m.Support != probe.Skipped {
+				if m := r.Methods["session/list"]; m.Support != report.Skipped {
 					t.Errorf("methods probed after a mismatch: %+v", m)
 				}
 			case "hang on a method probe leaves it unknown":
-				if m := r.Methods["session/list"]; m.Support != probe.Unknown || m.Code != nil {
+				if m := r.Methods["session/list"]; m.Support != report.Unknown || m.Code != nil {
 					t.Errorf("session/list = %+v, want unknown", m)
 				}
 			}
@@ -441,7 +442,7 @@ func TestInterruptTearsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Error == nil || r.Error.Code != probe.ErrInterrupted {
+	if r.Error == nil || r.Error.Code != report.ErrInterrupted {
 		t.Fatalf("error = %+v, want interrupted", r.Error)
 	}
 	if transport.GroupAlive(r.Agent.PID) {
@@ -475,7 +476,7 @@ func TestInterruptDuringTeardown(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > grace/2 {
 		t.Errorf("the interrupted teardown took %s, the graces were not cut", elapsed)
 	}
-	if r.Error == nil || r.Error.Code != probe.ErrInterrupted || r.Error.Stage != record.StageTeardown {
+	if r.Error == nil || r.Error.Code != report.ErrInterrupted || r.Error.Stage != record.StageTeardown {
 		t.Errorf("error = %+v, want interrupted at teardown", r.Error)
 	}
 	if r.Exit == nil || r.Exit.By != "sigkill" || transport.GroupAlive(r.Agent.PID) {
@@ -485,7 +486,7 @@ func TestInterruptDuringTeardown(t *testing.T) {
 
 func TestAuthPolicyFail(t *testing.T) {
 	r, frames := run(t, acptest.Config{Persona: "gemini"}, func(o *probe.Options) { o.AuthPolicy = probe.AuthPolicyFail })
-	if r.Error == nil || r.Error.Code != probe.ErrAuthRequired || r.Auth.Status != probe.AuthRequired {
+	if r.Error == nil || r.Error.Code != report.ErrAuthRequired || r.Auth.Status != report.AuthRequired {
 		t.Fatalf("error = %+v auth %+v", r.Error, r.Auth)
 	}
 	for _, f := range frames {
@@ -500,7 +501,7 @@ func TestSpawnFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Error == nil || r.Error.Code != probe.ErrSpawnFailed || r.Error.Stage != record.StageSpawn {
+	if r.Error == nil || r.Error.Code != report.ErrSpawnFailed || r.Error.Stage != record.StageSpawn {
 		t.Fatalf("error = %+v", r.Error)
 	}
 	if !strings.Contains(r.Error.Message, "/nonexistent/acpprobe-agent") {
@@ -511,7 +512,7 @@ func TestSpawnFailed(t *testing.T) {
 func TestNoMethods(t *testing.T) {
 	r, frames := run(t, acptest.Config{Persona: "claude"}, func(o *probe.Options) { o.SkipMethods = true })
 	for m, s := range r.Methods {
-		if s.Support != probe.Skipped {
+		if s.Support != report.Skipped {
 			t.Errorf("%s = %+v", m, s)
 		}
 	}
@@ -544,7 +545,7 @@ func TestProbeSendsNothingHarmful(t *testing.T) {
 			}
 		default:
 			invalid, _ := json.Marshal(probe.DetectionParams(f.Msg.Method))
-			if string(f.Msg.Params) != string(invalid) && !strings.Contains(string(f.Msg.Params), probe.NonexistentSessionID) {
+			if string(f.Msg.Params) != string(invalid) && !strings.Contains(string(f.Msg.Params), record.NonexistentSessionID) {
 				t.Errorf("%s sent with %s: neither invalid params nor the nonexistent session", f.Msg.Method, f.Msg.Params)
 			}
 		}
@@ -586,7 +587,7 @@ func TestInitializeOnly(t *testing.T) {
 }
 
 // driveAndDerive drives a probe and derives its result (the probe package's half of acpprobe.Run).
-func driveAndDerive(ctx context.Context, opts probe.Options) (*probe.Result, error) {
+func driveAndDerive(ctx context.Context, opts probe.Options) (*report.Result, error) {
 	log, err := probe.Drive(ctx, opts)
 	if err != nil {
 		return nil, err

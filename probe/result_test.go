@@ -9,20 +9,20 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/acptest"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// validateResult checks a result against probe/result.schema.json, as a consumer would see it
+// validateResult checks a result against report/result.schema.json, as a consumer would see it
 // (through JSON).
-func validateResult(t *testing.T, r *probe.Result) {
+func validateResult(t *testing.T, r *report.Result) {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := probe.ValidateResult(b); err != nil {
+	if err := report.ValidateResult(b); err != nil {
 		t.Errorf("result does not match result.schema.json: %v\n%s", err, b)
 	}
 }
@@ -37,7 +37,7 @@ func TestSchemaRejectsDrift(t *testing.T) {
 	doc["surprise"] = 1
 	doc["protocolVersion"] = "1"
 	b, _ = json.Marshal(doc)
-	err := probe.ValidateResult(b)
+	err := report.ValidateResult(b)
 	if err == nil {
 		t.Fatal("schema accepted an undocumented field and a string protocolVersion")
 	}
@@ -67,7 +67,7 @@ func TestGoldenClaude(t *testing.T) {
 }
 
 // stable renders a result with the fields that change from run to run blanked.
-func stable(t *testing.T, r *probe.Result) []byte {
+func stable(t *testing.T, r *report.Result) []byte {
 	t.Helper()
 	b, _ := json.Marshal(r)
 	var doc map[string]any

@@ -12,6 +12,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -31,7 +32,7 @@ func TestLateInitializeIsATimeout(t *testing.T) {
 	if !late {
 		t.Fatal("the scenario did not happen: no initialize answer after the timeout (the agent should answer during the teardown)")
 	}
-	if r.Error == nil || r.Error.Code != probe.ErrInitializeTimeout || r.Error.Stage != record.StageInitialize {
+	if r.Error == nil || r.Error.Code != report.ErrInitializeTimeout || r.Error.Stage != record.StageInitialize {
 		t.Fatalf("error = %+v, want initialize_timeout at initialize", r.Error)
 	}
 	for _, want := range []string{"answered", "after", "--startup-timeout"} {
@@ -66,7 +67,7 @@ func TestAuthCapabilityIsStable(t *testing.T) {
 	if !r.Capabilities.Auth.Logout {
 		t.Errorf("capabilities.auth = %+v, want logout", r.Capabilities.Auth)
 	}
-	if r.Capabilities.Experimental != (probe.Experimental{}) {
+	if r.Capabilities.Experimental != (report.Experimental{}) {
 		t.Errorf("experimental = %+v, want nothing: codex advertises no unstable capability", r.Capabilities.Experimental)
 	}
 }
@@ -80,7 +81,7 @@ func TestTruncatedRecord(t *testing.T) {
 	}
 	for _, cut := range []int{3, len(frames) / 2} {
 		r := probe.Derive(record.New(frames[:cut]), nil)
-		if r.Error == nil || r.Error.Code != probe.ErrTruncated {
+		if r.Error == nil || r.Error.Code != report.ErrTruncated {
 			t.Errorf("cut at %d: error = %+v, want truncated", cut, r.Error)
 			continue
 		}
@@ -159,8 +160,8 @@ func TestDetectionFallsBackWhenAmbiguous(t *testing.T) {
 			asked[f.Msg.Method]++
 		}
 	}
-	for m, want := range map[string]probe.Support{
-		"session/load": probe.Supported, "session/set_mode": probe.Supported, "session/delete": probe.Unknown,
+	for m, want := range map[string]report.Support{
+		"session/load": report.Supported, "session/set_mode": report.Supported, "session/delete": report.Unknown,
 	} {
 		s := r.Methods[m]
 		if s.Support != want || s.DetectedBy != probe.DetectedByNonexistentSession || asked[m] != 2 {
@@ -168,7 +169,7 @@ func TestDetectionFallsBackWhenAmbiguous(t *testing.T) {
 		}
 	}
 	// session/list has no session to make up: its fallback reads the cwd, and answers.
-	if s := r.Methods["session/list"]; s.Support != probe.Supported {
+	if s := r.Methods["session/list"]; s.Support != report.Supported {
 		t.Errorf("session/list = %+v", s)
 	}
 	// A normal agent is decided by invalid params alone: one request per method.

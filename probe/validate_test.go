@@ -10,14 +10,14 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/internal/schematable"
 	"github.com/acpprobe/acpprobe/internal/schematable/schematest"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestValidateResultAgreesWithJSONSchema: ValidateResult judges the result schema as
 // jsonschema/v6 (with its formats asserted) does, violation for violation, on real results
 // and their mutants.
 func TestValidateResultAgreesWithJSONSchema(t *testing.T) {
-	o, err := schematest.New(schematable.Doc{Name: "result.schema.json", Raw: probe.ResultJSONSchema, AssertFormats: true})
+	o, err := schematest.New(schematable.Doc{Name: "result.schema.json", Raw: report.ResultJSONSchema, AssertFormats: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestValidateResultAgreesWithJSONSchema(t *testing.T) {
 				wantLines = append(wantLines, fmt.Sprintf("at %s: %s", at, w.Message))
 			}
 			var gotLines []string
-			if err := probe.ValidateResult(b); err != nil {
+			if err := report.ValidateResult(b); err != nil {
 				_, list, _ := strings.Cut(err.Error(), "\n")
 				gotLines = strings.Split(list, "\n")
 			}

@@ -26,7 +26,7 @@ type mcpStep struct {
 	sc  *scene // nil without a backend profile
 }
 
-func (mcpStep) Name() string { return probe.ScenarioMCP.StepName() }
+func (mcpStep) Name() string { return record.ScenarioMCP.StepName() }
 
 func (m mcpStep) Run(ctx context.Context, s *probe.Session) {
 	// The sentinels end with the scenario (the last one), so that nothing reaches them, and
@@ -53,7 +53,7 @@ func (m mcpStep) Run(ctx context.Context, s *probe.Session) {
 		}
 		tool := m.hub.Tool(t)
 		m.sc.srv.SetScript(emulator.ToolThenText(emulator.Containing(tool), func(emulator.Tool) map[string]any { return map[string]any{} },
-			probe.TurnReply, "the sentinel tool was not offered"))
+			record.TurnReply, "the sentinel tool was not offered"))
 		m.sc.prompt(ctx, s, text(fmt.Sprintf("Call the tool %s once, then reply with one short line.", tool)))
 	}
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
 // runNet runs scenarios against the model persona at the net level, its profile chosen by keys.
-func runNet(t *testing.T, keys emulator.Keys, scenarios ...probe.Scenario) (*probe.Result, *jsonrpc.Log) {
+func runNet(t *testing.T, keys emulator.Keys, scenarios ...record.Scenario) (*report.Result, *jsonrpc.Log) {
 	t.Helper()
 	if c := sandbox.Available(); !c.Net {
 		t.Skipf("the net level is not available here: %s", c.NetUnavailable)
@@ -52,8 +53,8 @@ func runNet(t *testing.T, keys emulator.Keys, scenarios ...probe.Scenario) (*pro
 // inside at their ports. A completion turn and every MCP milestone pass, no model request is
 // lost, and the network sink saw nothing else (the persona reaches for nothing else).
 func TestNetLevelTurns(t *testing.T) {
-	r, log := runNet(t, emulator.Keys{AgentName: "acptest-model"}, probe.ScenarioCompletion, probe.ScenarioMCP)
-	if tr := turnOf(t, r, probe.ScenarioCompletion); tr.Outcome != probe.TurnPassed || tr.Runs[0].ModelRequests != 1 || tr.Runs[0].Text != probe.TurnReply {
+	r, log := runNet(t, emulator.Keys{AgentName: "acptest-model"}, record.ScenarioCompletion, record.ScenarioMCP)
+	if tr := turnOf(t, r, record.ScenarioCompletion); tr.Outcome != report.TurnPassed || tr.Runs[0].ModelRequests != 1 || tr.Runs[0].Text != record.TurnReply {
 		t.Errorf("completion %s (%s), runs %+v: want passed, one model request, the scripted reply", tr.Outcome, tr.Reason, tr.Runs)
 	}
 	for tr, m := range mcpOf(t, r) {
@@ -79,13 +80,13 @@ func TestNetLevelTurns(t *testing.T) {
 // agent's name first: an agent that its id does not name runs no turn, and the reason says
 // how to name it. Its one run still happened, at the net level.
 func TestNetLevelNeedsAName(t *testing.T) {
-	r, log := runNet(t, emulator.Keys{}, probe.ScenarioCompletion)
+	r, log := runNet(t, emulator.Keys{}, record.ScenarioCompletion)
 	if r.ProtocolVersion == nil {
 		t.Fatalf("no handshake: %+v", r.Error)
 	}
 	var why string
 	for _, f := range log.Frames() {
-		if p, ok := record.StepSkipped.Decode(f); ok && p.Name == probe.ScenarioCompletion.StepName() {
+		if p, ok := record.StepSkipped.Decode(f); ok && p.Name == record.ScenarioCompletion.StepName() {
 			why = p.Reason
 		}
 	}

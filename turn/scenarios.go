@@ -33,24 +33,24 @@ const afterWindow = 500 * time.Millisecond
 const maxModelValues = 8
 
 // steps are the requested scenarios as probe steps, in Scenarios order.
-func steps(want []probe.Scenario, sc *scene) []probe.Step {
+func steps(want []record.Scenario, sc *scene) []probe.Step {
 	var out []probe.Step
-	for _, s := range probe.Scenarios {
+	for _, s := range record.Scenarios {
 		if !slices.Contains(want, s) {
 			continue
 		}
 		switch s {
-		case probe.ScenarioCompletion:
+		case record.ScenarioCompletion:
 			out = append(out, step{s, sc, (*scene).completion})
-		case probe.ScenarioShapes:
+		case record.ScenarioShapes:
 			out = append(out, step{s, sc, (*scene).shapes})
-		case probe.ScenarioModels:
+		case record.ScenarioModels:
 			out = append(out, step{s, sc, (*scene).models})
-		case probe.ScenarioPermission:
+		case record.ScenarioPermission:
 			out = append(out, step{s, sc, (*scene).permission})
-		case probe.ScenarioCancel:
+		case record.ScenarioCancel:
 			out = append(out, step{s, sc, (*scene).cancel})
-		case probe.ScenarioSessions:
+		case record.ScenarioSessions:
 			out = append(out, step{s, sc, (*scene).sessions})
 		}
 	}
@@ -59,7 +59,7 @@ func steps(want []probe.Scenario, sc *scene) []probe.Step {
 
 // step runs one scenario on the probe's session.
 type step struct {
-	scenario probe.Scenario
+	scenario record.Scenario
 	sc       *scene
 	run      func(*scene, context.Context, *probe.Session, string)
 }
@@ -78,7 +78,7 @@ func (s step) Run(ctx context.Context, sess *probe.Session) {
 // scenarios ran.
 type notExercised struct {
 	reason    string
-	scenarios []probe.Scenario
+	scenarios []record.Scenario
 }
 
 func (n notExercised) Name() string { return "turn/not-exercised" }
@@ -121,7 +121,7 @@ func text(t string) map[string]string { return map[string]string{"type": "text",
 
 // completion: a one-line reply.
 func (sc *scene) completion(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(probe.TurnReply))
+	sc.srv.SetScript(emulator.Text(record.TurnReply))
 	sc.prompt(ctx, s, text(completionPrompt))
 }
 
@@ -136,23 +136,23 @@ var ShapeTypes = []string{"text", "image", "audio", "resource_link", "resource"}
 
 // shapeBlock is a valid content block of a type, beside a text block asking for a reply.
 func (sc *scene) shapeBlock(kind string) map[string]any {
-	uri := "file://" + filepath.Join(sc.workspace, probe.ShapeMarker)
+	uri := "file://" + filepath.Join(sc.workspace, record.ShapeMarker)
 	switch kind {
 	case "image":
 		return map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(tinyPNG)}
 	case "audio":
 		return map[string]any{"type": "audio", "mimeType": "audio/wav", "data": base64.StdEncoding.EncodeToString(tinyWAV)}
 	case "resource_link":
-		return map[string]any{"type": "resource_link", "uri": uri, "name": probe.ShapeMarker, "mimeType": "text/plain"}
+		return map[string]any{"type": "resource_link", "uri": uri, "name": record.ShapeMarker, "mimeType": "text/plain"}
 	case "resource":
-		return map[string]any{"type": "resource", "resource": map[string]any{"uri": uri, "mimeType": "text/plain", "text": "the contents of " + probe.ShapeMarker}}
+		return map[string]any{"type": "resource", "resource": map[string]any{"uri": uri, "mimeType": "text/plain", "text": "the contents of " + record.ShapeMarker}}
 	}
-	return map[string]any{"type": "text", "text": "a text block naming " + probe.ShapeMarker}
+	return map[string]any{"type": "text", "text": "a text block naming " + record.ShapeMarker}
 }
 
 // shapes: one prompt per content block type (the block, and a text asking for a reply).
 func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(probe.TurnReply))
+	sc.srv.SetScript(emulator.Text(record.TurnReply))
 	for _, kind := range ShapeTypes {
 		if ctx.Err() != nil || !s.Alive() {
 			return
@@ -164,7 +164,7 @@ func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
 // models: each value of the model option (or the legacy model list), selected, then a
 // one-line turn; then each value of the thought level option the same way.
 func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(probe.TurnReply))
+	sc.srv.SetScript(emulator.Text(record.TurnReply))
 	ns := acp.ParseSessionResult(s.NewSession)
 	set := func(method string, params map[string]any) bool {
 		cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
@@ -244,7 +244,7 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	case <-ctx.Done():
 	}
 	_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": s.ID})
-	bound := time.NewTimer(probe.CancelBound)
+	bound := time.NewTimer(record.CancelBound)
 	defer bound.Stop()
 	select {
 	case <-answered:
@@ -255,6 +255,6 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	}
 	listen(ctx, afterWindow)
 	// Still usable?
-	sc.srv.SetScript(emulator.Text(probe.TurnReply))
+	sc.srv.SetScript(emulator.Text(record.TurnReply))
 	sc.prompt(ctx, s, text(completionPrompt))
 }

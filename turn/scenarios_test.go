@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transport"
 	"github.com/acpprobe/acpprobe/turn"
@@ -17,7 +19,7 @@ import (
 
 // runTurns runs scenarios against the reference agent's model persona with the given faults,
 // through the acptest-model backend profile, and returns the report.
-func runTurns(t *testing.T, faults []string, scenarios ...probe.Scenario) *probe.Result {
+func runTurns(t *testing.T, faults []string, scenarios ...record.Scenario) *report.Result {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -41,15 +43,15 @@ func runTurns(t *testing.T, faults []string, scenarios ...probe.Scenario) *probe
 }
 
 // validate checks the report against the published result schema.
-func validate(t *testing.T, r *probe.Result) {
+func validate(t *testing.T, r *report.Result) {
 	t.Helper()
 	b, _ := json.Marshal(r)
-	if err := probe.ValidateResult(b); err != nil {
+	if err := report.ValidateResult(b); err != nil {
 		t.Errorf("the report does not match result.schema.json: %v", err)
 	}
 }
 
-func turnOf(t *testing.T, r *probe.Result, s probe.Scenario) probe.Turn {
+func turnOf(t *testing.T, r *report.Result, s record.Scenario) report.Turn {
 	t.Helper()
 	for _, tr := range r.Turns {
 		if tr.Scenario == string(s) {
@@ -57,10 +59,10 @@ func turnOf(t *testing.T, r *probe.Result, s probe.Scenario) probe.Turn {
 		}
 	}
 	t.Fatalf("no %s turn in %+v (error %+v)", s, r.Turns, r.Error)
-	return probe.Turn{}
+	return report.Turn{}
 }
 
-func findingIDs(r *probe.Result) []string {
+func findingIDs(r *report.Result) []string {
 	var ids []string
 	for _, f := range r.Findings {
 		if strings.HasPrefix(f.ID, "turn.") {
@@ -78,17 +80,17 @@ func TestScenariosPass(t *testing.T) {
 	if ids := findingIDs(r); len(ids) > 0 {
 		t.Errorf("turn findings against the passing persona: %v", ids)
 	}
-	for _, s := range probe.DefaultScenarios {
-		if tr := turnOf(t, r, s); tr.Outcome != probe.TurnPassed {
+	for _, s := range record.DefaultScenarios {
+		if tr := turnOf(t, r, s); tr.Outcome != report.TurnPassed {
 			t.Errorf("%s: %s (%s), want passed", s, tr.Outcome, tr.Reason)
 		}
 	}
-	c := turnOf(t, r, probe.ScenarioCompletion).Runs[0]
-	if c.StopReason != "end_turn" || !slices.Equal(c.TextIn, []string{"agent_message_chunk"}) || c.Text != probe.TurnReply || c.ModelRequests != 1 {
+	c := turnOf(t, r, record.ScenarioCompletion).Runs[0]
+	if c.StopReason != "end_turn" || !slices.Equal(c.TextIn, []string{"agent_message_chunk"}) || c.Text != record.TurnReply || c.ModelRequests != 1 {
 		t.Errorf("completion run %+v", c)
 	}
 	var selected []string
-	for _, m := range turnOf(t, r, probe.ScenarioModels).Models {
+	for _, m := range turnOf(t, r, record.ScenarioModels).Models {
 		if m.Reached == nil || !*m.Reached {
 			t.Errorf("model truth %s=%s: requested %v, reached %v", m.Option, m.Value, m.Requested, m.Reached)
 		}
@@ -97,10 +99,10 @@ func TestScenariosPass(t *testing.T) {
 	if !slices.Contains(selected, "acptest-large") || !slices.Contains(selected, "high") {
 		t.Errorf("model truth selected %v, want every model and thought level", selected)
 	}
-	if p := turnOf(t, r, probe.ScenarioPermission).Permission; !p.Asked || p.FileWritten || !p.Offered {
+	if p := turnOf(t, r, record.ScenarioPermission).Permission; !p.Asked || p.FileWritten || !p.Offered {
 		t.Errorf("permission %+v", p)
 	}
-	if k := turnOf(t, r, probe.ScenarioCancel).Cancel; !k.Sent || k.StopReason != "cancelled" || !k.NextText {
+	if k := turnOf(t, r, record.ScenarioCancel).Cancel; !k.Sent || k.StopReason != "cancelled" || !k.NextText {
 		t.Errorf("cancel %+v", k)
 	}
 }
@@ -109,22 +111,22 @@ func TestScenariosPass(t *testing.T) {
 func TestScenarioFaults(t *testing.T) {
 	for _, c := range []struct {
 		fault    string
-		scenario probe.Scenario
+		scenario record.Scenario
 		want     string
 	}{
-		{"--write-without-permission", probe.ScenarioPermission, "turn.write-without-permission"},
-		{"--write-after-reject", probe.ScenarioPermission, "turn.write-after-reject"},
-		{"--ignore-model", probe.ScenarioModels, "turn.model-not-reached"},
-		{"--ignore-thought-level", probe.ScenarioModels, "turn.model-not-reached"},
-		{"--ignore-cancel", probe.ScenarioCancel, "turn.cancel-not-cancelled"},
-		{"--updates-after-answer", probe.ScenarioCompletion, "turn.updates-after-answer"},
-		{"--text-as-thought", probe.ScenarioCompletion, "turn.text-not-message-chunk"},
-		{"--drop-blocks", probe.ScenarioShapes, "turn.shape-not-delivered"},
+		{"--write-without-permission", record.ScenarioPermission, "turn.write-without-permission"},
+		{"--write-after-reject", record.ScenarioPermission, "turn.write-after-reject"},
+		{"--ignore-model", record.ScenarioModels, "turn.model-not-reached"},
+		{"--ignore-thought-level", record.ScenarioModels, "turn.model-not-reached"},
+		{"--ignore-cancel", record.ScenarioCancel, "turn.cancel-not-cancelled"},
+		{"--updates-after-answer", record.ScenarioCompletion, "turn.updates-after-answer"},
+		{"--text-as-thought", record.ScenarioCompletion, "turn.text-not-message-chunk"},
+		{"--drop-blocks", record.ScenarioShapes, "turn.shape-not-delivered"},
 	} {
 		t.Run(strings.TrimPrefix(c.fault, "--"), func(t *testing.T) {
 			t.Parallel()
 			r := runTurns(t, []string{c.fault}, c.scenario)
-			if tr := turnOf(t, r, c.scenario); tr.Outcome != probe.TurnFailed {
+			if tr := turnOf(t, r, c.scenario); tr.Outcome != report.TurnFailed {
 				t.Errorf("%s: %s (%s), want failed", c.scenario, tr.Outcome, tr.Reason)
 			}
 			if ids := findingIDs(r); !slices.Contains(ids, c.want) {
@@ -135,10 +137,10 @@ func TestScenarioFaults(t *testing.T) {
 }
 
 // mcpOf is the MCP facts of a report, by transport.
-func mcpOf(t *testing.T, r *probe.Result) map[string]probe.MCPTruth {
+func mcpOf(t *testing.T, r *report.Result) map[string]report.MCPTruth {
 	t.Helper()
-	out := map[string]probe.MCPTruth{}
-	for _, m := range turnOf(t, r, probe.ScenarioMCP).MCP {
+	out := map[string]report.MCPTruth{}
+	for _, m := range turnOf(t, r, record.ScenarioMCP).MCP {
 		out[m.Transport] = m
 	}
 	if len(out) != 3 {
@@ -147,7 +149,7 @@ func mcpOf(t *testing.T, r *probe.Result) map[string]probe.MCPTruth {
 	return out
 }
 
-func milestones(m probe.MCPTruth) string {
+func milestones(m report.MCPTruth) string {
 	show := func(b *bool) string {
 		switch {
 		case b == nil:
@@ -179,7 +181,7 @@ func TestMCPScenario(t *testing.T) {
 			if c.fault != "" {
 				faults = []string{c.fault}
 			}
-			r := runTurns(t, faults, probe.ScenarioMCP)
+			r := runTurns(t, faults, record.ScenarioMCP)
 			for tr, m := range mcpOf(t, r) {
 				if got := milestones(m); got != c.want || m.StoppedAt != c.stopped || !m.Advertised {
 					t.Errorf("%s: milestones %s stopped at %q (advertised %v), want %s stopped at %q", tr, got, m.StoppedAt, m.Advertised, c.want, c.stopped)
@@ -219,8 +221,8 @@ func TestSessionsScenario(t *testing.T) {
 			if c.fault != "" {
 				faults = []string{c.fault}
 			}
-			r := runTurns(t, faults, probe.ScenarioSessions)
-			tr := turnOf(t, r, probe.ScenarioSessions)
+			r := runTurns(t, faults, record.ScenarioSessions)
+			tr := turnOf(t, r, record.ScenarioSessions)
 			var ids []string
 			for _, f := range r.Findings {
 				if strings.HasPrefix(f.ID, "sessions.") {
@@ -230,9 +232,9 @@ func TestSessionsScenario(t *testing.T) {
 			if !slices.Equal(ids, c.want) {
 				t.Errorf("sessions findings %v, want %v", ids, c.want)
 			}
-			want := probe.TurnPassed
+			want := report.TurnPassed
 			if c.want != nil {
-				want = probe.TurnFailed
+				want = report.TurnFailed
 			}
 			if tr.Outcome != want {
 				t.Errorf("outcome %s (%s), want %s", tr.Outcome, tr.Reason, want)
@@ -244,7 +246,7 @@ func TestSessionsScenario(t *testing.T) {
 			if len(s.Live.ToolCalls) != 1 || !s.Live.AgentText {
 				t.Errorf("the live turn %+v, want one tool call and the reply", s.Live)
 			}
-			replayed := slices.ContainsFunc(s.Load.Replay.ToolCalls, func(tc probe.ToolCallTruth) bool { return tc == s.Live.ToolCalls[0] })
+			replayed := slices.ContainsFunc(s.Load.Replay.ToolCalls, func(tc report.ToolCallTruth) bool { return tc == s.Live.ToolCalls[0] })
 			if !s.Load.OK() || !s.Load.Replay.UserText || !s.Load.Replay.AgentText || replayed == (c.fault == "--load-without-tool-calls") {
 				t.Errorf("load %+v against the live %+v", s.Load, s.Live)
 			}

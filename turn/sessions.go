@@ -18,7 +18,7 @@ import (
 
 // sessionsPrompt asks for a file write (the agent asks, acpprobe refuses) and a reply: a turn
 // with a user message, a tool call and the agent's text, which a replay must carry.
-const sessionsPrompt = probe.SessionMarker + ": create the file %s containing one line, using your file-writing tool, then reply with one short line."
+const sessionsPrompt = record.SessionMarker + ": create the file %s containing one line, using your file-writing tool, then reply with one short line."
 
 // Bounds of the process count after a session/close: the agent may end a session's processes
 // a moment after answering, so the count is taken again until it is back to what it was
@@ -34,7 +34,7 @@ const (
 // when this turn was answered.
 func (sc *scene) sessions(ctx context.Context, s *probe.Session, _ string) {
 	path := sc.path("sessions")
-	sc.srv.SetScript(emulator.WriteFile(path, FileContent, probe.TurnReply))
+	sc.srv.SetScript(emulator.WriteFile(path, FileContent, record.TurnReply))
 	sc.prompt(ctx, s, text(fmt.Sprintf(sessionsPrompt, path)))
 	_ = os.Remove(path)
 }
@@ -52,7 +52,7 @@ func (t sessionsTarget) has(m string) bool { return slices.Contains(t.advertised
 // was not answered with a result (nothing to load, and the scenario says why).
 func targetOf(x *record.Index) (sessionsTarget, bool) {
 	var t sessionsTarget
-	for _, f := range x.StepRange(probe.ScenarioSessions.StepName()) {
+	for _, f := range x.StepRange(record.ScenarioSessions.StepName()) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionPrompt {
 			continue
 		}
@@ -124,7 +124,7 @@ type loadStep struct {
 	auth string
 }
 
-func (loadStep) Name() string { return probe.ScenarioSessions.StepName() + "/load" }
+func (loadStep) Name() string { return record.ScenarioSessions.StepName() + "/load" }
 
 func (l loadStep) Run(ctx context.Context, s *probe.Session) {
 	login(ctx, s, l.auth)
@@ -140,7 +140,7 @@ func (l loadStep) Run(ctx context.Context, s *probe.Session) {
 		listen(ctx, afterWindow)
 		return ok
 	}
-	before := s.Sweep(probe.MomentBeforeLoad)
+	before := s.Sweep(record.BeforeLoad)
 	loaded := l.t.has(probe.SessionLoadMethod) && load(l.t.id)
 	if l.t.has(probe.SessionForkMethod) && ctx.Err() == nil {
 		fork := call(ctx, s, l.sc.turn, acp.MethodSessionFork, map[string]any{"sessionId": l.t.id, "cwd": cwd, "mcpServers": []any{}})
@@ -169,10 +169,10 @@ func (l loadStep) Run(ctx context.Context, s *probe.Session) {
 		}
 		call(ctx, s, s.RequestTimeout, acp.MethodSessionClose, map[string]any{"sessionId": l.t.id})
 		settle(ctx, s, before)
-		s.Sweep(probe.MomentAfterClose)
+		s.Sweep(record.AfterSessionClose)
 	}
 	// The session is closed: a prompt on it must be refused.
-	l.sc.srv.SetScript(emulator.Text(probe.TurnReply))
+	l.sc.srv.SetScript(emulator.Text(record.TurnReply))
 	l.sc.promptOn(ctx, s, l.t.id, text(completionPrompt))
 }
 
@@ -236,7 +236,7 @@ type resumeStep struct {
 	auth string
 }
 
-func (resumeStep) Name() string { return probe.ScenarioSessions.StepName() + "/resume" }
+func (resumeStep) Name() string { return record.ScenarioSessions.StepName() + "/resume" }
 
 func (r resumeStep) Run(ctx context.Context, s *probe.Session) {
 	login(ctx, s, r.auth)

@@ -24,6 +24,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
@@ -42,7 +43,7 @@ type Options struct {
 	// Profiles are the backend profiles (the embedded set when nil).
 	Profiles *emulator.Profiles
 	// Scenarios to run (probe.DefaultScenarios when empty), in probe.Scenarios order.
-	Scenarios []probe.Scenario
+	Scenarios []record.Scenario
 	// SentinelArgv starts the stdio sentinel MCP server (the mcp scenario): a program and its
 	// first arguments, ending in a call of sentinel.Main. Default: acpprobe mcp-sentinel.
 	SentinelArgv []string
@@ -72,7 +73,7 @@ var ErrNoProfile = errors.New("no backend profile for this agent")
 // Run runs the turns and returns the report. The error is non-nil only when the options are
 // unusable or the sandbox or emulator cannot start; an agent without a profile gives a result
 // whose turns say "not exercised (no backend profile)".
-func Run(ctx context.Context, o Options) (*probe.Result, error) {
+func Run(ctx context.Context, o Options) (*report.Result, error) {
 	cmd, ok := o.Probe.Launcher.(transport.Command)
 	if !ok {
 		return nil, errors.New("turn: the agent must be a command (transport.Command)")
@@ -89,7 +90,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	scenarios := o.Scenarios
 	if len(scenarios) == 0 {
-		scenarios = probe.DefaultScenarios
+		scenarios = record.DefaultScenarios
 	}
 
 	log := o.Probe.Log
@@ -107,7 +108,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	defer srv.Close()
 
 	var hub *sentinel.Hub
-	if slices.Contains(scenarios, probe.ScenarioMCP) {
+	if slices.Contains(scenarios, record.ScenarioMCP) {
 		so := sentinel.Options{OnEvent: func(ev record.MCPEvent) { record.MCP.Emit(log, ev) }}
 		if len(o.SentinelArgv) > 0 {
 			so.Command, so.Args = o.SentinelArgv[0], o.SentinelArgv[1:]
@@ -151,7 +152,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		if hub != nil {
 			po.Steps = append(po.Steps, mcpStep{hub: hub, sc: sc})
 		}
-		if slices.Contains(scenarios, probe.ScenarioSessions) {
+		if slices.Contains(scenarios, record.ScenarioSessions) {
 			// Load, close and resume run on fresh agent processes after the main connection.
 			then = sessionsThen(sc, setup.Authenticate)
 		}
@@ -161,7 +162,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 		// Without a profile no turn runs; what the agent does with the sentinels by itself
 		// (connect, list their tools) is still observed.
 		po.Steps = []probe.Step{notExercised{reason: why, scenarios: slices.DeleteFunc(slices.Clone(scenarios),
-			func(s probe.Scenario) bool { return s == probe.ScenarioMCP })}}
+			func(s record.Scenario) bool { return s == record.ScenarioMCP })}}
 		if hub != nil {
 			po.Steps = append(po.Steps, mcpStep{hub: hub})
 		}

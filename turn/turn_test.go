@@ -54,7 +54,7 @@ func TestNoProfileIsNotExercised(t *testing.T) {
 			skipped[p.Name] = p.Reason
 		}
 	}
-	for _, s := range probe.DefaultScenarios {
+	for _, s := range record.DefaultScenarios {
 		if why := skipped[s.StepName()]; !strings.Contains(why, "no backend profile") {
 			t.Errorf("scenario %s: skipped %q, want not exercised for lack of a profile", s, why)
 		}

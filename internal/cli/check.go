@@ -13,8 +13,8 @@ import (
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/turn"
 )
 
@@ -99,7 +99,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		return nil, err
 	}
 	if len(to.Scenarios) == 0 {
-		to.Scenarios = probe.Scenarios // check --turns: every scenario, the MCP sentinels too
+		to.Scenarios = record.Scenarios // check --turns: every scenario, the MCP sentinels too
 	}
 	opts.Turns = &to
 	return opts.finish(*deep, *shapes, *allowPrompt, *schemaName, verdict), nil
@@ -147,7 +147,7 @@ func exitByVerdict(err error, on bool) error {
 	if !on || !errors.As(err, &re) {
 		return err
 	}
-	if r := re.r; r.Error != nil && r.Error.Code == probe.ErrAuthRequired && r.Verdict != nil && !r.Verdict.Failed {
+	if r := re.r; r.Error != nil && r.Error.Code == report.ErrAuthRequired && r.Verdict != nil && !r.Verdict.Failed {
 		return nil
 	}
 	return err

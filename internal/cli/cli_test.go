@@ -17,7 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acpprobe/acpprobe/internal/cli"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 //	exitcode N cmd args...      run cmd and require exit status N (stdout/stderr kept)
 //	jsoneq FILE POINTER VALUE   the JSON in FILE (or stdout/stderr) has VALUE (JSON, $VARS
 //	                            expanded) at POINTER
-//	validresult FILE            FILE holds a result that matches probe/result.schema.json
+//	validresult FILE            FILE holds a result that matches report/result.schema.json
 //	sameresult A B              two results agree on everything but times, pids, commands
 //	                            and transcript line numbers
 func TestScripts(t *testing.T) {
@@ -145,7 +145,7 @@ func cmdValidResult(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: validresult FILE")
 	}
-	err := probe.ValidateResult([]byte(ts.ReadFile(args[0])))
+	err := report.ValidateResult([]byte(ts.ReadFile(args[0])))
 	if (err == nil) == neg {
 		ts.Fatalf("validresult %s: %v", args[0], err)
 	}

@@ -7,8 +7,8 @@ import (
 	"syscall"
 
 	"github.com/acpprobe/acpprobe/internal/render"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Exit codes (DESIGN.md decision 9, README "Exit codes"). Commands never return one: they
@@ -70,7 +70,7 @@ func (e *errNoneProbed) Error() string {
 // verdict failed. Its exit code is the result's (resultCode). note, when set, is printed when
 // the agent could not be probed (exit 3).
 type resultError struct {
-	r    *probe.Result
+	r    *report.Result
 	note string
 }
 
@@ -154,12 +154,12 @@ func exitCode(err error) int {
 
 // resultCode maps a result to the exit code: an interrupt first, then a failed check verdict,
 // then the probe's own outcome.
-func resultCode(r *probe.Result) int {
-	if r.Error != nil && r.Error.Code == probe.ErrInterrupted {
+func resultCode(r *report.Result) int {
+	if r.Error != nil && r.Error.Code == report.ErrInterrupted {
 		return ExitInterrupted
 	}
 	// A recording cut short says nothing reliable, whatever its verdict.
-	if r.Error != nil && r.Error.Code == probe.ErrTruncated {
+	if r.Error != nil && r.Error.Code == report.ErrTruncated {
 		return ExitIO
 	}
 	if r.Verdict != nil && r.Verdict.Failed {
@@ -168,7 +168,7 @@ func resultCode(r *probe.Result) int {
 	if r.Error == nil {
 		return ExitOK
 	}
-	if r.Error.Code == probe.ErrAuthRequired {
+	if r.Error.Code == report.ErrAuthRequired {
 		return ExitAuth
 	}
 	return ExitNotProbed
@@ -224,7 +224,7 @@ func printError(w io.Writer, cmd string, err error, code int) {
 }
 
 // envelope writes the one-line JSON error of a failed probe.
-func envelope(w io.Writer, code probe.ErrorCode, stage record.Stage, message string, exit int) {
+func envelope(w io.Writer, code report.ErrorCode, stage record.Stage, message string, exit int) {
 	_ = render.JSONLine(w, map[string]any{"error": map[string]any{
 		"code": code, "stage": stage, "message": message, "exitCode": exit}})
 }

@@ -8,19 +8,19 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestExitCode covers every mapping of exitCode, the one place where an exit code is chosen,
 // and the line printError writes for each kind of error.
 func TestExitCode(t *testing.T) {
-	result := func(code probe.ErrorCode, failed bool) *probe.Result {
-		r := &probe.Result{}
+	result := func(code report.ErrorCode, failed bool) *report.Result {
+		r := &report.Result{}
 		if code != "" {
-			r.Error = &probe.Error{Code: code, Stage: "session/new", Message: "why"}
+			r.Error = &report.Error{Code: code, Stage: "session/new", Message: "why"}
 		}
 		if failed {
-			r.Verdict = &probe.Verdict{Failed: true}
+			r.Verdict = &report.Verdict{Failed: true}
 		}
 		return r
 	}
@@ -45,19 +45,19 @@ func TestExitCode(t *testing.T) {
 		{"not runnable", &errNotRunnable{err: errors.New(`agent "kimi" cannot run here`)}, ExitNotProbed, "acpprobe probe: agent \"kimi\" cannot run here\n"},
 		{"clean result", &resultError{r: result("", false)}, ExitOK, ""},
 		{"verdict failed", &resultError{r: result("", true)}, ExitFindings, ""},
-		{"auth required", &resultError{r: result(probe.ErrAuthRequired, false)}, ExitAuth, "acpprobe: auth_required: why\n"},
-		{"auth required with --json", withJSON(&resultError{r: result(probe.ErrAuthRequired, false)}, true), ExitAuth,
+		{"auth required", &resultError{r: result(report.ErrAuthRequired, false)}, ExitAuth, "acpprobe: auth_required: why\n"},
+		{"auth required with --json", withJSON(&resultError{r: result(report.ErrAuthRequired, false)}, true), ExitAuth,
 			`{"error":{"code":"auth_required","exitCode":4,"message":"why","stage":"session/new"}}` + "\n"},
-		{"verdict failed and an error", withJSON(&resultError{r: result(probe.ErrAuthRequired, true)}, true), ExitFindings,
+		{"verdict failed and an error", withJSON(&resultError{r: result(report.ErrAuthRequired, true)}, true), ExitFindings,
 			`{"error":{"code":"auth_required","exitCode":1,"message":"why","stage":"session/new"}}` + "\n"},
-		{"interrupted over a failed verdict", &resultError{r: result(probe.ErrInterrupted, true)}, ExitInterrupted, "acpprobe: interrupted: why\n"},
-		{"a truncated recording over a failed verdict", &resultError{r: result(probe.ErrTruncated, true)}, ExitIO, "acpprobe: truncated: why\n"},
-		{"spawn failed", &resultError{r: result(probe.ErrSpawnFailed, false)}, ExitNotProbed, "acpprobe: spawn_failed: why\n"},
-		{"initialize timeout", &resultError{r: result(probe.ErrInitializeTimeout, false)}, ExitNotProbed, "acpprobe: initialize_timeout: why\n"},
-		{"session/new timeout", &resultError{r: result(probe.ErrSessionNewTimeout, false)}, ExitNotProbed, "acpprobe: session_new_timeout: why\n"},
-		{"protocol mismatch", &resultError{r: result(probe.ErrProtocolMismatch, false)}, ExitNotProbed, "acpprobe: protocol_mismatch: why\n"},
-		{"crash", &resultError{r: result(probe.ErrAgentCrashed, false)}, ExitNotProbed, "acpprobe: agent_crashed: why\n"},
-		{"unknown probe error", &resultError{r: result(probe.ErrUnknown, false)}, ExitNotProbed, "acpprobe: unknown: why\n"},
+		{"interrupted over a failed verdict", &resultError{r: result(report.ErrInterrupted, true)}, ExitInterrupted, "acpprobe: interrupted: why\n"},
+		{"a truncated recording over a failed verdict", &resultError{r: result(report.ErrTruncated, true)}, ExitIO, "acpprobe: truncated: why\n"},
+		{"spawn failed", &resultError{r: result(report.ErrSpawnFailed, false)}, ExitNotProbed, "acpprobe: spawn_failed: why\n"},
+		{"initialize timeout", &resultError{r: result(report.ErrInitializeTimeout, false)}, ExitNotProbed, "acpprobe: initialize_timeout: why\n"},
+		{"session/new timeout", &resultError{r: result(report.ErrSessionNewTimeout, false)}, ExitNotProbed, "acpprobe: session_new_timeout: why\n"},
+		{"protocol mismatch", &resultError{r: result(report.ErrProtocolMismatch, false)}, ExitNotProbed, "acpprobe: protocol_mismatch: why\n"},
+		{"crash", &resultError{r: result(report.ErrAgentCrashed, false)}, ExitNotProbed, "acpprobe: agent_crashed: why\n"},
+		{"unknown probe error", &resultError{r: result(report.ErrUnknown, false)}, ExitNotProbed, "acpprobe: unknown: why\n"},
 		{"agent status", &agentExit{status: 7}, 7, ""},
 		{"agent signal", &agentExit{status: 143, signal: syscall.SIGTERM}, 143, ""},
 		{"agent failure", &agentExit{status: 1, err: errors.New("replay: unexpected line")}, 1, "acpprobe probe: replay: unexpected line\n"},

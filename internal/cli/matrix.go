@@ -18,6 +18,7 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/transcript"
 	"github.com/acpprobe/acpprobe/turn"
@@ -203,11 +204,11 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 // turnRunner runs one agent's check with the prompt turns (nil without --turns): the agent's
 // id chooses its backend profile, and each agent keeps its sandbox in its own directory under
 // --keep-sandbox.
-func (opts *MatrixOptions) turnRunner() func(context.Context, matrix.Target, acpprobe.Options) (*probe.Result, error) {
+func (opts *MatrixOptions) turnRunner() func(context.Context, matrix.Target, acpprobe.Options) (*report.Result, error) {
 	if opts.Turns == nil {
 		return nil
 	}
-	return func(ctx context.Context, t matrix.Target, ao acpprobe.Options) (*probe.Result, error) {
+	return func(ctx context.Context, t matrix.Target, ao acpprobe.Options) (*report.Result, error) {
 		o := *opts.Turns
 		o.Keys = emulator.Keys{RegistryID: t.ID, ConfigName: t.ID}
 		o.Probe, o.Check, o.Analyze = ao.Probe, ao.Check, ao.Analyze

@@ -11,6 +11,7 @@ import (
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
 
@@ -110,7 +111,7 @@ func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 // probeRun probes the agent, recording the session (redacted, into a transcript when asked),
 // and reports it through the same analysis as acpprobe analyze.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
-	return opts.recorded("probe", func(target probe.Options) (*probe.Result, error) {
+	return opts.recorded("probe", func(target probe.Options) (*report.Result, error) {
 		return acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report,
 			Isolate: opts.Isolate, AuthAB: opts.AuthAB})
 	})
@@ -120,7 +121,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 // active checks run), recording the session into opts.Target's log (redacted, into a
 // transcript when asked), and reports the result: the one way probe, check, turn and check
 // --turns go from a run to a report.
-func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (*probe.Result, error)) error {
+func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (*report.Result, error)) error {
 	if opts.Check != nil {
 		tool = "check"
 	}
@@ -138,7 +139,7 @@ func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (
 	if cerr != nil {
 		return writeError("the transcript", cerr)
 	}
-	err = report(opts.IO.Out, r, opts.JSON)
+	err = printResult(opts.IO.Out, r, opts.JSON)
 	if re := (*resultError)(nil); errors.As(err, &re) {
 		re.note = opts.Note
 	}
@@ -149,9 +150,9 @@ func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (
 // use: a usage error.
 func unusable(err error) error { return &usageError{err.Error()} }
 
-// report prints a result on w. The error says how the probe ended (resultError), or that the
+// printResult prints a result on w. The error says how the probe ended (resultError), or that the
 // report could not be written. A live probe and the analysis of its transcript both end here.
-func report(w io.Writer, r *probe.Result, asJSON bool) error {
+func printResult(w io.Writer, r *report.Result, asJSON bool) error {
 	var err error
 	if asJSON {
 		err = render.JSON(w, r)

@@ -16,6 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -55,13 +56,13 @@ func TestProbeRun(t *testing.T) {
 			var out bytes.Buffer
 			opts := &ProbeOptions{IO: Stdio{Out: &out}, Target: inProcess(t, c.cfg), Check: c.check, JSON: true}
 			if c.check != nil {
-				opts.Report.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
+				opts.Report.Verdict = &acpprobe.Verdict{FailOn: report.TierMandatory}
 			}
 			err := probeRun(t.Context(), opts)
 			if got := exitCode(err); got != c.code {
 				t.Errorf("exit %d (%v), want %d", got, err, c.code)
 			}
-			var r probe.Result
+			var r report.Result
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("stdout is not a result: %v", err)
 			}

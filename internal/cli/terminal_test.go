@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // TestErrorLineInert (issue 11, F4): the error line shows what an agent said, never as raw
 // control characters.
 func TestErrorLineInert(t *testing.T) {
 	const attack = "\x1b]0;pwned\x07\x1b[2Jfake\rREAL\u202eevil\u009b31m\n  fake line"
-	r := &probe.Result{Error: &probe.Error{Code: probe.ErrAgentCrashed, Stage: "initialize", Message: "the agent said " + attack}}
+	r := &report.Result{Error: &report.Error{Code: report.ErrAgentCrashed, Stage: "initialize", Message: "the agent said " + attack}}
 	for _, err := range []error{
 		&resultError{r: r, note: attack},
 		&errNotRunnable{err: errors.New(attack), note: attack},

@@ -14,8 +14,8 @@ import (
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transcript"
 )
 
@@ -58,7 +58,7 @@ func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 		return opts, nil
 	}
 	// Any of the check flags asks for a verdict.
-	verdict := &acpprobe.Verdict{FailOn: probe.TierMandatory, BaselinePath: *baselinePath}
+	verdict := &acpprobe.Verdict{FailOn: report.TierMandatory, BaselinePath: *baselinePath}
 	if *schemaName != "" {
 		if _, err := schema.Load(*schemaName); err != nil {
 			return nil, usagef("--schema: %v", err)
@@ -87,13 +87,13 @@ func analyzeRun(ctx context.Context, opts *AnalyzeOptions) error {
 	}
 	o := opts.Report
 	if o.Verdict == nil && (header.Tool == "check" || header.Tool == "turn") {
-		o.Verdict = &acpprobe.Verdict{FailOn: probe.TierMandatory}
+		o.Verdict = &acpprobe.Verdict{FailOn: report.TierMandatory}
 	}
 	r, err := acpprobe.Analyze(ctx, frames, o)
 	if err != nil {
 		return unusable(err)
 	}
-	return exitByVerdict(report(opts.IO.Out, r, opts.JSON), opts.AllowAuthRequired)
+	return exitByVerdict(printResult(opts.IO.Out, r, opts.JSON), opts.AllowAuthRequired)
 }
 
 // ReplayOptions are the options of acpprobe replay: act as the agent recorded in a transcript.
@@ -164,7 +164,7 @@ type LintClientOptions struct {
 	// JSON prints the findings as JSON.
 	JSON bool
 	// FailOn is the tier at or above which a client finding fails (exit 1); ADVISORY when "".
-	FailOn probe.Tier
+	FailOn report.Tier
 }
 
 func newLintClientOptions(args []string, stdio Stdio) (*LintClientOptions, error) {
@@ -202,7 +202,7 @@ func lintClientRun(ctx context.Context, opts *LintClientOptions) error {
 	if err != nil {
 		return unusable(err)
 	}
-	client := []probe.Finding{}
+	client := []report.Finding{}
 	for _, f := range r.Findings {
 		if c, ok := conformance.Lookup(f.ID); ok && c.Side == conformance.SideClient {
 			client = append(client, f)
@@ -218,7 +218,7 @@ func lintClientRun(ctx context.Context, opts *LintClientOptions) error {
 	}
 	failOn := opts.FailOn
 	if failOn == "" {
-		failOn = probe.TierAdvisory
+		failOn = report.TierAdvisory
 	}
 	for _, f := range client {
 		if f.Tier.Rank() <= failOn.Rank() {

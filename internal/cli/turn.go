@@ -8,6 +8,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/turn"
 )
@@ -70,7 +72,7 @@ func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Opti
 		Sandbox: box}
 	for _, list := range t.scenarios {
 		for _, name := range strings.Split(list, ",") {
-			s, err := probe.ParseScenario(strings.TrimSpace(name))
+			s, err := record.ParseScenario(strings.TrimSpace(name))
 			if err != nil {
 				return o, usagef("--scenario: %v", err)
 			}
@@ -79,10 +81,10 @@ func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Opti
 	}
 	if t.mcp {
 		if len(o.Scenarios) == 0 {
-			o.Scenarios = slices.Clone(probe.DefaultScenarios)
+			o.Scenarios = slices.Clone(record.DefaultScenarios)
 		}
-		if !slices.Contains(o.Scenarios, probe.ScenarioMCP) {
-			o.Scenarios = append(o.Scenarios, probe.ScenarioMCP)
+		if !slices.Contains(o.Scenarios, record.ScenarioMCP) {
+			o.Scenarios = append(o.Scenarios, record.ScenarioMCP)
 		}
 	}
 	switch o.Backend {
@@ -137,7 +139,7 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 // recording the session with the model's requests (into a transcript when asked), and
 // reports it like a check.
 func turnRun(ctx context.Context, opts *TurnOptions) error {
-	err := opts.recorded("turn", func(target probe.Options) (*probe.Result, error) {
+	err := opts.recorded("turn", func(target probe.Options) (*report.Result, error) {
 		o := opts.Turn
 		o.Probe, o.Check, o.Analyze = target, opts.Check, opts.Report
 		return turn.Run(ctx, o)

@@ -18,8 +18,8 @@ import (
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with what the writers print now")
@@ -60,20 +60,20 @@ func golden(t *testing.T, name string, got []byte) {
 
 // loadResult reads a result as `acpprobe --json` printed it: the frozen reports of the
 // recordings in testdata/v1 at the module root, or the fixtures of testdata.
-func loadResult(t *testing.T, path string) *probe.Result {
+func loadResult(t *testing.T, path string) *report.Result {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r probe.Result
+	var r report.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return &r
 }
 
-func v1(t *testing.T, name string) *probe.Result {
+func v1(t *testing.T, name string) *report.Result {
 	return loadResult(t, filepath.Join("..", "..", "testdata", "v1", name+".result.json"))
 }
 
@@ -88,7 +88,7 @@ func write(t *testing.T, f func(io.Writer) error) []byte {
 
 // TestTextGolden: the probe and check report for people, for results of every kind.
 func TestTextGolden(t *testing.T) {
-	results := map[string]*probe.Result{
+	results := map[string]*report.Result{
 		// A full check: capabilities, modes, config options, methods, prompt shapes, extensions,
 		// a verdict that passes.
 		"text-check-claude": v1(t, "check-claude"),
@@ -162,9 +162,9 @@ func TestCatalogueGolden(t *testing.T) {
 }
 
 var testChecks = []conformance.Check{
-	{ID: "framing.stdout-non-json", Tier: probe.TierMandatory, Title: "Agent wrote a line on stdout that is not JSON"},
-	{ID: "protocol.invalid-params", Tier: probe.TierAdvisory, Title: "Invalid params not answered with -32602", Active: true},
-	{ID: "schema.unstable", Tier: probe.TierInfo, Title: "Field defined only in the unstable schema"},
+	{ID: "framing.stdout-non-json", Tier: report.TierMandatory, Title: "Agent wrote a line on stdout that is not JSON"},
+	{ID: "protocol.invalid-params", Tier: report.TierAdvisory, Title: "Invalid params not answered with -32602", Active: true},
+	{ID: "schema.unstable", Tier: report.TierInfo, Title: "Field defined only in the unstable schema"},
 }
 
 func TestCheckListGolden(t *testing.T) {
@@ -196,11 +196,11 @@ func TestDiffGolden(t *testing.T) {
 	golden(t, "diff-none", write(t, func(w io.Writer) error { return render.Diff(w, nil) }))
 }
 
-var testFindings = []probe.Finding{
-	{ID: "client.private-key", Tier: probe.TierAdvisory, Seq: 4, Pointer: "/params/_meta/example.org~1grant", Message: "the client sent the private key example.org/grant"},
-	{ID: "client.unknown-method", Tier: probe.TierAdvisory, Seq: 8, Pointer: "/method", Message: "editor/focus is not an ACP method and has no _ prefix"},
-	{ID: "framing.stdout-non-json", Tier: probe.TierMandatory, Seq: 3, Message: "line 3 is not JSON"},
-	{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Message: "the agent did not exit when its stdin closed"},
+var testFindings = []report.Finding{
+	{ID: "client.private-key", Tier: report.TierAdvisory, Seq: 4, Pointer: "/params/_meta/example.org~1grant", Message: "the client sent the private key example.org/grant"},
+	{ID: "client.unknown-method", Tier: report.TierAdvisory, Seq: 8, Pointer: "/method", Message: "editor/focus is not an ACP method and has no _ prefix"},
+	{ID: "framing.stdout-non-json", Tier: report.TierMandatory, Seq: 3, Message: "line 3 is not JSON"},
+	{ID: "protocol.stdin-exit", Tier: report.TierAdvisory, Message: "the agent did not exit when its stdin closed"},
 }
 
 func TestClientFindingsGolden(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // attack is what a hostile agent puts in every string it sends (issue 11, F4): an OSC window
@@ -34,7 +34,7 @@ const attack = "\x1b]0;pwned\x07" +
 	"\u2066x\u2069" +
 	"\r\n  Findings (0)\n"
 
-var tierType = reflect.TypeFor[probe.Tier]()
+var tierType = reflect.TypeFor[report.Tier]()
 
 // poison appends the attack to every string reachable from v that is not empty (in copies of
 // the slices, maps and pointed-to values it goes through), map keys and
@@ -77,7 +77,7 @@ func poison(v reflect.Value) {
 		for iter.Next() {
 			k := reflect.New(v.Type().Key()).Elem()
 			k.Set(iter.Key())
-			if k.Kind() == reflect.String && v.Type().Elem() != reflect.TypeFor[probe.MethodSupport]() {
+			if k.Kind() == reflect.String && v.Type().Elem() != reflect.TypeFor[report.MethodSupport]() {
 				poison(k)
 			}
 			e := reflect.New(v.Type().Elem()).Elem()
@@ -168,7 +168,7 @@ func hostileMatrix(t *testing.T) *matrix.Matrix {
 func TestHostileStrings(t *testing.T) {
 	m := hostileMatrix(t)
 	finding := m.Rows[3].Result.Findings[0]
-	checks := poisoned([]conformance.Check{{ID: "a.b", Tier: probe.TierInfo, Title: "t", Active: true}})
+	checks := poisoned([]conformance.Check{{ID: "a.b", Tier: report.TierInfo, Title: "t", Active: true}})
 	agents := poisoned(testAgents)
 	changes := poisoned(testChanges)
 	docs := poisoned(testCatalogue(t))

@@ -15,7 +15,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // matrixHTML is the page: one self-contained file with its CSS and script inline, so that it
@@ -81,11 +81,11 @@ func rowStatus(r matrix.Row) string {
 	switch {
 	case r.Problem != "" || r.Result == nil:
 		return "notrun"
-	case r.Result.Error != nil && r.Result.Error.Code == probe.ErrAuthRequired:
+	case r.Result.Error != nil && r.Result.Error.Code == report.ErrAuthRequired:
 		return "auth"
 	case r.Result.Error != nil:
 		return "error"
-	case r.Result.Auth.Status == probe.AuthRequired:
+	case r.Result.Auth.Status == report.AuthRequired:
 		return "auth"
 	}
 	return "ok"
@@ -122,7 +122,7 @@ type htmlRow struct {
 	Problem, Transcript    string
 	Status, StatusText     string
 	Cells                  []htmlCell
-	Result                 *probe.Result
+	Result                 *report.Result
 	Agent                  []htmlKV
 	Caps                   []htmlCapGroup
 	AuthMethods            []htmlAuthMethod
@@ -183,7 +183,7 @@ type htmlMethod struct {
 
 type htmlTier struct {
 	Tier, Class string
-	Findings    []probe.Finding
+	Findings    []report.Finding
 }
 
 type htmlExtension struct {
@@ -284,10 +284,10 @@ func cellClass(key, text, status string) string {
 	case text == "-":
 		return "nil"
 	case key == "auth":
-		switch probe.AuthState(text) {
-		case probe.AuthAuthenticated:
+		switch report.AuthState(text) {
+		case report.AuthAuthenticated:
 			return "v-ok"
-		case probe.AuthRequired:
+		case report.AuthRequired:
 			return "v-auth"
 		}
 		return "v-unknown"
@@ -308,7 +308,7 @@ func cellClass(key, text, status string) string {
 	return ""
 }
 
-func agentKVs(x *probe.Result) []htmlKV {
+func agentKVs(x *report.Result) []htmlKV {
 	var kvs []htmlKV
 	add := func(k, v string) {
 		if v != "" {
@@ -343,7 +343,7 @@ func agentKVs(x *probe.Result) []htmlKV {
 	return kvs
 }
 
-func capGroups(c probe.Capabilities) []htmlCapGroup {
+func capGroups(c report.Capabilities) []htmlCapGroup {
 	p, m, s, e := c.PromptCapabilities, c.McpCapabilities, c.SessionCapabilities, c.Experimental
 	groups := []htmlCapGroup{
 		{"prompt", []htmlCap{{"text", true}, {"resource_link", true}, {"image", p.Image}, {"audio", p.Audio}, {"embeddedContext", p.EmbeddedContext}}},
@@ -383,7 +383,7 @@ func authMethods(raws []json.RawMessage) []htmlAuthMethod {
 }
 
 // methods lists the method support table: the probed methods in report order, then any other.
-func methods(ms map[string]probe.MethodSupport) []htmlMethod {
+func methods(ms map[string]report.MethodSupport) []htmlMethod {
 	var names []string
 	seen := map[string]bool{}
 	for _, m := range acp.ProbedMethods {
@@ -411,9 +411,9 @@ func methods(ms map[string]probe.MethodSupport) []htmlMethod {
 	return out
 }
 
-func tiers(fs []probe.Finding) []htmlTier {
+func tiers(fs []report.Finding) []htmlTier {
 	var out []htmlTier
-	for _, tier := range probe.Tiers {
+	for _, tier := range report.Tiers {
 		g := htmlTier{Tier: string(tier), Class: "tier-" + strings.ToLower(string(tier))}
 		for _, f := range fs {
 			if f.Tier == tier {
@@ -427,7 +427,7 @@ func tiers(fs []probe.Finding) []htmlTier {
 	// Findings of a tier this renderer does not know still show, last.
 	other := htmlTier{Tier: "OTHER", Class: "tier-info"}
 	for _, f := range fs {
-		if f.Tier.Rank() == len(probe.Tiers) {
+		if f.Tier.Rank() == len(report.Tiers) {
 			other.Findings = append(other.Findings, f)
 		}
 	}
@@ -437,7 +437,7 @@ func tiers(fs []probe.Finding) []htmlTier {
 	return out
 }
 
-func extensionList(x *probe.Result) []htmlExtension {
+func extensionList(x *report.Result) []htmlExtension {
 	inv := x.Extensions
 	if inv == nil {
 		return nil

@@ -14,8 +14,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 const evil = `<script>alert(1)</script>`
@@ -25,58 +25,58 @@ func intp(n int) *int { return &n }
 // htmlMatrix is a matrix built by hand: an agent that works, one that needs authentication
 // (with findings), one that could not be launched, and one whose every string is hostile.
 func htmlMatrix() *matrix.Matrix {
-	ok := &probe.Result{
-		Schema: probe.ResultSchema, ProtocolVersion: intp(1),
+	ok := &report.Result{
+		Schema: report.ResultSchema, ProtocolVersion: intp(1),
 		AgentInfo: &acp.Implementation{Name: "claude-agent-acp", Title: "Claude", Version: "0.23.1"},
-		Capabilities: probe.Capabilities{LoadSession: true, PromptCapabilities: probe.PromptCapabilities{Image: true, EmbeddedContext: true},
-			McpCapabilities: probe.McpCapabilities{HTTP: true}, SessionCapabilities: probe.SessionCapabilities{List: true, Close: true},
+		Capabilities: report.Capabilities{LoadSession: true, PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
+			McpCapabilities: report.McpCapabilities{HTTP: true}, SessionCapabilities: report.SessionCapabilities{List: true, Close: true},
 			MetaKeys: []string{"claudeCode"}},
 		AuthMethods: []json.RawMessage{},
-		Auth:        probe.AuthStatus{Status: probe.AuthAuthenticated, Evidence: []string{"session/new succeeded without authenticate"}},
+		Auth:        report.AuthStatus{Status: report.AuthAuthenticated, Evidence: []string{"session/new succeeded without authenticate"}},
 		Modes:       []acp.Mode{{ID: "default", Name: "Default"}, {ID: "plan", Name: "Plan Mode", Description: "no tool execution"}},
 		Models:      []acp.Model{{ID: "opus", Name: "Opus"}, {ID: "haiku", Name: "Haiku"}}, CurrentModeID: "default",
 		ConfigOptions: []acp.ConfigOption{{ID: "model", Name: "Model", Category: "model", Type: "select", CurrentValue: json.RawMessage(`"opus"`),
 			Options: []acp.SelectOption{{Value: "opus", Name: "Opus"}, {Value: "haiku", Name: "Haiku"}}}},
-		ModelConfig: &probe.ModelConfig{ConfigID: "model", Values: []string{"opus", "haiku"}, CurrentValue: "opus"},
-		Methods: map[string]probe.MethodSupport{
-			acp.MethodSessionList:   {Support: probe.Supported, Ms: 1.5},
-			acp.MethodSessionDelete: {Support: probe.Unsupported, Code: intp(-32601), Message: "Method not found"},
+		ModelConfig: &report.ModelConfig{ConfigID: "model", Values: []string{"opus", "haiku"}, CurrentValue: "opus"},
+		Methods: map[string]report.MethodSupport{
+			acp.MethodSessionList:   {Support: report.Supported, Ms: 1.5},
+			acp.MethodSessionDelete: {Support: report.Unsupported, Code: intp(-32601), Message: "Method not found"},
 		},
-		Timings:    probe.Timings{SpawnToInitializeMs: 812.4, TotalMs: 1500},
+		Timings:    report.Timings{SpawnToInitializeMs: 812.4, TotalMs: 1500},
 		StderrTail: "claude: ready\n",
 	}
-	auth := &probe.Result{
-		Schema: probe.ResultSchema, ProtocolVersion: intp(1),
+	auth := &report.Result{
+		Schema: report.ResultSchema, ProtocolVersion: intp(1),
 		AgentInfo: &acp.Implementation{Name: "codex-acp", Version: "0.16.0"},
 		AuthMethods: []json.RawMessage{
 			json.RawMessage(`{"id":"chatgpt","name":"Login with ChatGPT"}`),
 			json.RawMessage(`{"type":"env_var","id":"codex-api-key","name":"Use CODEX_API_KEY","vars":[{"name":"CODEX_API_KEY"}]}`),
 		},
-		Auth: probe.AuthStatus{Status: probe.AuthRequired},
-		Methods: map[string]probe.MethodSupport{
-			acp.MethodSessionLoad: {Support: probe.Supported, Code: intp(-32000), Message: "Authentication required"},
+		Auth: report.AuthStatus{Status: report.AuthRequired},
+		Methods: map[string]report.MethodSupport{
+			acp.MethodSessionLoad: {Support: report.Supported, Code: intp(-32000), Message: "Authentication required"},
 		},
-		Timings: probe.Timings{SpawnToInitializeMs: 95},
-		Findings: []probe.Finding{
-			{ID: "protocol.notification-answered", Tier: probe.TierMandatory, Title: "Notification answered", Message: "the agent answered a notification", Seq: 7},
-			{ID: "protocol.stdin-exit", Tier: probe.TierAdvisory, Title: "No exit on stdin close", Message: "still running 2 s after stdin closed"},
-			{ID: "schema.unstable", Tier: probe.TierInfo, Message: "acp is unstable", Pointer: "/result/agentCapabilities/mcpCapabilities/acp"},
+		Timings: report.Timings{SpawnToInitializeMs: 95},
+		Findings: []report.Finding{
+			{ID: "protocol.notification-answered", Tier: report.TierMandatory, Title: "Notification answered", Message: "the agent answered a notification", Seq: 7},
+			{ID: "protocol.stdin-exit", Tier: report.TierAdvisory, Title: "No exit on stdin close", Message: "still running 2 s after stdin closed"},
+			{ID: "schema.unstable", Tier: report.TierInfo, Message: "acp is unstable", Pointer: "/result/agentCapabilities/mcpCapabilities/acp"},
 		},
-		Error: &probe.Error{Code: probe.ErrAuthRequired, Stage: record.StageSessionNew, Message: "session/new requires authentication",
+		Error: &report.Error{Code: report.ErrAuthRequired, Stage: record.StageSessionNew, Message: "session/new requires authentication",
 			AgentError: json.RawMessage(`{"code":-32000,"message":"Authentication required"}`)},
 	}
-	hostile := &probe.Result{
-		Schema: probe.ResultSchema, ProtocolVersion: intp(1),
+	hostile := &report.Result{
+		Schema: report.ResultSchema, ProtocolVersion: intp(1),
 		AgentInfo:   &acp.Implementation{Name: "x" + evil, Title: `"><img src=x onerror=alert(2)>`, Version: "1"},
 		AuthMethods: []json.RawMessage{json.RawMessage(`{"id":"<b>id</b>","name":"` + `<script>alert(5)<\/script>` + `","type":"<i>t</i>"}`)},
-		Auth:        probe.AuthStatus{Status: probe.AuthAuthenticated, Evidence: []string{evil}},
+		Auth:        report.AuthStatus{Status: report.AuthAuthenticated, Evidence: []string{evil}},
 		Modes:       []acp.Mode{{ID: `mode"onmouseover="alert(3)`, Name: evil}},
 		ConfigOptions: []acp.ConfigOption{{ID: "</td></tr></table>", Name: evil, Type: "select", CurrentValue: json.RawMessage(`"</script>"`),
 			Options: []acp.SelectOption{{Value: "</script>", Name: `'; alert(4); '`}}}},
-		Methods:    map[string]probe.MethodSupport{"_vendor/" + evil: {Support: probe.Supported, Message: evil}},
-		Findings:   []probe.Finding{{ID: "x", Tier: probe.TierInfo, Message: evil, Pointer: evil}},
+		Methods:    map[string]report.MethodSupport{"_vendor/" + evil: {Support: report.Supported, Message: evil}},
+		Findings:   []report.Finding{{ID: "x", Tier: report.TierInfo, Message: evil, Pointer: evil}},
 		StderrTail: "</pre>" + evil + "<!--",
-		Timings:    probe.Timings{SpawnToInitializeMs: 3},
+		Timings:    report.Timings{SpawnToInitializeMs: 3},
 	}
 	return &matrix.Matrix{Schema: matrix.Schema, Version: "0.9.9-test", GeneratedAt: "2026-11-29T12:00:00Z", Rows: []matrix.Row{
 		{ID: "claude", Source: "registry", Launch: "npx -y @zed-industries/claude-agent-acp", Result: ok},
@@ -235,9 +235,9 @@ func TestMatrixHTMLWriteError(t *testing.T) {
 // initialize say so instead of showing capabilities, and those of an agent without a session
 // say that modes, models and config options are not known.
 func TestMatrixHTMLNotKnown(t *testing.T) {
-	spawn := &probe.Result{Schema: probe.ResultSchema, Raw: probe.Raw{Initialize: json.RawMessage("null")},
-		Auth:  probe.AuthStatus{Status: probe.AuthUnknown},
-		Error: &probe.Error{Code: probe.ErrSpawnFailed, Stage: record.StageSpawn, Message: "no such file"}}
+	spawn := &report.Result{Schema: report.ResultSchema, Raw: report.Raw{Initialize: json.RawMessage("null")},
+		Auth:  report.AuthStatus{Status: report.AuthUnknown},
+		Error: &report.Error{Code: report.ErrSpawnFailed, Stage: record.StageSpawn, Message: "no such file"}}
 	m := htmlMatrix()
 	m.Rows = []matrix.Row{{ID: "spawn", Result: spawn}, m.Rows[1]}
 	out := renderHTML(t, m)
@@ -268,7 +268,7 @@ func TestMatrixHTMLSideEffects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r probe.Result
+	var r report.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

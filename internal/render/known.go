@@ -4,22 +4,22 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Initialized says whether the agent answered initialize with a result: before that nothing
 // is known of its protocol version, capabilities, modes or config options. (A result written
 // by hand, without raw.initialize, counts as initialized when it names a protocol version or
 // agentInfo.)
-func Initialized(r *probe.Result) bool {
+func Initialized(r *report.Result) bool {
 	return isValue(r.Raw.Initialize) || r.ProtocolVersion != nil || r.AgentInfo != nil
 }
 
 // sessionCreated says whether session/new succeeded, which is where modes and config options
 // come from.
-func sessionCreated(r *probe.Result) bool {
-	return isValue(r.Raw.NewSession) || r.Auth.Status == probe.AuthAuthenticated || len(r.Modes)+len(r.ConfigOptions) > 0
+func sessionCreated(r *report.Result) bool {
+	return isValue(r.Raw.NewSession) || r.Auth.Status == report.AuthAuthenticated || len(r.Modes)+len(r.ConfigOptions) > 0
 }
 
 func isValue(raw json.RawMessage) bool {
@@ -28,7 +28,7 @@ func isValue(raw json.RawMessage) bool {
 }
 
 // initReason says why initialize told nothing.
-func initReason(r *probe.Result) string {
+func initReason(r *report.Result) string {
 	if e := r.Error; e != nil && e.Stage == record.StageInitialize && len(e.AgentError) > 0 {
 		return "initialize failed"
 	}
@@ -36,7 +36,7 @@ func initReason(r *probe.Result) string {
 }
 
 // sessionReason says why session/new told nothing.
-func sessionReason(r *probe.Result) string {
+func sessionReason(r *report.Result) string {
 	if e := r.Error; e != nil && e.Stage == record.StageSessionNew {
 		return "session/new did not succeed (" + string(e.Code) + ")"
 	}
@@ -44,9 +44,9 @@ func sessionReason(r *probe.Result) string {
 }
 
 // methodsProbed says whether any optional method was tried.
-func methodsProbed(r *probe.Result) bool {
+func methodsProbed(r *report.Result) bool {
 	for _, ms := range r.Methods {
-		if ms.Support != probe.Skipped {
+		if ms.Support != report.Skipped {
 			return true
 		}
 	}

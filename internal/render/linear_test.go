@@ -11,8 +11,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // nested is a _meta object nested depth deep: {"_meta":{"a":{"a":…1…}}}.
@@ -35,14 +35,14 @@ func flat(size int) json.RawMessage {
 }
 
 // rawResult is a result that carries v wherever a result holds what the agent sent verbatim.
-func rawResult(t *testing.T, v json.RawMessage) *probe.Result {
+func rawResult(t *testing.T, v json.RawMessage) *report.Result {
 	r := v1(t, "check-claude")
 	r.AuthMethods = []json.RawMessage{v}
 	r.Raw.Initialize = v
 	r.Raw.NewSession = v
-	r.Error = &probe.Error{Code: probe.ErrUnknown, Stage: record.StageSessionNew, Message: "failed", AgentError: v}
-	r.Findings = append(r.Findings, probe.Finding{ID: "x", Tier: probe.TierInfo, Message: "m", Evidence: v})
-	r.PromptShapes = &probe.PromptShapes{Probes: []probe.ShapeProbe{{Name: "p", Prompt: v, Answer: v}}}
+	r.Error = &report.Error{Code: report.ErrUnknown, Stage: record.StageSessionNew, Message: "failed", AgentError: v}
+	r.Findings = append(r.Findings, report.Finding{ID: "x", Tier: report.TierInfo, Message: "m", Evidence: v})
+	r.PromptShapes = &report.PromptShapes{Probes: []report.ShapeProbe{{Name: "p", Prompt: v, Answer: v}}}
 	return r
 }
 
@@ -65,26 +65,26 @@ func measure(t *testing.T, f func(io.Writer) error) (written, allocated uint64) 
 func TestOutputLinear(t *testing.T) {
 	deep := nested(9000)
 	shallow := flat(len(deep))
-	writers := map[string]func(r *probe.Result) func(io.Writer) error{
-		"JSON": func(r *probe.Result) func(io.Writer) error {
+	writers := map[string]func(r *report.Result) func(io.Writer) error{
+		"JSON": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.JSON(w, r) }
 		},
-		"JSONLine": func(r *probe.Result) func(io.Writer) error {
+		"JSONLine": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.JSONLine(w, r) }
 		},
-		"Text": func(r *probe.Result) func(io.Writer) error {
+		"Text": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.Text(w, r) }
 		},
-		"matrix JSON": func(r *probe.Result) func(io.Writer) error {
+		"matrix JSON": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.JSON(w, oneRow(r)) }
 		},
-		"MatrixHTML": func(r *probe.Result) func(io.Writer) error {
+		"MatrixHTML": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.MatrixHTML(w, oneRow(r)) }
 		},
-		"MatrixMarkdown": func(r *probe.Result) func(io.Writer) error {
+		"MatrixMarkdown": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.MatrixMarkdown(w, oneRow(r)) }
 		},
-		"MatrixText": func(r *probe.Result) func(io.Writer) error {
+		"MatrixText": func(r *report.Result) func(io.Writer) error {
 			return func(w io.Writer) error { return render.MatrixText(w, oneRow(r)) }
 		},
 	}
@@ -104,7 +104,7 @@ func TestOutputLinear(t *testing.T) {
 	}
 }
 
-func oneRow(r *probe.Result) *matrix.Matrix {
+func oneRow(r *report.Result) *matrix.Matrix {
 	return &matrix.Matrix{Schema: matrix.Schema, Version: "test", GeneratedAt: "2026-11-30T12:00:00Z",
 		Rows: []matrix.Row{{ID: "deep", Source: "config", Launch: "agent", Result: r}}}
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/drift"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // CheckList writes the checks of `acpprobe check --list`: id, tier and title, marking the
@@ -75,7 +75,7 @@ func Diff(w io.Writer, changes []drift.Change) error {
 
 // ClientFindings writes the findings of `acpprobe lint-client`: what the client sent, each
 // with its tier, where it was found (Where) and why.
-func ClientFindings(w io.Writer, findings []probe.Finding) error {
+func ClientFindings(w io.Writer, findings []report.Finding) error {
 	t := &textWriter{w: w, width: screenOf(w).Width}
 	t.hang(fmt.Sprintf("%d client finding(s)", len(findings)), 0)
 	for _, f := range findings {
@@ -91,7 +91,7 @@ func ClientFindings(w io.Writer, findings []probe.Finding) error {
 
 // TapFinding writes one finding of `acpprobe tap --check` as it happens, on one line (never
 // wrapped: the editor's log takes it as is): tier, id, where (Where), why.
-func TapFinding(w io.Writer, f probe.Finding) error {
+func TapFinding(w io.Writer, f report.Finding) error {
 	where := Where(f)
 	if where != "" {
 		where = " [" + where + "]"

@@ -16,7 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // markdownAttacks are agent strings that would change a Markdown table or make a link, an
@@ -36,14 +36,14 @@ var markdownAttacks = []string{
 func attackMatrix() *matrix.Matrix {
 	m := &matrix.Matrix{Schema: matrix.Schema, Version: "test", GeneratedAt: "2026-11-30T12:00:00Z"}
 	for _, a := range markdownAttacks {
-		m.Rows = append(m.Rows, matrix.Row{ID: a, Result: &probe.Result{
+		m.Rows = append(m.Rows, matrix.Row{ID: a, Result: &report.Result{
 			ProtocolVersion: intp(1),
 			AgentInfo:       &acp.Implementation{Name: a, Version: a},
-			Auth:            probe.AuthStatus{Status: probe.AuthAuthenticated},
+			Auth:            report.AuthStatus{Status: report.AuthAuthenticated},
 			Modes:           []acp.Mode{{ID: a}, {ID: "plan"}},
 			Models:          []acp.Model{{ID: a}},
 			ConfigOptions:   []acp.ConfigOption{{ID: a}},
-			Error:           &probe.Error{Code: probe.ErrUnknown, Message: a},
+			Error:           &report.Error{Code: report.ErrUnknown, Message: a},
 		}})
 	}
 	return m

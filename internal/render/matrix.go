@@ -8,7 +8,8 @@ import (
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Column is one column of the capability matrix.
@@ -36,7 +37,7 @@ const (
 var Columns = []Column{
 	{Key: "agent", Title: "Agent", Value: func(r matrix.Row) string { return r.ID }},
 	{Key: "version", Title: "Version", Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			if x.AgentInfo == nil {
 				return None
 			}
@@ -44,7 +45,7 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "protocol", Title: "Protocol", Numeric: true, Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			if x.ProtocolVersion == nil {
 				return NotKnown
 			}
@@ -52,22 +53,22 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "auth", Title: "Auth", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string { return string(x.Auth.Status) })
+		return result(r, func(x *report.Result) string { return string(x.Auth.Status) })
 	}},
 	{Key: "prompt", Title: "Prompt content", Short: "Prompt", Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			p := x.Capabilities.PromptCapabilities
 			return list(flag("image", p.Image), flag("audio", p.Audio), flag("resource", p.EmbeddedContext))
 		})
 	}},
 	{Key: "mcp", Title: "MCP", Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			m := x.Capabilities.McpCapabilities
 			return list("stdio", flag("http", m.HTTP), flag("sse", m.SSE), flag("acp", m.ACP))
 		})
 	}},
 	{Key: "sessions", Title: "Session caps", Short: "Sessions", Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			s := x.Capabilities.SessionCapabilities
 			return list(flag("load", x.Capabilities.LoadSession), flag("list", s.List), flag("resume", s.Resume), flag("close", s.Close),
 				flag("fork", s.Fork), flag("delete", s.Delete), flag("dirs", s.AdditionalDirectories))
@@ -80,7 +81,7 @@ var Columns = []Column{
 	methodColumn("fork", acp.MethodSessionFork),
 	methodColumn("delete", acp.MethodSessionDelete),
 	{Key: "modes", Title: "Modes", Value: func(r matrix.Row) string {
-		return session(r, func(x *probe.Result) string {
+		return session(r, func(x *report.Result) string {
 			var ids []string
 			for _, m := range x.Modes {
 				ids = append(ids, m.ID)
@@ -89,12 +90,12 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "models", Title: "Models", Value: func(r matrix.Row) string {
-		return session(r, func(x *probe.Result) string {
+		return session(r, func(x *report.Result) string {
 			return list(modelIDs(x)...)
 		})
 	}},
 	{Key: "config", Title: "Config options", Short: "Config", Value: func(r matrix.Row) string {
-		return session(r, func(x *probe.Result) string {
+		return session(r, func(x *report.Result) string {
 			var ids []string
 			for _, o := range x.ConfigOptions {
 				ids = append(ids, o.ID)
@@ -103,7 +104,7 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "reasoning", Title: "Reasoning", Value: func(r matrix.Row) string {
-		return session(r, func(x *probe.Result) string {
+		return session(r, func(x *report.Result) string {
 			if x.Reasoning == nil {
 				return None
 			}
@@ -111,19 +112,19 @@ var Columns = []Column{
 		})
 	}},
 	{Key: "findings", Title: "Findings M/C/A/I", Short: "M/C/A/I", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return result(r, func(x *report.Result) string {
 			if len(x.Findings) == 0 && !Initialized(x) {
 				return NotKnown
 			}
-			n := map[probe.Tier]int{}
+			n := map[report.Tier]int{}
 			for _, f := range x.Findings {
 				n[f.Tier]++
 			}
-			return fmt.Sprintf("%d/%d/%d/%d", n[probe.TierMandatory], n[probe.TierCapability], n[probe.TierAdvisory], n[probe.TierInfo])
+			return fmt.Sprintf("%d/%d/%d/%d", n[report.TierMandatory], n[report.TierCapability], n[report.TierAdvisory], n[report.TierInfo])
 		})
 	}},
 	{Key: "startup", Title: "Startup ms", Short: "Start ms", Numeric: true, Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			if x.Timings.SpawnToInitializeMs == 0 {
 				return None
 			}
@@ -132,7 +133,7 @@ var Columns = []Column{
 	}},
 	{Key: "effects", Title: "Side effects", Short: "Effects", Value: effectsCell},
 	{Key: "authab", Title: "Auth A/B", Value: func(r matrix.Row) string {
-		return result(r, func(x *probe.Result) string {
+		return result(r, func(x *report.Result) string {
 			if x.AuthAB == nil {
 				return None
 			}
@@ -144,11 +145,11 @@ var Columns = []Column{
 
 // TurnColumns are the columns of matrix --turns: how each prompt-turn scenario a user asks
 // about came out (TurnCell).
-var TurnColumns = []Column{turnColumn("Completion", "Turn", probe.ScenarioCompletion), turnColumn("Model truth", "Models", probe.ScenarioModels),
-	turnColumn("Permission", "Perm", probe.ScenarioPermission), turnColumn("Cancel", "", probe.ScenarioCancel),
-	turnColumn("Sessions", "Sess", probe.ScenarioSessions), turnColumn("MCP reach", "MCP", probe.ScenarioMCP)}
+var TurnColumns = []Column{turnColumn("Completion", "Turn", record.ScenarioCompletion), turnColumn("Model truth", "Models", record.ScenarioModels),
+	turnColumn("Permission", "Perm", record.ScenarioPermission), turnColumn("Cancel", "", record.ScenarioCancel),
+	turnColumn("Sessions", "Sess", record.ScenarioSessions), turnColumn("MCP reach", "MCP", record.ScenarioMCP)}
 
-func turnColumn(title, short string, s probe.Scenario) Column {
+func turnColumn(title, short string, s record.Scenario) Column {
 	return Column{Key: "t-" + string(s), Title: title, Short: short, Value: func(r matrix.Row) string { return TurnCell(r.Result, s) }}
 }
 
@@ -179,11 +180,11 @@ func Status(r matrix.Row) string {
 
 func methodColumn(title, method string) Column {
 	return Column{Key: "m-" + title, Title: title, Value: func(r matrix.Row) string {
-		return initialized(r, func(x *probe.Result) string {
+		return initialized(r, func(x *report.Result) string {
 			switch x.Methods[method].Support {
-			case probe.Supported:
+			case report.Supported:
 				return "yes"
-			case probe.Unsupported:
+			case report.Unsupported:
 				return "no"
 			}
 			return NotKnown // no answer, or not probed
@@ -192,7 +193,7 @@ func methodColumn(title, method string) Column {
 }
 
 // result is f of the row's result, or None when the agent was not run.
-func result(r matrix.Row, f func(*probe.Result) string) string {
+func result(r matrix.Row, f func(*report.Result) string) string {
 	if r.Result == nil {
 		return None
 	}
@@ -201,8 +202,8 @@ func result(r matrix.Row, f func(*probe.Result) string) string {
 
 // initialized is f of the row's result, or NotKnown when the agent never answered
 // initialize.
-func initialized(r matrix.Row, f func(*probe.Result) string) string {
-	return result(r, func(x *probe.Result) string {
+func initialized(r matrix.Row, f func(*report.Result) string) string {
+	return result(r, func(x *report.Result) string {
 		if !Initialized(x) {
 			return NotKnown
 		}
@@ -211,8 +212,8 @@ func initialized(r matrix.Row, f func(*probe.Result) string) string {
 }
 
 // session is f of the row's result, or NotKnown when session/new did not succeed.
-func session(r matrix.Row, f func(*probe.Result) string) string {
-	return initialized(r, func(x *probe.Result) string {
+func session(r matrix.Row, f func(*report.Result) string) string {
+	return initialized(r, func(x *report.Result) string {
 		if !sessionCreated(x) {
 			return NotKnown
 		}
@@ -443,7 +444,7 @@ func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 
 // modelIDs are the models of a row: the ones set_config_option accepts (modelConfig) when the
 // agent has a model option, else the ones it declares in session/new.
-func modelIDs(x *probe.Result) []string {
+func modelIDs(x *report.Result) []string {
 	if x.ModelConfig != nil {
 		return x.ModelConfig.Values
 	}

@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // sessionsText is the sessions scenario's summary: whether a load replays the turn's tool
 // calls, and whether close frees the session and its processes.
-func sessionsText(s *probe.SessionsTruth) string {
+func sessionsText(s *report.SessionsTruth) string {
 	var parts []string
 	if s.Load != nil {
 		parts = append(parts, "load "+loadVerdict(s.Load))
@@ -24,7 +25,7 @@ func sessionsText(s *probe.SessionsTruth) string {
 }
 
 // loadVerdict says in a few words what a load replayed.
-func loadVerdict(l *probe.SessionLoad) string {
+func loadVerdict(l *report.SessionLoad) string {
 	switch {
 	case !l.OK():
 		return "failed (" + l.Outcome() + ")"
@@ -37,7 +38,7 @@ func loadVerdict(l *probe.SessionLoad) string {
 }
 
 // closeVerdict says whether close freed the session and its processes.
-func closeVerdict(c *probe.SessionClose) string {
+func closeVerdict(c *report.SessionClose) string {
 	var parts []string
 	switch {
 	case c.Prompt != nil && c.Prompt.OK():
@@ -58,7 +59,7 @@ func closeVerdict(c *probe.SessionClose) string {
 }
 
 // sessionsDetails are the sessions scenario's lines: one per part, null parts said so.
-func sessionsDetails(s *probe.SessionsTruth) [][2]string {
+func sessionsDetails(s *report.SessionsTruth) [][2]string {
 	adv := func(m string) string {
 		for _, a := range s.Advertised {
 			if a == m {
@@ -121,7 +122,7 @@ func sessionsDetails(s *probe.SessionsTruth) [][2]string {
 }
 
 // sessionsCell is the matrix cell's fact: what a load replays, what close frees.
-func sessionsCell(s *probe.SessionsTruth) string {
+func sessionsCell(s *report.SessionsTruth) string {
 	var parts []string
 	switch l := s.Load; {
 	case l == nil:
@@ -150,7 +151,7 @@ func sessionsCell(s *probe.SessionsTruth) string {
 	return strings.Join(parts, ", ")
 }
 
-func loadText(l *probe.SessionLoad) string {
+func loadText(l *report.SessionLoad) string {
 	t := loadVerdict(l)
 	if l.OK() {
 		t += "; replay " + historyText(l.Replay)
@@ -161,7 +162,7 @@ func loadText(l *probe.SessionLoad) string {
 	return t
 }
 
-func historyText(h probe.SessionHistory) string {
+func historyText(h report.SessionHistory) string {
 	var parts []string
 	if h.UserText {
 		parts = append(parts, "user message")

@@ -6,24 +6,25 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // sessionsResult is a report whose sessions scenario ran: a load that misses the tool call,
 // close cycles that leak, a fork, resume not advertised.
-func sessionsResult() *probe.Result {
+func sessionsResult() *report.Result {
 	zero := 0
 	code := -32002
-	tool := probe.ToolCallTruth{ID: "tc1", Kind: "edit", Status: "failed"}
-	return &probe.Result{Turns: []probe.Turn{{Scenario: string(probe.ScenarioSessions), Outcome: probe.TurnFailed, Runs: []probe.TurnRun{},
-		Sessions: &probe.SessionsTruth{SessionID: "s1", Cwd: "/w", Advertised: []string{"load", "list", "fork", "close"},
-			Live: probe.SessionHistory{AgentText: true, ToolCalls: []probe.ToolCallTruth{tool}, Updates: 3},
-			List: &probe.SessionList{SessionCall: probe.SessionCall{Seq: 3, AnswerSeq: 4}, Listed: true, Cwd: "/w"},
-			Load: &probe.SessionLoad{SessionCall: probe.SessionCall{Seq: 5, AnswerSeq: 8}, Replay: probe.SessionHistory{UserText: true, AgentText: true, Updates: 2},
+	tool := report.ToolCallTruth{ID: "tc1", Kind: "edit", Status: "failed"}
+	return &report.Result{Turns: []report.Turn{{Scenario: string(record.ScenarioSessions), Outcome: report.TurnFailed, Runs: []report.TurnRun{},
+		Sessions: &report.SessionsTruth{SessionID: "s1", Cwd: "/w", Advertised: []string{"load", "list", "fork", "close"},
+			Live: report.SessionHistory{AgentText: true, ToolCalls: []report.ToolCallTruth{tool}, Updates: 3},
+			List: &report.SessionList{SessionCall: report.SessionCall{Seq: 3, AnswerSeq: 4}, Listed: true, Cwd: "/w"},
+			Load: &report.SessionLoad{SessionCall: report.SessionCall{Seq: 5, AnswerSeq: 8}, Replay: report.SessionHistory{UserText: true, AgentText: true, Updates: 2},
 				Missing: []string{"tool call tc1 (edit, failed)"}},
-			Fork: &probe.SessionFork{SessionCall: probe.SessionCall{Seq: 9, AnswerSeq: 10}, NewID: "s2", Distinct: true},
-			Close: &probe.SessionClose{Cycles: 5, Before: &zero, Processes: []int{1, 2, 3, 4, 5}, Grew: true,
-				Prompt: &probe.SessionCall{Seq: 40, AnswerSeq: 41, Code: &code, Message: "gone"}},
+			Fork: &report.SessionFork{SessionCall: report.SessionCall{Seq: 9, AnswerSeq: 10}, NewID: "s2", Distinct: true},
+			Close: &report.SessionClose{Cycles: 5, Before: &zero, Processes: []int{1, 2, 3, 4, 5}, Grew: true,
+				Prompt: &report.SessionCall{Seq: 40, AnswerSeq: 41, Code: &code, Message: "gone"}},
 		}}}}
 }
 
@@ -44,7 +45,7 @@ func TestSessionsRendered(t *testing.T) {
 			t.Errorf("the text report lacks %q:\n%s", want, b.String())
 		}
 	}
-	if got := TurnCell(r, probe.ScenarioSessions); got != "failed (load partial, close leaks)" {
+	if got := TurnCell(r, record.ScenarioSessions); got != "failed (load partial, close leaks)" {
 		t.Errorf("matrix cell %q", got)
 	}
 	m := &matrix.Matrix{Rows: []matrix.Row{{ID: "a", Result: r}}}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/matrix"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // maxListed is how many files, launches or processes a report lists; it says how many more
@@ -15,7 +15,7 @@ const maxListed = 20
 // effectsKVs says what a run did to the machine, one fact a line (key, value), for the text
 // report and the HTML card: the isolation in force, the environment it got, the files, the
 // browser launches, the processes at each step of the teardown, the network.
-func effectsKVs(se *probe.SideEffects) []htmlKV {
+func effectsKVs(se *report.SideEffects) []htmlKV {
 	var kvs []htmlKV
 	add := func(k, v string) { kvs = append(kvs, htmlKV{k, v}) }
 	iso := se.Isolation
@@ -72,7 +72,7 @@ func effectsKVs(se *probe.SideEffects) []htmlKV {
 	return kvs
 }
 
-func filesKVs(se *probe.SideEffects) []htmlKV {
+func filesKVs(se *report.SideEffects) []htmlKV {
 	f := se.Files
 	if f == nil {
 		return []htmlKV{{"files", "not looked at"}}
@@ -99,7 +99,7 @@ func filesKVs(se *probe.SideEffects) []htmlKV {
 	return kvs
 }
 
-func browserKVs(b probe.BrowserEffects) []htmlKV {
+func browserKVs(b report.BrowserEffects) []htmlKV {
 	if !b.Shimmed {
 		return []htmlKV{{"browser", "not observed (no shims on the agent's PATH)"}}
 	}
@@ -123,8 +123,8 @@ func browserKVs(b probe.BrowserEffects) []htmlKV {
 	return kvs
 }
 
-func processKVs(p probe.ProcessEffects) []htmlKV {
-	moment := func(m *probe.ProcessMoment, absent string) string {
+func processKVs(p report.ProcessEffects) []htmlKV {
+	moment := func(m *report.ProcessMoment, absent string) string {
 		switch {
 		case m == nil:
 			return absent
@@ -176,7 +176,7 @@ func processKVs(p probe.ProcessEffects) []htmlKV {
 
 // sideEffectsText writes the Side effects section (nothing when the run did not observe
 // them), and the auth oracle's section.
-func sideEffectsText(t *textWriter, r *probe.Result) {
+func sideEffectsText(t *textWriter, r *report.Result) {
 	if r.SideEffects != nil {
 		t.section("Side effects")
 		for _, kv := range effectsKVs(r.SideEffects) {
@@ -190,7 +190,7 @@ func sideEffectsText(t *textWriter, r *probe.Result) {
 }
 
 // authABText writes the auth oracle's section (--auth-ab).
-func authABText(t *textWriter, r *probe.Result) {
+func authABText(t *textWriter, r *report.Result) {
 	ab := r.AuthAB
 	if ab == nil {
 		return
@@ -204,7 +204,7 @@ func authABText(t *textWriter, r *probe.Result) {
 
 // effectsCell is the matrix's side-effects cell: the level, then what was done.
 func effectsCell(r matrix.Row) string {
-	return result(r, func(x *probe.Result) string {
+	return result(r, func(x *report.Result) string {
 		se := x.SideEffects
 		if se == nil {
 			return None // a record that did not observe them

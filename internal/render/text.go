@@ -16,15 +16,15 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Text writes the human report of a probe: agent, protocol, capabilities, auth, modes,
 // config options, methods, timings, then the error if the probe could not complete. It says
 // only what was learned: what the agent never told (it never answered initialize, session/new
 // did not succeed) is named once, under "Not known", instead of being shown as absent.
-func Text(w io.Writer, r *probe.Result) error {
+func Text(w io.Writer, r *report.Result) error {
 	t := &textWriter{w: w, width: screenOf(w).Width}
 	initOK, session := Initialized(r), sessionCreated(r)
 	t.section("Agent")
@@ -48,7 +48,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	t.kv("cwd", r.Agent.Cwd)
 	t.kv("probed at", r.Agent.ProbedAt)
 
-	authKnown := r.Auth.Status != probe.AuthUnknown || len(r.Auth.Evidence) > 0 || len(r.AuthMethods) > 0
+	authKnown := r.Auth.Status != report.AuthUnknown || len(r.Auth.Evidence) > 0 || len(r.AuthMethods) > 0
 	if !initOK {
 		var unknown []string
 		unknown = append(unknown, "agentInfo", "protocol version", "capabilities")
@@ -157,7 +157,7 @@ func Text(w io.Writer, r *probe.Result) error {
 	return t.err
 }
 
-func capabilitiesText(t *textWriter, c probe.Capabilities) {
+func capabilitiesText(t *textWriter, c report.Capabilities) {
 	t.section("Capabilities")
 	t.kv("prompt", yesNo(map[string]bool{"text": true, "resource_link": true, "image": c.PromptCapabilities.Image,
 		"audio": c.PromptCapabilities.Audio, "resource (embedded)": c.PromptCapabilities.EmbeddedContext},
@@ -174,7 +174,7 @@ func capabilitiesText(t *textWriter, c probe.Capabilities) {
 	}
 }
 
-func authText(t *textWriter, r *probe.Result) {
+func authText(t *textWriter, r *report.Result) {
 	t.section("Authentication")
 	t.kv("status", string(r.Auth.Status))
 	for _, e := range r.Auth.Evidence {
@@ -204,7 +204,7 @@ func authText(t *textWriter, r *probe.Result) {
 	}
 }
 
-func modesText(t *textWriter, r *probe.Result) {
+func modesText(t *textWriter, r *report.Result) {
 	t.section("Modes")
 	if len(r.Modes) == 0 {
 		t.line("(none)")
@@ -243,7 +243,7 @@ func modesText(t *textWriter, r *probe.Result) {
 	}
 }
 
-func promptShapesText(t *textWriter, ps *probe.PromptShapes) {
+func promptShapesText(t *textWriter, ps *report.PromptShapes) {
 	if ps == nil {
 		return
 	}
@@ -272,7 +272,7 @@ func promptShapesText(t *textWriter, ps *probe.PromptShapes) {
 
 // extensionsText lists the vendor extensions the session showed, as the catalogue classifies
 // them.
-func extensionsText(t *textWriter, r *probe.Result) {
+func extensionsText(t *textWriter, r *report.Result) {
 	inv := r.Extensions
 	if inv == nil || len(inv.MetaKeys)+len(inv.Methods)+len(inv.UnknownVariants) == 0 {
 		return
@@ -307,13 +307,13 @@ func extensionsText(t *textWriter, r *probe.Result) {
 }
 
 // findingsText groups the findings by tier, with where each was found and the one-line why.
-func findingsText(t *textWriter, r *probe.Result) {
+func findingsText(t *textWriter, r *report.Result) {
 	t.section(fmt.Sprintf("Findings (%d)", len(r.Findings)))
 	if len(r.Findings) == 0 {
 		t.line("(none)")
 	}
-	for _, tier := range probe.Tiers {
-		var group []probe.Finding
+	for _, tier := range report.Tiers {
+		var group []report.Finding
 		for _, f := range r.Findings {
 			if f.Tier == tier {
 				group = append(group, f)
@@ -342,7 +342,7 @@ func findingsText(t *textWriter, r *probe.Result) {
 // Nth line after the transcript header, which carries "seq":N; line N+1 of the transcript
 // file) and the JSON pointer into that message, either of which may be missing ("" when
 // both are).
-func Where(f probe.Finding) string {
+func Where(f report.Finding) string {
 	var parts []string
 	if f.Seq != 0 {
 		parts = append(parts, fmt.Sprintf("seq %d", f.Seq))
@@ -353,7 +353,7 @@ func Where(f probe.Finding) string {
 	return strings.Join(parts, " ")
 }
 
-func verdictText(t *textWriter, v *probe.Verdict) {
+func verdictText(t *textWriter, v *report.Verdict) {
 	if v == nil {
 		return
 	}
@@ -364,7 +364,7 @@ func verdictText(t *textWriter, v *probe.Verdict) {
 	t.section("Verdict")
 	t.kv("result", fmt.Sprintf("%s (fail on %s and above)", verdict, v.FailOn))
 	var counts []string
-	for _, tier := range probe.Tiers {
+	for _, tier := range report.Tiers {
 		counts = append(counts, fmt.Sprintf("%s %d", tier, v.Counts[tier]))
 	}
 	t.kv("new findings", strings.Join(counts, ", "))
@@ -376,7 +376,7 @@ func verdictText(t *textWriter, v *probe.Verdict) {
 	}
 }
 
-func exitText(r *probe.Result) string {
+func exitText(r *report.Result) string {
 	x := r.Exit
 	var s string
 	switch {

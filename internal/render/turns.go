@@ -5,12 +5,13 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/conformance"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // turnsText writes the Turns section: each prompt-turn scenario, its outcome and what it
 // showed, in a sentence a user reads without the JSON.
-func turnsText(t *textWriter, turns []probe.Turn) {
+func turnsText(t *textWriter, turns []report.Turn) {
 	if len(turns) == 0 {
 		return
 	}
@@ -26,7 +27,7 @@ func turnsText(t *textWriter, turns []probe.Turn) {
 // TurnSummary says in one line how a scenario came out and what it showed: the outcome, then
 // the facts a user asks about (where the text came, whether permission was asked, how cancel
 // ended).
-func TurnSummary(tr probe.Turn) string {
+func TurnSummary(tr report.Turn) string {
 	facts := turnFacts(tr)
 	if facts == "" {
 		return string(tr.Outcome)
@@ -35,8 +36,8 @@ func TurnSummary(tr probe.Turn) string {
 }
 
 // turnFacts is what a scenario showed (for one that did not run: why).
-func turnFacts(tr probe.Turn) string {
-	if tr.Outcome == probe.TurnNotRun {
+func turnFacts(tr report.Turn) string {
+	if tr.Outcome == report.TurnNotRun {
 		return tr.Reason
 	}
 	facts := ""
@@ -47,7 +48,7 @@ func turnFacts(tr probe.Turn) string {
 		facts = cancelText(tr.Cancel)
 	case tr.Sessions != nil:
 		facts = sessionsText(tr.Sessions)
-	case len(tr.Runs) > 0 && tr.Scenario == string(probe.ScenarioCompletion):
+	case len(tr.Runs) > 0 && tr.Scenario == string(record.ScenarioCompletion):
 		facts = runText(tr.Runs[0])
 	case len(tr.Models) > 0:
 		facts = fmt.Sprintf("%d selection(s)", len(tr.Models))
@@ -60,7 +61,7 @@ func turnFacts(tr probe.Turn) string {
 }
 
 // turnDetails are a scenario's lines beyond its summary: each content type, each selection.
-func turnDetails(tr probe.Turn) [][2]string {
+func turnDetails(tr report.Turn) [][2]string {
 	var out [][2]string
 	for _, d := range tr.Shapes {
 		out = append(out, [2]string{d.Type, shapeText(d)})
@@ -71,14 +72,14 @@ func turnDetails(tr probe.Turn) [][2]string {
 	for _, m := range tr.MCP {
 		out = append(out, [2]string{m.Transport, mcpText(m)})
 	}
-	if tr.Sessions != nil && tr.Outcome != probe.TurnNotRun {
+	if tr.Sessions != nil && tr.Outcome != report.TurnNotRun {
 		out = append(out, sessionsDetails(tr.Sessions)...)
 	}
 	return out
 }
 
 // mcpText says how far the agent got with one sentinel, and where it stopped.
-func mcpText(m probe.MCPTruth) string {
+func mcpText(m report.MCPTruth) string {
 	s := conformance.MCPReached(m)
 	if !m.Advertised {
 		s = "not advertised; " + s
@@ -94,7 +95,7 @@ func mcpText(m probe.MCPTruth) string {
 
 // mcpFurthest is the last milestone an MCPTruth reached in a row ("none" when not even
 // delivered).
-func mcpFurthest(m probe.MCPTruth) string {
+func mcpFurthest(m report.MCPTruth) string {
 	last := "none"
 	for i, b := range []*bool{m.Delivered, m.Connected, m.Listed, m.Visible, m.Asked, m.Called, m.Returned} {
 		if b == nil || !*b {
@@ -110,7 +111,7 @@ var mcpStageNames = []string{"delivered", "connected", "listed", "visible", "ask
 
 // TurnCell is a scenario in a matrix cell: its outcome and the one fact that matters most, or
 // "?" when the scenario was not part of the run.
-func TurnCell(r *probe.Result, s probe.Scenario) string {
+func TurnCell(r *report.Result, s record.Scenario) string {
 	if r == nil {
 		return NotKnown
 	}
@@ -118,7 +119,7 @@ func TurnCell(r *probe.Result, s probe.Scenario) string {
 		if tr.Scenario != string(s) {
 			continue
 		}
-		if tr.Outcome == probe.TurnNotRun {
+		if tr.Outcome == report.TurnNotRun {
 			return "not run"
 		}
 		fact := ""
@@ -160,7 +161,7 @@ func TurnCell(r *probe.Result, s probe.Scenario) string {
 
 // runText describes one prompt: where the text came, how the turn ended and how long it took,
 // what else came, and what reached the model.
-func runText(r probe.TurnRun) string {
+func runText(r report.TurnRun) string {
 	var parts []string
 	switch {
 	case len(r.TextIn) > 0:
@@ -199,7 +200,7 @@ func runText(r probe.TurnRun) string {
 	return strings.Join(append(parts, models), ", ")
 }
 
-func shapeText(d probe.ShapeDelivery) string {
+func shapeText(d report.ShapeDelivery) string {
 	adv := "advertised"
 	if !d.Advertised {
 		adv = "not advertised"
@@ -217,7 +218,7 @@ func shapeText(d probe.ShapeDelivery) string {
 	return adv + ", accepted, no model request"
 }
 
-func modelText(m probe.ModelTruth) string {
+func modelText(m report.ModelTruth) string {
 	if !m.Set {
 		return "selection refused"
 	}
@@ -233,7 +234,7 @@ func modelText(m probe.ModelTruth) string {
 	return "set, but the model was asked for " + asked
 }
 
-func permissionText(p *probe.PermissionTruth) string {
+func permissionText(p *report.PermissionTruth) string {
 	var parts []string
 	if p.Asked {
 		parts = append(parts, "asked (session/request_permission), answered "+orDash(p.Answer))
@@ -251,7 +252,7 @@ func permissionText(p *probe.PermissionTruth) string {
 	return strings.Join(parts, ", ")
 }
 
-func cancelText(c *probe.CancelTruth) string {
+func cancelText(c *report.CancelTruth) string {
 	var s string
 	switch {
 	case c.WithinMs == nil:

@@ -1,4 +1,4 @@
-package probe
+package record
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Scenario names a prompt-turn scenario of acpprobe turn. The names live here, beside the
-// Turn facts of the result, because both sides use them: the turn package runs each scenario
-// as a step named StepName(s), and the conformance pass that judges turns finds each
-// scenario's frames by that name, in a live record or a transcript.
+// Scenario names a prompt-turn scenario of acpprobe turn. The names live in the record
+// because both sides use them: the turn package runs each scenario as a step named
+// StepName(s), and the derivation finds each scenario's frames by that name, in a live record
+// or a transcript.
 type Scenario string
 
 // The scenarios, in the order they run.
@@ -64,8 +64,8 @@ func ParseScenario(s string) (Scenario, error) {
 func (s Scenario) StepName() string { return "turn/" + string(s) }
 
 // The model's scripted words and the prompts' markers. They are plain ASCII so that an agent
-// cannot garble them, and distinctive so that the judge finds them in the updates and in what
-// reached the model.
+// cannot garble them, and distinctive so that the derivation finds them in the updates and in
+// what reached the model.
 const (
 	// TurnReply is what the model answers a one-line prompt.
 	TurnReply = "ACPPROBE-PONG: the loopback model answered."
@@ -80,3 +80,24 @@ const (
 // CancelBound bounds how long after session/cancel the cancelled turn must end (the cancel
 // scenario waits that long, and the judge holds the agent to it).
 const CancelBound = 10 * time.Second
+
+// SessionMarker is in the prompt of the sessions scenario's turn: a replay carries the user
+// message when a user_message_chunk holds it.
+const SessionMarker = "ACPPROBE-SESSION"
+
+// The probe's own requests that the derivation recognises in any recording.
+const (
+	// DetectionControlMethod is the method no agent implements, asked alongside the method
+	// detection requests: its answer is what "not implemented" looks like for this agent.
+	// The extension step asks it too, with the same meaning (each within its own part of
+	// the record: detection before the first step, the extension step within its range).
+	DetectionControlMethod = "_acpprobe/unknown-method"
+	// NonexistentSessionID is the session id used where a call must not touch a real
+	// session (method detection's fallback, the prompt shapes, the fork probe): no agent has
+	// it, so no call made with it can change anything.
+	NonexistentSessionID = "acpprobe-nonexistent-session"
+)
+
+// Millis is d in milliseconds, to the microsecond: the unit of every time in a record's
+// payloads and in a result.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,4 +1,4 @@
-package probe
+package report
 
 import (
 	_ "embed"
@@ -14,7 +14,7 @@ const ResultSchema = "acpprobe.result/v1"
 
 // Result is everything a probe learned about an agent. Its JSON field names are those of
 // acp-probe's AgentProbeResult (it is a superset), and the document is described by
-// schema/result.schema.json. Every list is present (possibly empty) so consumers never need
+// report/result.schema.json. Every list is present (possibly empty) so consumers never need
 // to tell null from [].
 type Result struct {
 	Schema          string              `json:"schema"`

@@ -12,12 +12,12 @@ package acpprobe
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -31,7 +31,7 @@ import (
 type AnalyzeOptions struct {
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
-	// Schema is the schema set the messages are validated against (see conformance.Options).
+	// Schema is the schema set the messages are validated against (see derive.Options).
 	Schema string
 	// Verdict, when set, judges the findings against a tier and a baseline (acpprobe check).
 	Verdict *Verdict
@@ -56,7 +56,7 @@ type Verdict struct {
 // editor and an agent. The error is non-nil
 // only when the options are unusable (an unknown schema set).
 //
-// ctx bounds deriving and judging (see probe.DeriveContext and conformance.Evaluate): when it
+// ctx bounds deriving and judging (see derive.Run and conformance.Evaluate): when it
 // ends, Analyze returns at once with what was derived and judged, and Result.Coverage says
 // which totals are partial and names the passes that did not judge the whole record.
 func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*report.Result, error) {
@@ -64,7 +64,7 @@ func Analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions) (*re
 }
 
 // analyze is Analyze judging frame by frame only the frames after seq from (all when 0); the
-// earlier ones are context (see conformance.Options.From and Live).
+// earlier ones are context (see derive.Options.From and Live).
 func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from int64) (*report.Result, error) {
 	if o.Redactor != nil {
 		red := make([]jsonrpc.Frame, len(frames))
@@ -73,34 +73,23 @@ func analyze(ctx context.Context, frames []jsonrpc.Frame, o AnalyzeOptions, from
 		}
 		frames = red
 	}
-	conns := record.Split(frames)
-	x := record.New(conns.Main)
-	r := probe.DeriveContext(ctx, x, o.Catalogue)
-	probe.DeriveRun(r, x, frames) // the run's own facts follow its last connection
-	out, err := conformance.Evaluate(ctx, x, r, conformance.Options{Schema: o.Schema, Catalogue: o.Catalogue,
-		Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe),
-		SessionLoad: conns.Of(record.PurposeSessionLoad), SessionResume: conns.Of(record.PurposeSessionResume), From: from})
+	facts, err := derive.Run(ctx, record.Split(frames), derive.Options{Catalogue: o.Catalogue, Schema: o.Schema, From: from})
 	if err != nil {
 		return nil, err
 	}
-	r.Findings = out.Findings
-	r.Extensions = out.Extensions
-	r.PromptShapes = out.PromptShapes
-	r.Turns = out.Turns
+	out := conformance.Evaluate(ctx, facts)
+	r := facts.Result
+	r.Findings, r.Turns, r.Extensions = out.Findings, out.Turns, facts.Inventory()
 	if len(out.Unjudged) > 0 {
 		if r.Coverage == nil {
 			r.Coverage = &report.Coverage{}
 		}
 		r.Coverage.Unjudged = out.Unjudged
-		note := fmt.Sprintf("the analysis ran out of time: these passes did not judge the whole record (their findings hold what they judged before): %s", strings.Join(out.Unjudged, ", "))
-		if r.Coverage.Note != "" {
-			note = r.Coverage.Note + "; " + note
-		}
-		r.Coverage.Note = note
 	}
 	if o.Verdict != nil {
 		conformance.Judge(r, o.Verdict.FailOn, o.Verdict.Baseline, o.Verdict.BaselinePath)
 	}
+	r.Coverage.Explain()
 	return r, nil
 }
 
@@ -190,11 +179,11 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	if o.Check != nil {
 		// The active checks first, then the caller's own steps (the turn scenarios of
 		// check --turns).
-		po.Steps = append(conformance.Steps(conformance.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt,
+		po.Steps = append(probe.CheckSteps(probe.StepOptions{PromptShapes: o.Check.PromptShapes, AllowPrompt: o.Check.AllowPrompt,
 			AuthStatus: o.AuthAB}), po.Steps...)
 		po.WaitForExit = true // check judges how the agent leaves when its stdin closes
 	} else if o.AuthAB {
-		po.Steps = append(slices.Clone(po.Steps), conformance.AuthStatusStep)
+		po.Steps = append(slices.Clone(po.Steps), probe.AuthStatusStep)
 	}
 	stopNetwork := ob.serveNetwork(ctx)
 	log, err := probe.Drive(ctx, po)
@@ -248,13 +237,13 @@ func extraConnection(po probe.Options, purpose string, steps []probe.Step) probe
 	return po
 }
 
-// forkProbe is the steps of check's fork-probe connection (see conformance.ForkProbe), nil
-// when the agent does not support session/fork or the probe was interrupted.
+// forkProbe is the steps of check's fork-probe connection (probe.ForkProbeSteps) when the main
+// connection found session/fork supported; nil when it did not, or the probe was interrupted.
 func forkProbe(ctx context.Context, log *jsonrpc.Log) []probe.Step {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || derive.Connection(ctx, record.New(log.Frames()), nil).Methods[acp.MethodSessionFork].Support != report.Supported {
 		return nil
 	}
-	return conformance.ForkProbe(record.New(log.Frames()))
+	return probe.ForkProbeSteps
 }
 
 // analysisBudget is the time the analysis of a live probe gets: what is left of the total

@@ -1,119 +1,143 @@
 package acpprobe_test
 
 import (
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/acpprobe/acpprobe"
 
-// allowed lists, for each package of the module ("." is the root package), the module
-// packages it may import directly (DESIGN.md "Parts"). Anything outside the module is free
-// (stdlib and pinned libraries).
-var allowed = map[string][]string{
-	"cmd/acpprobe":    {"internal/cli", "sandbox"}, // sandbox.Init: the namespace helper is the binary itself
-	"internal/cli":    {"*"},
-	"internal/render": {"report", "probe", "conformance", "extensions", "acp", "matrix", "record", "registry", "drift", "internal/jsonout"},
-	".":               {"report", "probe", "conformance", "extensions", "jsonrpc", "record", "sandbox", "transcript", "transport"},
-	"matrix":          {".", "report", "probe", "extensions", "sandbox", "transcript", "internal/jsonout"},
-	"turn":            {".", "report", "acp", "emulator", "jsonrpc", "probe", "record", "sandbox", "sentinel", "transport"},
-	"drift":           {"report", "probe", "matrix", "internal/safeio"},
-	"conformance":     {"report", "probe", "acp", "acp/schema", "extensions", "jsonrpc", "record", "sentinel", "internal/safeio"},
-	"probe":           {"report", "acp", "transport", "jsonrpc", "record", "extensions", "internal/buildinfo"},
-	"report":          {"acp", "record", "extensions", "internal/schematable"},
-	"registry":        {"internal/safeio", "internal/schematable"},
-	"extensions":      {"internal/safeio"},
-	"transcript":      {"jsonrpc", "record", "internal/safeio"},
-	"record":          {"acp", "jsonrpc"},
-	"acp":             {"jsonrpc"},
-	"acp/schema":      {"internal/schematable"},
-	"transport":       {"jsonrpc", "record"},
-	"jsonrpc":         {},
-	"internal/safeio": {},
-	"acptest":         {"acp", "jsonrpc", "transport"},
-	"tap":             {"jsonrpc", "record", "transport"},
-	"emulator":        {"record"}, // a fake model on loopback: knows nothing of ACP or the probe; its requests are record payloads
-	"sandbox":         {"record"}, // the root package, turn and the CLI call it; what it observes is record payloads
-	"sentinel":        {"record"}, // sentinel MCP servers: the MCP Go SDK; what reaches them is record payloads
-	"bench/driver":    {},         // benchmark programs: standard library only
-	"bench/rawclient": {},
-	"bench/agentshim": {},
-	"e2e":             {}, // tests only: see testAllowed
-
-	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
-	"internal/buildinfo": {},
-
-	// JSON Schemas compiled into static Go tables, and their validator: stdlib (and x/text) only
-	"internal/schematable": {},
-	// the test oracle of schematable (jsonschema/v6 and mutated values): imported by tests only
-	"internal/schematable/schematest": {"internal/schematable"},
-	// the generators of the tables (go generate)
-	"acp/schema/internal/gen": {"internal/schematable"},
-	"registry/internal/gen":   {"internal/schematable"},
-	// the generator of the built-in vendor catalogue (go generate ./extensions)
-	"extensions/internal/gen": {"extensions", "internal/schematable"},
-	// acpprobe's JSON documents, proportional to their input (render and matrix --out): stdlib only
-	"internal/jsonout": {},
+// parts reads DESIGN.md's "Parts" block: for each package of the module ("." is the root
+// package, written acpprobe there), the module packages it imports ("*": any) and those its
+// tests import besides.
+func parts(t *testing.T) (imports, tests map[string][]string) {
+	t.Helper()
+	b, err := os.ReadFile("DESIGN.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## Parts")
+	if start < 0 {
+		t.Fatal(`DESIGN.md has no "## Parts" section`)
+	}
+	block := doc[start:]
+	open := strings.Index(block, "```\n")
+	end := strings.Index(block[open+4:], "```")
+	if open < 0 || end < 0 {
+		t.Fatal("DESIGN.md's Parts section has no code block")
+	}
+	imports, tests = map[string][]string{}, map[string][]string{}
+	pkg := ""
+	list := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			p = strings.TrimSpace(p)
+			switch p {
+			case "", "(stdlib)", "(none)":
+				continue
+			case "acpprobe":
+				p = "."
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	for _, line := range strings.Split(block[open+4:open+4+end], "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case line[0] != ' ':
+			pkg = strings.Fields(line)[0]
+			if pkg == "acpprobe" {
+				pkg = "."
+			}
+			if _, dup := imports[pkg]; dup {
+				t.Errorf("DESIGN.md lists %s twice", pkg)
+			}
+			imports[pkg] = nil
+		case strings.HasPrefix(trimmed, "-> "):
+			imports[pkg] = append(imports[pkg], list(strings.TrimPrefix(trimmed, "-> "))...)
+		case strings.HasPrefix(trimmed, "tests -> "):
+			tests[pkg] = append(tests[pkg], list(strings.TrimPrefix(trimmed, "tests -> "))...)
+		}
+	}
+	if len(imports) < 10 {
+		t.Fatalf("DESIGN.md's Parts block lists only %d packages", len(imports))
+	}
+	return imports, tests
 }
 
-// testAllowed lists what a package's tests may import besides what the package itself may:
-// every package's tests may also use the reference agent (acptest) and the package under
-// test; the end-to-end suite, which has no code of its own, drives the product from the top.
-var testAllowed = map[string][]string{
-	"*":     {"acptest"},
-	"probe": {"transcript", "internal/schematable", "internal/schematable/schematest"}, // recordings as test input; ValidateResult's oracle
-	// the root's tests find exchanges in the record by their ACP method name.
-	".": {"acp"},
-	// the validators' tests compare them with their oracle
-	"acp/schema":           {"internal/schematable/schematest"},
-	"internal/schematable": {"internal/schematable/schematest"},
-	// matrix's tests hold in-process agents behind their own transport.Pipe to count the
-	// agents running at once.
-	"matrix": {"transport"},
-	// acptest's tests run the model persona's prompt turns against the model emulator (whose
-	// requests are record payloads).
-	"acptest": {"emulator", "record"},
-	// sentinel's tests check its mcpServers entries against the pinned ACP schema.
-	"sentinel": {"acp/schema"},
-	// e2e's tests run turns at the net level: a sandbox.Options, the emulator.Keys naming the
-	// agent, and sandbox.Init (the test binary is the namespace helper).
-	"e2e": {".", "report", "acp", "acptest", "conformance", "emulator", "internal/render", "jsonrpc", "matrix", "probe", "record", "registry", "sandbox", "transport", "turn"},
-}
-
+// TestImportArrows holds the code's imports against DESIGN.md's Parts block, both ways: an
+// import that is not listed fails, and so does a listed arrow that the code does not have (for
+// the packages and for their tests), so that DESIGN.md says exactly what the code is.
 func TestImportArrows(t *testing.T) {
+	claimed, claimedTests := parts(t)
 	out, err := exec.Command("go", "list", "-f",
 		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	seen := 0
+	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		parts := strings.Split(line, "|")
-		pkg := relative(parts[0])
-		seen++
-		rules, ok := allowed[pkg]
+		fields := strings.Split(line, "|")
+		pkg := relative(fields[0])
+		seen[pkg] = true
+		rules, ok := claimed[pkg]
 		if !ok {
-			t.Errorf("package %s is not in DESIGN.md's list of parts (add it there and here)", pkg)
+			t.Errorf("package %s is not in DESIGN.md's Parts block", pkg)
 			continue
 		}
-		for _, dep := range moduleImports(parts[1]) {
+		imports := moduleImports(fields[1])
+		for _, dep := range imports {
 			if dep == "internal/cli" && pkg != "cmd/acpprobe" {
 				t.Errorf("%s imports internal/cli: nothing but the main package may", pkg)
 			}
-			if !permitted(rules, dep) {
-				t.Errorf("%s imports %s, against the arrows of DESIGN.md", pkg, dep)
+			if !slices.Contains(rules, "*") && !slices.Contains(rules, dep) {
+				t.Errorf("%s imports %s, which DESIGN.md does not list", pkg, dep)
 			}
 		}
-		testRules := append(append(append([]string{pkg}, rules...), testAllowed["*"]...), testAllowed[pkg]...)
-		for _, dep := range moduleImports(parts[2]) {
-			if !permitted(testRules, dep) {
-				t.Errorf("tests of %s import %s, against the arrows of DESIGN.md", pkg, dep)
+		for _, dep := range rules {
+			if dep != "*" && !slices.Contains(imports, dep) {
+				t.Errorf("DESIGN.md says %s imports %s; it does not", pkg, dep)
+			}
+		}
+		testImports := moduleImports(fields[2])
+		for _, dep := range testImports {
+			if dep != pkg && dep != "acptest" && !slices.Contains(rules, "*") && !slices.Contains(rules, dep) && !slices.Contains(claimedTests[pkg], dep) {
+				t.Errorf("tests of %s import %s, which DESIGN.md does not list", pkg, dep)
+			}
+		}
+		for _, dep := range claimedTests[pkg] {
+			if !slices.Contains(testImports, dep) {
+				t.Errorf("DESIGN.md says the tests of %s import %s; they do not", pkg, dep)
+			}
+			if slices.Contains(rules, dep) {
+				t.Errorf("DESIGN.md lists %s among the imports of %s and of its tests: once is enough", dep, pkg)
 			}
 		}
 	}
-	if seen < 5 {
-		t.Fatalf("go list saw only %d packages", seen)
+	for pkg := range claimed {
+		if !seen[pkg] {
+			t.Errorf("DESIGN.md lists %s, which is not a package of the module", pkg)
+		}
+	}
+	if len(seen) < 5 {
+		t.Fatalf("go list saw only %d packages", len(seen))
+	}
+}
+
+// TestConformanceDoesNotDrive: the judge reads facts; it never imports the engine that drives
+// agents (its active steps are the engine's).
+func TestConformanceDoesNotDrive(t *testing.T) {
+	imports, _ := parts(t)
+	for _, pkg := range []string{"conformance", "derive", "report", "record"} {
+		if slices.Contains(imports[pkg], "probe") || slices.Contains(imports[pkg], "transport") {
+			t.Errorf("%s imports the engine (%v): it must only read records and facts", pkg, imports[pkg])
+		}
 	}
 }
 
@@ -134,15 +158,6 @@ func moduleImports(list string) []string {
 		}
 	}
 	return out
-}
-
-func permitted(rules []string, dep string) bool {
-	for _, r := range rules {
-		if r == "*" || r == dep {
-			return true
-		}
-	}
-	return false
 }
 
 // TestAnalyzeLinksNoServer: a library user who analyses a transcript (the root package's

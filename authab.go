@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -22,7 +22,7 @@ func authOther(ctx context.Context, o Options, user probe.Options, ob *observer,
 	if ob != nil {
 		iso = ob.iso
 	}
-	main := probe.MainIdentity(iso)
+	main := derive.MainIdentity(iso)
 	for _, id := range []string{record.IdentityUser, record.IdentityIsolated} {
 		if id == main || ctx.Err() != nil {
 			continue
@@ -49,7 +49,7 @@ func runIdentity(ctx context.Context, o Options, user probe.Options, id string) 
 	po := user
 	po.SkipMethods, po.WaitForExit, po.InitializeOnly = true, false, false
 	po.Authenticate = "" // never a login, in either identity
-	po.Steps = []probe.Step{conformance.AuthStatusStep}
+	po.Steps = []probe.Step{probe.AuthStatusStep}
 	sub := Options{Analyze: AnalyzeOptions{Catalogue: o.Analyze.Catalogue, Schema: o.Analyze.Schema}, NoRedact: o.NoRedact}
 	switch id {
 	case record.IdentityUser:
@@ -97,7 +97,7 @@ func runIdentity(ctx context.Context, o Options, user probe.Options, id string) 
 	if r.SideEffects != nil {
 		iso = r.SideEffects.Isolation
 	}
-	facts := probe.IdentityFacts(record.New(main), r, id, iso)
+	facts := derive.IdentityFacts(record.New(main), r, id, iso)
 	if r.SideEffects != nil {
 		facts.Files = r.SideEffects.Files
 	}

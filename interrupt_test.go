@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -29,7 +29,7 @@ func TestAnalyzeInterruptible(t *testing.T) {
 	}
 	// The baseline: indexing and deriving the whole record, uncancelled.
 	start := time.Now()
-	full := probe.Derive(record.New(frames), nil)
+	full := derive.Connection(context.Background(), record.New(frames), nil)
 	derive := time.Since(start)
 	if full.Notifications.Total != n || full.Coverage != nil {
 		t.Fatalf("uncancelled: %d notifications, coverage %+v", full.Notifications.Total, full.Coverage)

@@ -249,3 +249,29 @@ func ParsePermissionRequest(params json.RawMessage) PermissionRequest {
 	}
 	return r
 }
+
+// The session methods beyond session/new, by the names of their capabilities (loadSession is
+// "load"), as SessionMethods lists them.
+const (
+	SessionLoadMethod   = "load"
+	SessionListMethod   = "list"
+	SessionForkMethod   = "fork"
+	SessionCloseMethod  = "close"
+	SessionResumeMethod = "resume"
+)
+
+// SessionMethods are the session methods agentCapabilities caps advertise, of load
+// (loadSession), list, fork, close and resume (sessionCapabilities), in that order.
+func SessionMethods(caps Object) []string {
+	sess := caps.Object("sessionCapabilities")
+	out := []string{}
+	if caps.Bool("loadSession") {
+		out = append(out, SessionLoadMethod)
+	}
+	for _, m := range []string{SessionListMethod, SessionForkMethod, SessionCloseMethod, SessionResumeMethod} {
+		if sess.Has(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}

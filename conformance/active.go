@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
@@ -37,75 +38,29 @@ var activePass = pass{
 	},
 }
 
-// detection is what the answer to the extension step's unknown request says about method
-// detection: when the agent answers an unknown method with the code that made probed methods
-// count as supported, their support cannot be trusted.
-type detection struct {
-	code int      // the code the unknown request was answered with
-	same []string // probed methods counted as supported on that same code
-}
-
-// unreliable reports whether method detection cannot be trusted.
-func (d detection) unreliable() bool { return len(d.same) > 0 }
-
-// detectMethods reads the answer to the extension step's unknown request against the
-// derived method support.
-func detectMethods(x *record.Index, r *report.Result) detection {
-	reqSeq := unknownRequestSeq(x.StepRange(extensionStep{}.Name()))
-	if reqSeq == 0 {
-		return detection{}
-	}
-	answer, ok := x.AnswerTo(reqSeq)
-	if !ok {
-		return detection{}
-	}
-	rpcErr := answer.Msg.Err()
-	if rpcErr == nil || rpcErr.Code == jsonrpc.CodeMethodNotFound {
-		return detection{}
-	}
-	d := detection{code: rpcErr.Code}
-	for _, m := range acp.ProbedMethods {
-		if s := r.Methods[m]; s.Support == report.Supported && s.Code != nil && *s.Code == rpcErr.Code {
-			d.same = append(d.same, m)
-		}
-	}
-	return d
-}
-
-// unknownRequestSeq is the seq of the extension step's unknown request (0 when it was not sent).
-func unknownRequestSeq(frames []jsonrpc.Frame) int64 {
-	var seq int64
-	for _, f := range frames {
-		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == record.DetectionControlMethod && f.Msg.Kind() == jsonrpc.Request {
-			seq = f.Seq
-		}
-	}
-	return seq
-}
-
 func judgeExtensionStep(in *inputs, out *findings) {
-	frames := in.x.StepRange(extensionStep{}.Name())
+	frames := in.Main.StepRange(record.StepExtensionMethods)
 	if frames == nil {
 		return
 	}
 	var notifSeq int64
 	for _, f := range frames {
 		switch {
-		case f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == UnknownNotificationMethod:
+		case f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == record.UnknownNotificationMethod:
 			notifSeq = f.Seq
 		case f.Dir == jsonrpc.DirAgent && f.Msg != nil && notifSeq != 0 && !f.Msg.HasMethod && (f.Msg.Result != nil || f.Msg.Error != nil) &&
 			(f.Msg.ID == nil || string(f.Msg.ID) == "null"):
-			out.add(protocolNotificationAnswered, f.Seq, "", fmt.Sprintf("the agent answered the notification %s with %s (a notification never gets a response, not even an error)", UnknownNotificationMethod, f.Raw), nil)
+			out.add(protocolNotificationAnswered, f.Seq, "", fmt.Sprintf("the agent answered the notification %s with %s (a notification never gets a response, not even an error)", record.UnknownNotificationMethod, f.Raw), nil)
 		}
 	}
-	reqSeq := unknownRequestSeq(frames)
+	reqSeq := derive.UnknownRequestSeq(frames)
 	if reqSeq == 0 {
 		return
 	}
-	answer, ok := in.x.AnswerTo(reqSeq)
+	answer, ok := in.Main.AnswerTo(reqSeq)
 	if !ok {
-		if in.x.GoneBefore(reqSeq) {
-			out.add(protocolUnknownNotification, notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", UnknownNotificationMethod), nil)
+		if in.Main.GoneBefore(reqSeq) {
+			out.add(protocolUnknownNotification, notifSeq, "", fmt.Sprintf("the agent's output ended after the unknown notification %s", record.UnknownNotificationMethod), nil)
 			return
 		}
 		out.add(protocolRequestUnanswered, reqSeq, "", fmt.Sprintf("the request %s got no answer; every request must be answered (unknown ones with -32601)", record.DetectionControlMethod), nil)
@@ -117,20 +72,20 @@ func judgeExtensionStep(in *inputs, out *findings) {
 		out.add(protocolUnknownMethodRequest, answer.Seq, "/result", fmt.Sprintf("the unknown request %s was answered with a result instead of -32601", record.DetectionControlMethod), nil)
 	case rpcErr.Code != jsonrpc.CodeMethodNotFound:
 		out.add(protocolUnknownMethodRequest, answer.Seq, "/error/code", fmt.Sprintf("the unknown request %s was answered %d %q instead of -32601", record.DetectionControlMethod, rpcErr.Code, rpcErr.Message), nil)
-		if d := in.detection; d.unreliable() {
-			out.add(capabilityDetectionUnreliable, 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", d.code, d.same), d.same)
+		if d := in.Detection; d.Unreliable() {
+			out.add(capabilityDetectionUnreliable, 0, "", fmt.Sprintf("an unknown method is answered %d like %v, so these may not be implemented at all", d.Code, d.Same), d.Same)
 		}
 	}
 }
 
 func judgeInvalidParamsStep(in *inputs, out *findings) {
-	for _, f := range in.x.StepRange(invalidParamsStep{}.Name()) {
+	for _, f := range in.Main.StepRange(record.StepInvalidParams) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionPrompt {
 			continue
 		}
-		answer, ok := in.x.AnswerTo(f.Seq)
+		answer, ok := in.Main.AnswerTo(f.Seq)
 		if !ok {
-			if !in.x.GoneBefore(f.Seq) {
+			if !in.Main.GoneBefore(f.Seq) {
 				out.add(protocolRequestUnanswered, f.Seq, "", "session/prompt with invalid params got no answer", nil)
 			}
 			return
@@ -153,19 +108,19 @@ func judgeInvalidParamsStep(in *inputs, out *findings) {
 // must be refused; a result carrying a sessionId means the agent created a session from
 // nothing.
 func judgeForkStep(in *inputs, out *findings) {
-	if in.fork == nil {
+	if in.Fork == nil {
 		return
 	}
-	for _, f := range in.fork.StepRange(forkStep{}.Name()) {
+	for _, f := range in.Fork.StepRange(record.StepForkNonexistent) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Kind() != jsonrpc.Request || f.Msg.Method != acp.MethodSessionFork {
 			continue
 		}
-		answer, ok := in.fork.AnswerTo(f.Seq)
+		answer, ok := in.Fork.AnswerTo(f.Seq)
 		if !ok {
-			if !in.fork.GoneBefore(f.Seq) {
+			if !in.Fork.GoneBefore(f.Seq) {
 				// Some agents work for seconds on this fork (claude-agent-acp starts Claude
 				// Code): say which budget ran out, so that a slow machine can raise it.
-				budget := time.Duration(in.fork.Spawn().RequestTimeoutMs * float64(time.Millisecond))
+				budget := time.Duration(in.Fork.Spawn().RequestTimeoutMs * float64(time.Millisecond))
 				out.add(protocolRequestUnanswered, f.Seq, "", fmt.Sprintf("session/fork of a session that does not exist got no answer within %s (--request-timeout)", budget), nil)
 			}
 			return

@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/internal/safeio"
 	"github.com/acpprobe/acpprobe/report"
 )
 
+// MaxBaselineSize bounds a baseline file (a list of check ids with reasons: far less).
+const MaxBaselineSize = 4 << 20
+
 // LoadBaseline reads a baseline of known findings: either JSON
 // ({"known":[{"id":"…","reason":"…"}]}) or text, one "id reason…" per line with # comments.
-// Every entry needs a reason.
+// Every entry needs a reason. The file is untrusted input: only a regular file of at most
+// MaxBaselineSize bytes is read (a FIFO or /dev/zero is a clear error at once).
 func LoadBaseline(path string) ([]report.BaselineEntry, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, MaxBaselineSize)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/acpprobe/acpprobe/acp"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -29,11 +28,11 @@ var capabilityPass = pass{
 }
 
 func runCapability(in *inputs, out *findings) {
-	r := in.r
+	r := in.Result
 	if string(r.Raw.Initialize) == "null" {
 		return
 	}
-	unsure := in.detection.unreliable()
+	unsure := in.Detection.Unreliable()
 	c := r.Capabilities
 	sessionKnown := string(r.Raw.NewSession) != "null"
 	pairs := []struct {
@@ -76,11 +75,11 @@ func runCapability(in *inputs, out *findings) {
 // (probe.DetectionParams); a method decided that way by a result accepted them.
 func invalidParamsAccepted(in *inputs, out *findings) {
 	for _, method := range acp.ProbedMethods {
-		m := in.r.Methods[method]
-		if m.DetectedBy != probe.DetectedByInvalidParams || m.Support != report.Supported || m.Code != nil {
+		m := in.Result.Methods[method]
+		if m.DetectedBy != report.DetectedByInvalidParams || m.Support != report.Supported || m.Code != nil {
 			continue
 		}
-		ex := in.x.First(method) // the detection request: detection runs before any step
+		ex := in.Main.First(method) // the detection request: detection runs before any step
 		if ex == nil || ex.Answer == nil {
 			continue
 		}
@@ -103,7 +102,7 @@ func methodSeq(in *inputs, method string) int64 {
 	if seq := answerSeq(in, method); seq != 0 {
 		return seq
 	}
-	if ex := in.x.First(method); ex != nil {
+	if ex := in.Main.First(method); ex != nil {
 		return ex.Request.Seq
 	}
 	return 0

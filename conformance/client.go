@@ -38,7 +38,9 @@ var clientPass = pass{
 }
 
 func runClient(in *inputs, out *findings) {
-	for _, is := range in.extensions().client.ClientIssues() {
+	ext, cut := in.Extensions(in.ctx)
+	out.cut = cut
+	for _, is := range ext.Client.ClientIssues() {
 		if c := clientRules[is.Rule]; c != nil {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}
@@ -49,7 +51,7 @@ func runClient(in *inputs, out *findings) {
 			continue
 		}
 		m := f.Msg.Method
-		if strings.HasPrefix(m, "_") || strings.HasPrefix(m, "$/") || in.schemas.knownMethod(m) {
+		if strings.HasPrefix(m, "_") || strings.HasPrefix(m, "$/") || in.Schemas.KnownMethod(m) {
 			continue
 		}
 		out.add(clientUnknownMethod, f.Seq, "/method", fmt.Sprintf("the client called %s, which is not an ACP method; custom methods must start with _", m), nil)

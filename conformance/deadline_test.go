@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
 
 // flood is a record of n agent notifications after a handshake whose initialize answer has no
 // agentInfo (protocol.agent-info: a pass whose cost does not grow with the record).
-func flood(n int) *record.Index {
+func flood(n int) []jsonrpc.Frame {
 	log := jsonrpc.NewLog()
 	log.Event(string(record.Spawn.Kind), []byte(`{"command":"x","argv":["x"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`))
 	log.Append(jsonrpc.Frame{Dir: jsonrpc.DirClient, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)})
@@ -25,7 +25,7 @@ func flood(n int) *record.Index {
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk %d"},"_meta":{"zed.dev":{"n":%d}}}}}`, i, i)})
 	}
 	log.Event(string(record.Done.Kind), nil)
-	return record.New(log.Frames())
+	return log.Frames()
 }
 
 // scanning are the passes in a scope whose cost grows with the record.
@@ -51,18 +51,14 @@ func TestEvaluateEndsAtItsDeadline(t *testing.T) {
 	if raceDetector {
 		n = 30_000 // still minutes of judging under the race detector
 	}
-	x := flood(n)
-	r := probe.Derive(x, nil)
+	facts := factsOf(t, record.Split(flood(n)), derive.Options{})
 	const deadline = 300 * time.Millisecond
 
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
-	out, err := Evaluate(ctx, x, r, Options{})
+	out := Evaluate(ctx, facts)
 	took := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("under a %v deadline: %v, unjudged %v", deadline, took, out.Unjudged)
 	if took > 5*deadline {
 		t.Errorf("Evaluate took %v under a %v deadline", took, deadline)
@@ -82,11 +78,8 @@ func TestEvaluateEndsAtItsDeadline(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	start = time.Now()
-	out, err = Evaluate(ctx, x, r, Options{})
+	out = Evaluate(ctx, facts)
 	took = time.Since(start)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("cancelled: %v, unjudged %v", took, out.Unjudged)
 	if took > deadline {
 		t.Errorf("a cancelled Evaluate took %v", took)

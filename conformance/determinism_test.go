@@ -4,23 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
 
 // identified is an outcome with each line number replaced by the line itself, so that two
 // records holding the same lines in another order can be compared.
-func identified(t *testing.T, x *record.Index, out Outcome) string {
+func identified(t *testing.T, facts *derive.Facts, out Outcome) string {
 	t.Helper()
 	raw := map[int64]string{}
-	for _, f := range x.Frames() {
+	for _, f := range facts.Main.Frames() {
 		raw[f.Seq] = string(f.Raw)
 	}
 	type finding struct {
@@ -39,7 +38,7 @@ func identified(t *testing.T, x *record.Index, out Outcome) string {
 		}
 		return out
 	}
-	inv := *out.Extensions
+	inv := *facts.Inventory()
 	inv.MetaKeys, inv.Methods, inv.UnknownVariants = slices.Clone(inv.MetaKeys), slices.Clone(inv.Methods), slices.Clone(inv.UnknownVariants)
 	for i := range inv.MetaKeys {
 		inv.MetaKeys[i].Where = lines(inv.MetaKeys[i].Where)
@@ -51,8 +50,8 @@ func identified(t *testing.T, x *record.Index, out Outcome) string {
 		inv.UnknownVariants[i].Where = lines(inv.UnknownVariants[i].Where)
 	}
 	var shapes *report.PromptShapes
-	if out.PromptShapes != nil {
-		s := *out.PromptShapes
+	if facts.Result.PromptShapes != nil {
+		s := *facts.Result.PromptShapes
 		s.Probes = slices.Clone(s.Probes)
 		for i := range s.Probes {
 			s.Probes[i].Seq = 0
@@ -73,18 +72,14 @@ func identified(t *testing.T, x *record.Index, out Outcome) string {
 // TestSameRecordSameBytes: one record always gives the same outcome, byte for byte, even when a
 // name appears in many places of one message (more than the sightings kept).
 func TestSameRecordSameBytes(t *testing.T) {
-	x, r, opts, _ := loadScenario(t, "testdata/scenarios/determinism.txtar")
-	first, err := Evaluate(context.Background(), x, r, opts)
-	if err != nil {
-		t.Fatal(err)
+	outcome := func() string {
+		facts, _, _ := loadScenario(t, "testdata/scenarios/determinism.txtar")
+		out := Evaluate(context.Background(), facts)
+		return marshal(t, []any{out, facts.Inventory(), facts.Result.PromptShapes})
 	}
-	want := marshal(t, first)
+	want := outcome()
 	for range 30 {
-		out, err := Evaluate(context.Background(), x, r, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := marshal(t, out); got != want {
+		if got := outcome(); got != want {
 			t.Fatalf("the same record gave another outcome:\n%s\n%s", got, want)
 		}
 	}
@@ -94,18 +89,15 @@ func TestSameRecordSameBytes(t *testing.T) {
 // come back in any order; the findings, the extension inventory and the prompt shapes are the
 // same, line for line, in the same order.
 func TestAnswerOrderDoesNotMatter(t *testing.T) {
-	x, r, opts, _ := loadScenario(t, "testdata/scenarios/determinism.txtar")
-	out, err := Evaluate(context.Background(), x, r, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Findings) < 3 || len(out.Extensions.MetaKeys) == 0 {
+	facts, _, _ := loadScenario(t, "testdata/scenarios/determinism.txtar")
+	out := Evaluate(context.Background(), facts)
+	if len(out.Findings) < 3 || len(facts.Inventory().MetaKeys) == 0 {
 		t.Fatalf("the scenario shows too little: %+v", out)
 	}
-	want := identified(t, x, out)
+	want := identified(t, facts, out)
 	// The block of answers to the detection batch: the agent frames after the last request
 	// of the batch, up to the first step.
-	frames := x.Frames()
+	frames := facts.Main.Frames()
 	start, end := -1, -1
 	for i, f := range frames {
 		if f.Dir == jsonrpc.DirAgent && f.Msg != nil && f.Msg.Kind() == jsonrpc.Response && i > 0 && frames[i-1].Dir == jsonrpc.DirClient && start < 0 && f.Msg.Err() != nil {
@@ -132,44 +124,9 @@ func TestAnswerOrderDoesNotMatter(t *testing.T) {
 			f.Seq = 0
 			log.Append(f)
 		}
-		px := record.New(log.Frames())
-		pout, err := Evaluate(context.Background(), px, probe.Derive(px, nil), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := identified(t, px, pout); got != want {
+		pfacts := factsOf(t, record.Split(log.Frames()), derive.Options{})
+		if got := identified(t, pfacts, Evaluate(context.Background(), pfacts)); got != want {
 			t.Fatalf("answers in another order (permutation %d) give another outcome:\n%s\n%s", n, got, want)
-		}
-	}
-}
-
-// TestErrorStyleIsAFunctionOfTheAnswers: the error style does not depend on the order the
-// answers were read in.
-func TestErrorStyleIsAFunctionOfTheAnswers(t *testing.T) {
-	var errs []*jsonrpc.Error
-	for _, f := range []string{"gemini-cli-0.61.0-empty-object.json", "claude-agent-acp-0.23.1-empty-object.json", "codex-acp-0.16.0-unknown-type.json"} {
-		raw, err := os.ReadFile("testdata/errors/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := jsonrpc.Decode(raw)
-		if err != nil || m.Err() == nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		errs = append(errs, m.Err())
-	}
-	errs = append(errs, &jsonrpc.Error{Code: -32602, Message: "prompt must be an array"})
-	style := ""
-	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 2, 0, 3}, {2, 0, 3, 1}, {3, 1, 0, 2}} {
-		inf := newInference()
-		for _, i := range order {
-			inf.read(errs[i])
-		}
-		if style == "" {
-			style = inf.style
-		}
-		if inf.style != style {
-			t.Errorf("order %v: style %q, another order gave %q", order, inf.style, style)
 		}
 	}
 }

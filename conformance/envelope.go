@@ -48,7 +48,7 @@ func runEnvelope(in *inputs, out *findings) {
 			if m.Result != nil && m.Error != nil {
 				out.add(envelopeResultAndError, f.Seq, "", "a response carries either result or error, never both", nil)
 			}
-			reply := in.x.ReplyOf(f.Seq)
+			reply := in.Main.ReplyOf(f.Seq)
 			switch {
 			case reply.Exchange == nil:
 				out.add(envelopeUnknownID, f.Seq, "/id", fmt.Sprintf("response to id %s, which the client never sent", m.ID), nil)
@@ -61,7 +61,7 @@ func runEnvelope(in *inputs, out *findings) {
 				}
 			}
 		case jsonrpc.Request:
-			if _, isNotification := in.schemas.set.TypeFor(m.Method, schema.HandledByClient, schema.Notification); isNotification {
+			if _, isNotification := in.Schemas.Set.TypeFor(m.Method, schema.HandledByClient, schema.Notification); isNotification {
 				out.add(envelopeNotificationWithID, f.Seq, "/id", fmt.Sprintf("%s is a notification and must not carry an id (%s)", m.Method, m.ID), nil)
 			}
 		}

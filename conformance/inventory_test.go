@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/internal/recordtest"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -52,11 +54,7 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 ! exit {"code":0,"signal":"","afterStdinCloseMs":1,"by":"stdin"}
 ! done
 `
-	x := record.New(buildFrames(t, frames))
-	out, err := Evaluate(context.Background(), x, deriveOf(x), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	driven := recordtest.Frames(t, frames)
 	// The echo of acpprobe_unknown in the answer goes; hologram, which acpprobe never sent, and
 	// the agent's own notification carrying acpprobe_unknown stay.
 	want := []string{
@@ -65,15 +63,10 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 		"variant content.type=acpprobe_unknown agent-to-client@/params/content/0/type",
 		"variant content.type=hologram agent-to-client@/error/data/content/0/type",
 	}
-	if got := seen(out.Extensions); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := seen(inventoryOf(t, driven)); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("driven:\n got %q\nwant %q", got, want)
 	}
 
-	tap := record.New(asTap(t, x.Frames()))
-	out, err = Evaluate(context.Background(), tap, deriveOf(tap), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want = []string{
 		"key zed.dev/debugMode agent-to-client@/result/_meta/zed.dev/debugMode",
 		"method _acpprobe/unknown-method client-to-agent@/method",
@@ -82,12 +75,12 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 		"variant content.type=acpprobe_unknown client-to-agent@/params/prompt/0/type agent-to-client@/error/data/prompt/0/type agent-to-client@/params/content/0/type",
 		"variant content.type=hologram agent-to-client@/error/data/content/0/type",
 	}
-	if got := seen(out.Extensions); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := seen(inventoryOf(t, asTap(t, driven))); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tap:\n got %q\nwant %q", got, want)
 	}
 
 	// acpprobe through a tap: its initialize names it.
-	probed := asTap(t, x.Frames())
+	probed := asTap(t, driven)
 	for i, f := range probed {
 		if f.Dir == jsonrpc.DirClient {
 			probed[i] = jsonrpc.Frame{Seq: f.Seq, Dir: f.Dir, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientInfo":{"name":"acpprobe","version":"0.1.0"}}}`)}
@@ -95,18 +88,21 @@ func TestOwnTrafficIsNotAnExtension(t *testing.T) {
 			break
 		}
 	}
-	tap = record.New(probed)
-	out, err = Evaluate(context.Background(), tap, deriveOf(tap), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	driven := []string{
+	want = []string{
 		"key zed.dev/debugMode agent-to-client@/result/_meta/zed.dev/debugMode",
 		"method _zed/agent_note agent-to-client@/method",
 		"variant content.type=acpprobe_unknown agent-to-client@/params/content/0/type",
 		"variant content.type=hologram agent-to-client@/error/data/content/0/type",
 	}
-	if got := seen(out.Extensions); strings.Join(got, "\n") != strings.Join(driven, "\n") {
-		t.Errorf("acpprobe through a tap:\n got %q\nwant %q", got, driven)
+	if got := seen(inventoryOf(t, probed)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("acpprobe through a tap:\n got %q\nwant %q", got, want)
 	}
+}
+
+// inventoryOf is the extension inventory of a record, as Analyze reports it.
+func inventoryOf(t *testing.T, frames []jsonrpc.Frame) *extensions.Inventory {
+	t.Helper()
+	facts := factsOf(t, record.Split(frames), derive.Options{})
+	Evaluate(context.Background(), facts)
+	return facts.Inventory()
 }

@@ -109,7 +109,7 @@ const checkEvery = 16
 // ends, and marks the pass cut.
 func (in *inputs) scan(out *findings) iter.Seq[jsonrpc.Frame] {
 	return func(yield func(jsonrpc.Frame) bool) {
-		for i, f := range in.frames {
+		for i, f := range in.Frames {
 			if i%checkEvery == 0 && in.ctx.Err() != nil {
 				out.cut = true
 				return
@@ -174,7 +174,7 @@ func sortFindings(x *record.Index, out []report.Finding) []report.Finding {
 		if out[i].Tier.Rank() != out[j].Tier.Rank() {
 			return out[i].Tier.Rank() < out[j].Tier.Rank()
 		}
-		if pi, pj := position(x, out[i].Seq), position(x, out[j].Seq); pi != pj {
+		if pi, pj := x.Position(out[i].Seq), x.Position(out[j].Seq); pi != pj {
 			return pi < pj
 		}
 		return out[i].Seq < out[j].Seq
@@ -183,17 +183,6 @@ func sortFindings(x *record.Index, out []report.Finding) []report.Finding {
 		out = []report.Finding{}
 	}
 	return out
-}
-
-// position is where a line sorts in a report: an answer at the line of the request it
-// answers, any other line (a duplicate answer too) at its own. Answers to requests sent
-// together come back in an order timing decides; sorted by their requests, findings and
-// extension sightings come out the same whatever that order.
-func position(x *record.Index, seq int64) int64 {
-	if reply := x.ReplyOf(seq); reply.Exchange != nil && reply.First {
-		return reply.Exchange.Request.Seq
-	}
-	return seq
 }
 
 // firstBytes shows the start of a line, quoted so that invalid bytes are visible.

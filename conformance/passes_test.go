@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -53,11 +53,8 @@ func TestChecksDeclaredOnce(t *testing.T) {
 func TestPassesReportOnlyTheirChecks(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	for _, file := range files {
-		x, r, opts, _ := loadScenario(t, file)
-		in, err := prepare(context.Background(), x, r, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		facts, _, _ := loadScenario(t, file)
+		in := &inputs{ctx: context.Background(), Facts: facts}
 		for _, p := range passes {
 			var out findings
 			p.run(in, &out)
@@ -74,12 +71,10 @@ func TestPassesReportOnlyTheirChecks(t *testing.T) {
 func TestPassesDoNotWriteTheResult(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	for _, file := range files {
-		x, r, opts, _ := loadScenario(t, file)
-		before := marshal(t, r)
-		if _, err := Evaluate(context.Background(), x, r, opts); err != nil {
-			t.Fatal(err)
-		}
-		if after := marshal(t, r); after != before {
+		facts, _, _ := loadScenario(t, file)
+		before := marshal(t, facts.Result)
+		Evaluate(context.Background(), facts)
+		if after := marshal(t, facts.Result); after != before {
 			t.Errorf("%s: Evaluate changed the result:\n%s\n%s", file, before, after)
 		}
 	}
@@ -111,20 +106,14 @@ func TestTapScope(t *testing.T) {
 	files, _ := filepath.Glob("testdata/scenarios/*.txtar")
 	dropped := 0
 	for _, file := range files {
-		x, r, opts, _ := loadScenario(t, file)
-		tx := record.New(asTap(t, x.Frames()))
-		if !tx.IsTap() {
+		facts, _, conns := loadScenario(t, file)
+		tapFacts := factsOf(t, record.Split(asTap(t, conns.All)), derive.Options{})
+		if !tapFacts.Main.IsTap() {
 			t.Fatalf("%s: the record is not marked as a tap", file)
 		}
 		// A scenario recorded by a tap stays one: all its findings must be of InTap checks.
-		driven, err := Evaluate(context.Background(), x, r, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tap, err := Evaluate(context.Background(), tx, probe.Derive(tx, nil), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		driven := Evaluate(context.Background(), facts)
+		tap := Evaluate(context.Background(), tapFacts)
 		var want []report.Finding
 		for _, f := range driven.Findings {
 			if c, _ := Lookup(f.ID); c.InTap() {
@@ -142,7 +131,7 @@ func TestTapScope(t *testing.T) {
 			}
 		}
 		// The words may differ by scope (protocol.stderr-volume says which session it was).
-		if got, want := placesOf(tap.Findings), placesOf(sortFindings(x, want)); got != want {
+		if got, want := placesOf(tap.Findings), placesOf(sortFindings(facts.Main, want)); got != want {
 			t.Errorf("%s as a tap:\n got %s\nwant %s", file, got, want)
 		}
 	}
@@ -164,22 +153,17 @@ func TestTapScope(t *testing.T) {
 // TestStderrVolumeSaysWhichSession: the stderr finding names the session it counted, a probe's
 // short one or a whole editor session seen by the tap.
 func TestStderrVolumeSaysWhichSession(t *testing.T) {
-	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-stderr-volume.txtar")
-	tx := record.New(asTap(t, x.Frames()))
+	facts, _, conns := loadScenario(t, "testdata/scenarios/protocol-stderr-volume.txtar")
 	for _, c := range []struct {
-		x    *record.Index
-		r    *report.Result
-		want string
+		facts *derive.Facts
+		want  string
 	}{
-		{x, r, "100000 bytes of stderr during a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"},
-		{tx, probe.Derive(tx, nil), "100000 bytes of stderr during the session between the editor and the agent"},
+		{facts, "100000 bytes of stderr during a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"},
+		{factsOf(t, record.Split(asTap(t, conns.All)), derive.Options{}), "100000 bytes of stderr during the session between the editor and the agent"},
 	} {
-		out, err := Evaluate(context.Background(), c.x, c.r, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out := Evaluate(context.Background(), c.facts)
 		if len(out.Findings) != 1 || out.Findings[0].Message != c.want {
-			t.Errorf("tap %v: %+v, want the message %q", c.x.IsTap(), out.Findings, c.want)
+			t.Errorf("tap %v: %+v, want the message %q", c.facts.Main.IsTap(), out.Findings, c.want)
 		}
 	}
 }
@@ -188,11 +172,8 @@ func TestStderrVolumeSaysWhichSession(t *testing.T) {
 // notification with an error without an id) gives the more specific finding, with the other
 // one's message as related evidence.
 func TestOneLineOneFinding(t *testing.T) {
-	x, r, opts, _ := loadScenario(t, "testdata/scenarios/protocol-notification-answered.txtar")
-	out, err := Evaluate(context.Background(), x, r, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	facts, _, _ := loadScenario(t, "testdata/scenarios/protocol-notification-answered.txtar")
+	out := Evaluate(context.Background(), facts)
 	if len(out.Findings) != 1 || out.Findings[0].ID != "protocol.notification-answered" {
 		t.Fatalf("findings %+v, want protocol.notification-answered alone", out.Findings)
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -25,17 +26,21 @@ var promptPass = pass{
 }
 
 func runPrompt(in *inputs, out *findings) {
-	ps := in.shapes.shapes
+	ps := in.Result.PromptShapes
 	if ps == nil {
 		return
 	}
+	malformed := map[string]bool{}
+	for _, sh := range record.PromptShapes {
+		malformed[sh.Name] = !sh.Control
+	}
 	for _, p := range ps.Probes {
-		if sh, _ := shapeOf(p.Prompt); sh.malformed && p.Outcome == report.ShapeAccepted {
+		if malformed[p.Name] && p.Outcome == report.ShapeAccepted {
 			out.add(promptShapeAccepted, p.Seq, "/params/prompt", fmt.Sprintf("the malformed prompt shape %q passed validation (answer: %s); the agent's validator is lax", p.Name, p.Answer), nil)
 		}
 	}
 	comparePromptCapabilities(in, out, ps)
-	if a := in.shapes.promptAnswer; a != nil {
+	if a := in.PromptAnswer; a != nil {
 		if rpcErr := a.Msg.Err(); rpcErr != nil {
 			out.add(promptNoStopReason, a.Seq, "/error", fmt.Sprintf("the cancelled prompt was answered with error %d %q; a cancelled turn must end with stopReason cancelled", rpcErr.Code, rpcErr.Message), nil)
 		} else if stop := ps.Prompt.StopReason; stop != "cancelled" && stop != "end_turn" {
@@ -54,7 +59,7 @@ func comparePromptCapabilities(in *inputs, out *findings, ps *report.PromptShape
 	for _, b := range ps.InferredBranches {
 		accepts[b.Type] = true
 	}
-	c := in.r.Capabilities.PromptCapabilities
+	c := in.Result.Capabilities.PromptCapabilities
 	for _, x := range []struct {
 		kind       string
 		advertised bool

@@ -29,19 +29,19 @@ var protocolPass = pass{
 }
 
 func runProtocol(in *inputs, out *findings) {
-	r := in.r
+	r := in.Result
 	if initSeq := answerSeq(in, acp.MethodInitialize); initSeq != 0 && r.AgentInfo == nil && string(r.Raw.Initialize) != "null" {
 		out.add(protocolAgentInfo, initSeq, "/result/agentInfo", "initialize should carry agentInfo {name, version} (it will be required in a future version)", nil)
 	}
 	terminalAuth(in, out)
 	if x := r.Exit; x != nil {
 		if wait, waited := stdinWait(in); waited && x.By.Signalled() {
-			out.add(protocolStdinExit, in.x.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(string(x.By))), nil)
+			out.add(protocolStdinExit, in.Main.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(string(x.By))), nil)
 		}
 		// One departure, one finding: the survivors, when the sweep found them, say what the
 		// group kill alone says and more.
 		if x.GroupKilled && len(x.Survivors) == 0 {
-			out.add(protocolLeftover, in.x.EventSeq(record.Exit.Kind), "", "processes of the agent's process group were still running after it ended and were killed", nil)
+			out.add(protocolLeftover, in.Main.EventSeq(record.Exit.Kind), "", "processes of the agent's process group were still running after it ended and were killed", nil)
 		}
 		if len(x.Survivors) > 0 {
 			// Processes that outlived the agent, found by the run's marker after the ladder.
@@ -57,12 +57,12 @@ func runProtocol(in *inputs, out *findings) {
 			if left > 0 {
 				msg += fmt.Sprintf("; %d had left its process group (a setsid escape), which a group teardown alone would have missed", left)
 			}
-			out.add(protocolLeftover, in.x.EventSeq(record.Exit.Kind), "", msg, x.Survivors)
+			out.add(protocolLeftover, in.Main.EventSeq(record.Exit.Kind), "", msg, x.Survivors)
 		}
 	}
 	if r.StderrBytes > 64<<10 {
 		during := "a session acpprobe drove (handshake, method detection and its checks, no prompt turn)"
-		if in.x.IsTap() {
+		if in.Main.IsTap() {
 			during = "the session between the editor and the agent"
 		}
 		out.add(protocolStderr, 0, "", fmt.Sprintf("%d bytes of stderr during %s", r.StderrBytes, during), nil)
@@ -72,11 +72,11 @@ func runProtocol(in *inputs, out *findings) {
 // terminalAuth: an agent MUST advertise an authMethods entry of type "terminal" only when the
 // client enabled clientCapabilities.auth.terminal (acpprobe never does; an editor may).
 func terminalAuth(in *inputs, out *findings) {
-	if in.client.authTerminal {
+	if in.Client.AuthTerminal {
 		return
 	}
 	seq := answerSeq(in, acp.MethodInitialize)
-	for i, m := range in.r.AuthMethods {
+	for i, m := range in.Result.AuthMethods {
 		method := acp.ParseObject(m)
 		if method.String("type") != "terminal" {
 			continue
@@ -89,7 +89,7 @@ func terminalAuth(in *inputs, out *findings) {
 // answerSeq is the seq of the agent's answer to the first client request for method (0 if
 // there was no request or no answer).
 func answerSeq(in *inputs, method string) int64 {
-	if ex := in.x.First(method); ex != nil && ex.Answer != nil {
+	if ex := in.Main.First(method); ex != nil && ex.Answer != nil {
 		return ex.Answer.Seq
 	}
 	return 0
@@ -99,7 +99,7 @@ func answerSeq(in *inputs, method string) int64 {
 // and whether it waited at all: a probe that signals at once shows nothing of the agent's
 // behaviour on EOF. Recordings from before the wait was recorded always waited a grace.
 func stdinWait(in *inputs) (string, bool) {
-	for _, f := range in.x.Events(record.Teardown.Kind) {
+	for _, f := range in.Main.Events(record.Teardown.Kind) {
 		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder && p.StdinWaitMs != nil {
 			return fmt.Sprintf("%.0f ms", *p.StdinWaitMs), *p.StdinWaitMs > 0
 		}

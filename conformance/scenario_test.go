@@ -8,16 +8,15 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/acpprobe/acpprobe/derive"
+	"github.com/acpprobe/acpprobe/internal/recordtest"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
-	"github.com/acpprobe/acpprobe/report"
 )
 
 // A scenario (testdata/scenarios/*.txtar) is a recorded session and the findings it must
@@ -49,12 +48,8 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			x, r, opts, sections := loadScenario(t, file)
-			out, err := Evaluate(context.Background(), x, r, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			findings := out.Findings
+			facts, sections, _ := loadScenario(t, file)
+			findings := Evaluate(context.Background(), facts).Findings
 			var got []string
 			for _, f := range findings {
 				got = append(got, fmt.Sprintf("%s %d", f.ID, f.Seq))
@@ -75,9 +70,9 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// loadScenario reads a scenario: its main connection's index, the result derived from it, the
-// options with its extra connections (--deep, the fork probe), and its sections.
-func loadScenario(t *testing.T, file string) (*record.Index, *report.Result, Options, map[string]string) {
+// loadScenario reads a scenario: the facts of its record (the sections in order, split by
+// record.Split as Analyze splits it), its sections, and the record's connections.
+func loadScenario(t *testing.T, file string) (*derive.Facts, map[string]string, record.Connections) {
 	t.Helper()
 	a, err := txtar.ParseFile(file)
 	if err != nil {
@@ -88,27 +83,37 @@ func loadScenario(t *testing.T, file string) (*record.Index, *report.Result, Opt
 		sections[f.Name] = string(f.Data)
 	}
 	log := jsonrpc.NewLog()
-	appendFrames(t, log, sections["frames"], defaultSpawn)
+	recordtest.Append(t, log, sections["frames"], recordtest.DefaultSpawn)
 	extras := []struct{ section, purpose string }{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe},
 		{"session-load", record.PurposeSessionLoad}, {"session-resume", record.PurposeSessionResume}}
 	for _, e := range extras {
 		if section, ok := sections[e.section]; ok {
-			appendFrames(t, log, section, fmt.Sprintf(`{"command":"scenario","argv":["scenario"],"cwd":"/w","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000,"purpose":%q,"initializeOnly":true}`, e.purpose))
+			recordtest.Append(t, log, section, fmt.Sprintf(`{"command":"scenario","argv":["scenario"],"cwd":"/w","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000,"purpose":%q,"initializeOnly":true}`, e.purpose))
 		}
 	}
-	frames := log.Frames()
-	conns := record.Split(frames)
+	conns := record.Split(log.Frames())
 	for _, e := range extras {
 		if _, ok := sections[e.section]; ok && conns.Of(e.purpose) == nil {
 			t.Fatalf("the %s section is not a connection of its own: its spawn event must name its purpose", e.section)
 		}
 	}
-	x := record.New(conns.Main)
-	opts := Options{Deep: conns.Of(record.PurposeDeep), ForkProbe: conns.Of(record.PurposeForkProbe),
-		SessionLoad: conns.Of(record.PurposeSessionLoad), SessionResume: conns.Of(record.PurposeSessionResume)}
-	r := probe.Derive(x, nil)
-	probe.DeriveRun(r, x, frames) // as acpprobe.Analyze
-	return x, r, opts, sections
+	return factsOf(t, conns, derive.Options{}), sections, conns
+}
+
+// factsOf derives the facts of a record's connections, as Analyze does.
+func factsOf(t *testing.T, conns record.Connections, o derive.Options) *derive.Facts {
+	t.Helper()
+	f, err := derive.Run(context.Background(), conns, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// evaluate judges a record's frames, as Analyze does.
+func evaluate(t *testing.T, frames []jsonrpc.Frame) Outcome {
+	t.Helper()
+	return Evaluate(context.Background(), factsOf(t, record.Split(frames), derive.Options{}))
 }
 
 func expectedFindings(section string) []string {
@@ -122,71 +127,6 @@ func expectedFindings(section string) []string {
 	}
 	sort.Strings(want)
 	return want
-}
-
-// defaultSpawn is the spawn event of a scenario whose frames do not begin with one.
-const defaultSpawn = `{"command":"scenario","argv":["scenario"],"cwd":"/","protocolVersion":1,"requestTimeoutMs":1000,"startupTimeoutMs":1000}`
-
-// buildFrames turns a frames section into a log's frames.
-func buildFrames(t *testing.T, section string) []jsonrpc.Frame {
-	t.Helper()
-	log := jsonrpc.NewLog()
-	appendFrames(t, log, section, defaultSpawn)
-	return log.Frames()
-}
-
-// appendFrames appends a frames section to log, after a spawn event with the payload spawn
-// when the section does not begin with one.
-func appendFrames(t *testing.T, log *jsonrpc.Log, section, spawn string) {
-	t.Helper()
-	lines := strings.Split(strings.TrimRight(section, "\n"), "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "! spawn") {
-		log.Event(string(record.Spawn.Kind), []byte(spawn))
-	}
-	for i, line := range lines {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		tag, rest, _ := strings.Cut(line, " ")
-		switch tag {
-		case ">":
-			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirClient, Raw: []byte(rest)})
-		case "<":
-			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(rest)})
-		case "<q":
-			raw, err := strconv.Unquote(rest)
-			if err != nil {
-				t.Fatalf("line %d: %v", i+1, err)
-			}
-			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(raw)})
-		case "<u":
-			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(rest), Unterminated: true})
-		case "<o":
-			sizeText, prefix, _ := strings.Cut(rest, " ")
-			size, _ := strconv.ParseInt(sizeText, 10, 64)
-			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirAgent, Raw: []byte(prefix), Size: size, Oversize: true})
-		case "2":
-			log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: []byte(rest + "\n")})
-		case "2*":
-			countText, text, _ := strings.Cut(rest, " ")
-			count, _ := strconv.Atoi(countText)
-			for range count {
-				log.Append(jsonrpc.Frame{Dir: jsonrpc.DirStderr, Raw: []byte(text + "\n")})
-			}
-		case "!":
-			kind, payload, _ := strings.Cut(rest, " ")
-			if payload != "" && !json.Valid([]byte(payload)) {
-				t.Fatalf("line %d: event payload is not JSON: %s", i+1, payload)
-			}
-			var raw []byte
-			if payload != "" {
-				raw = []byte(payload)
-			}
-			log.Event(kind, raw)
-		default:
-			t.Fatalf("line %d: unknown frame tag %q", i+1, tag)
-		}
-	}
 }
 
 // TestEveryCheckHasAFailingScenario keeps the catalogue and the scenarios together: each check
@@ -234,6 +174,3 @@ func asTap(t *testing.T, frames []jsonrpc.Frame) []jsonrpc.Frame {
 	t.Fatal("the record has no spawn event")
 	return nil
 }
-
-// deriveOf is the result derived from a record.
-func deriveOf(x *record.Index) *report.Result { return probe.Derive(x, nil) }

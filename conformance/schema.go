@@ -53,19 +53,19 @@ func (j *messages) run() {
 		m := f.Msg
 		switch m.Kind() {
 		case jsonrpc.Response:
-			reply := j.in.x.ReplyOf(f.Seq)
+			reply := j.in.Main.ReplyOf(f.Seq)
 			if reply.Exchange == nil || !reply.First {
 				continue
 			}
 			req := reply.Exchange.Request
 			if m.Error != nil {
-				j.validate(f, "Error", j.in.schemas.set, m.Error, "/error")
+				j.validate(f, "Error", j.in.Schemas.Set, m.Error, "/error")
 				continue
 			}
 			if m.Result == nil {
 				continue
 			}
-			set, def := j.in.schemas.typeFor(req.Msg.Method, schema.HandledByAgent, schema.Result)
+			set, def := j.in.Schemas.TypeFor(req.Msg.Method, schema.HandledByAgent, schema.Result)
 			if def != "" {
 				j.validate(f, def, set, m.Result, "/result")
 			}
@@ -81,15 +81,15 @@ func (j *messages) run() {
 // against the schema, an unknown one by its name.
 func (j *messages) agentMethod(f jsonrpc.Frame, part schema.Part) {
 	m := f.Msg
-	set, def := j.in.schemas.typeFor(m.Method, schema.HandledByClient, part)
+	set, def := j.in.Schemas.TypeFor(m.Method, schema.HandledByClient, part)
 	if def == "" {
-		if !strings.HasPrefix(m.Method, "_") && !strings.HasPrefix(m.Method, "$/") && !j.in.schemas.knownMethod(m.Method) {
+		if !strings.HasPrefix(m.Method, "_") && !strings.HasPrefix(m.Method, "$/") && !j.in.Schemas.KnownMethod(m.Method) {
 			j.out.add(protocolUnknownMethod, f.Seq, "/method", fmt.Sprintf("%s is not an ACP client method; custom methods must start with _", m.Method), nil)
 		}
 		return
 	}
 	if part == schema.Params {
-		if gate, advertised := j.in.client.gate(m.Method, acp.ParseObject(m.Params)); !advertised {
+		if gate, advertised := j.in.Client.Gate(m.Method, acp.ParseObject(m.Params)); !advertised {
 			j.out.add(protocolClientCapability, f.Seq, "/method", fmt.Sprintf("%s needs clientCapabilities.%s, which the client did not advertise in its initialize", m.Method, gate), nil)
 		}
 	}
@@ -108,7 +108,7 @@ func (j *messages) validate(f jsonrpc.Frame, def string, set *schema.Set, value 
 		return
 	}
 	if len(violations) > 0 {
-		if alt := j.in.schemas.acceptedBy(set, def, value); alt != "" {
+		if alt := j.in.Schemas.AcceptedBy(set, def, value); alt != "" {
 			j.out.add(schemaUnstable, f.Seq, prefix+violations[0].Pointer,
 				fmt.Sprintf("%s of %s is valid only in the %s schema, not in %s: %s", part(prefix), j.methodOf(f), alt, set.Name, summarize(violations)), nil)
 			violations = nil
@@ -145,7 +145,7 @@ func (j *messages) validate(f jsonrpc.Frame, def string, set *schema.Set, value 
 	}
 	var knownElsewhere map[schema.UnknownKey]string
 	if len(others) > 0 {
-		knownElsewhere = j.in.schemas.keysKnownElsewhere(set, def, value, others)
+		knownElsewhere = j.in.Schemas.KeysKnownElsewhere(set, def, value, others)
 	}
 	for _, k := range keys {
 		where := prefix + k.Pointer + "/" + k.Key
@@ -209,7 +209,7 @@ func (j *messages) methodOf(f jsonrpc.Frame) string {
 	if f.Msg.Method != "" {
 		return f.Msg.Method
 	}
-	if ex := j.in.x.ReplyOf(f.Seq).Exchange; ex != nil {
+	if ex := j.in.Main.ReplyOf(f.Seq).Exchange; ex != nil {
 		return "the " + ex.Method() + " response"
 	}
 	return "the response"

@@ -26,7 +26,7 @@ var sideEffectsPass = pass{
 }
 
 func runSideEffects(in *inputs, out *findings) {
-	se := in.r.SideEffects
+	se := in.Result.SideEffects
 	if se == nil {
 		return
 	}
@@ -38,7 +38,7 @@ func runSideEffects(in *inputs, out *findings) {
 		if l.URL != "" {
 			what += " " + l.URL
 		}
-		out.add(sideEffectsBrowser, in.x.EventSeq(record.SideEffects.Kind), "",
+		out.add(sideEffectsBrowser, in.Main.EventSeq(record.SideEffects.Kind), "",
 			fmt.Sprintf("the agent tried to open %s (%.0f ms into the session) before any authenticate request; the shim opened nothing", what, l.AtMs), l)
 	}
 }

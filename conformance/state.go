@@ -28,7 +28,7 @@ var statePass = pass{
 // runState checks modes against the mode option, legacy models against the model option,
 // current values against options.
 func runState(in *inputs, out *findings) {
-	r := in.r
+	r := in.Result
 	seq := answerSeq(in, acp.MethodSessionNew)
 	if opt := acp.ModeOption(r.ConfigOptions); opt != nil && len(r.Modes) > 0 {
 		var modeIDs []string

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ var turnsPass = pass{
 		sessionsLoadFailed, sessionsReplayIncomplete, sessionsReplayAfterAnswer, sessionsResumeReplayed, sessionsResumeFailed,
 		sessionsListMissing, sessionsCloseKeeps, sessionsCloseLeaks, sessionsForkBroken},
 	run: func(in *inputs, out *findings) {
-		for _, t := range in.turns {
+		for _, t := range in.Result.Turns {
 			for _, f := range judgeTurn(t) {
 				out.add(f.check, f.seq, f.pointer, f.message, nil)
 			}
@@ -116,7 +117,7 @@ func judgeTurn(t report.Turn) []turnFinding {
 		case p.FileWritten:
 			add(turnWriteRejected, p.AskedSeq, "", "the agent asked for permission, acpprobe answered %q, and the file was written anyway", p.Answer)
 		case p.Asked && p.ToolCall && p.ToolStatus != "failed" && p.ToolStatus != "cancelled":
-			add(turnToolNotEnded, p.AskedSeq, "", "permission was refused (%q) and the turn ended, yet the tool call's last status is %q, not failed: a client shows it still running", p.Answer, orNone(p.ToolStatus, "unset"))
+			add(turnToolNotEnded, p.AskedSeq, "", "permission was refused (%q) and the turn ended, yet the tool call's last status is %q, not failed: a client shows it still running", p.Answer, cmp.Or(p.ToolStatus, "unset"))
 		}
 	case len(t.MCP) > 0:
 		seq := int64(0)
@@ -147,7 +148,7 @@ func judgeTurn(t report.Turn) []turnFinding {
 			if next.ModelRequestsAfter > 0 {
 				after = fmt.Sprintf(" (it called the model %d time(s) after answering)", next.ModelRequestsAfter)
 			}
-			add(turnAfterCancel, next.AnswerSeq, "", "the prompt after the cancelled turn ended %s with %d model request(s) and %s%s", orNone(c.NextStopReason, "without a stopReason"), c.NextModelRequests, textOrNot(c.NextText), after)
+			add(turnAfterCancel, next.AnswerSeq, "", "the prompt after the cancelled turn ended %s with %d model request(s) and %s%s", cmp.Or(c.NextStopReason, "without a stopReason"), c.NextModelRequests, textOrNot(c.NextText), after)
 		}
 	}
 	return out
@@ -157,7 +158,7 @@ func judgeTurn(t report.Turn) []turnFinding {
 // transport is CAPABILITY; on one it does not advertise, INFO, as is an unadvertised transport
 // that works.
 func judgeMCP(m report.MCPTruth, seq int64, add func(*Check, int64, string, string, ...any)) {
-	reached := MCPReached(m)
+	reached := m.Reached()
 	switch {
 	case m.StoppedAt != "" && m.Advertised:
 		add(mcpMilestone, seq, "", "the %s sentinel: %s; stopped at %s: %s", m.Transport, reached, m.StoppedAt, mcpWhy(m))
@@ -166,32 +167,6 @@ func judgeMCP(m report.MCPTruth, seq int64, add func(*Check, int64, string, stri
 	case !m.Advertised && m.Connected != nil && *m.Connected:
 		add(mcpUnadvertised, seq, "", "the %s sentinel works although the agent does not advertise the transport: %s", m.Transport, reached)
 	}
-}
-
-// MCPReached lists the milestones an MCPTruth reached, in order ("none" when it reached none),
-// and says how far it could be observed.
-func MCPReached(m report.MCPTruth) string {
-	var got []string
-	observed := 0
-	for i, b := range []*bool{m.Delivered, m.Connected, m.Listed, m.Visible, m.Asked, m.Called, m.Returned} {
-		if b != nil {
-			observed = i + 1
-			if *b {
-				got = append(got, mcpStages[i])
-			}
-		}
-	}
-	if observed == 0 {
-		return "not observed"
-	}
-	s := "reached " + strings.Join(got, ", ")
-	if len(got) == 0 {
-		s = "reached none"
-	}
-	if observed < len(mcpStages) {
-		s += " (observed up to " + mcpStages[observed-1] + ")"
-	}
-	return s
 }
 
 // mcpWhy says what the first missed milestone means.
@@ -229,13 +204,6 @@ func judgeShape(d report.ShapeDelivery, add func(*Check, int64, string, string, 
 	}
 }
 
-func orNone(s, none string) string {
-	if s == "" {
-		return none
-	}
-	return s
-}
-
 func textOrNot(text bool) string {
 	if text {
 		return "its text"
@@ -243,9 +211,10 @@ func textOrNot(text bool) string {
 	return "no text in agent_message_chunk"
 }
 
-// settleTurns gives each scenario that ran its outcome: failed when it has a finding, passed
+// settleTurns gives each scenario that ran its outcome (in a copy of the derived turns): failed when it has a finding, passed
 // otherwise.
-func settleTurns(turns []report.Turn) []report.Turn {
+func settleTurns(derived []report.Turn) []report.Turn {
+	turns := slices.Clone(derived)
 	for i := range turns {
 		if turns[i].Outcome == report.TurnNotRun {
 			continue

@@ -12,11 +12,8 @@ import (
 // turnOf evaluates a turn scenario and returns its one turn.
 func turnOf(t *testing.T, name string) report.Turn {
 	t.Helper()
-	x, r, opts, _ := loadScenario(t, "testdata/scenarios/"+name+".txtar")
-	out, err := Evaluate(context.Background(), x, r, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	facts, _, _ := loadScenario(t, "testdata/scenarios/"+name+".txtar")
+	out := Evaluate(context.Background(), facts)
 	if len(out.Turns) != 1 {
 		t.Fatalf("%s: %d turns, want 1: %+v", name, len(out.Turns), out.Turns)
 	}
@@ -82,59 +79,5 @@ func TestTurnFacts(t *testing.T) {
 	if ct := k.Cancel; k.Outcome != report.TurnFailed || !ct.Sent || ct.StopReason != "end_turn" || ct.WithinMs == nil ||
 		ct.NextStopReason != "end_turn" || ct.NextText || ct.NextModelRequests != 0 {
 		t.Errorf("cancel: %s %+v", k.Outcome, ct)
-	}
-}
-
-// names matches a selected value against the model a request asked for, by whole words.
-func TestNames(t *testing.T) {
-	for _, c := range []struct {
-		req, value string
-		want       bool
-	}{
-		{"claude-sonnet-4-6", "sonnet", true},
-		{"claude-sonnet-4-6", "sonnet[1m]", true},
-		{"claude-opus-4-1", "sonnet", false},
-		{"effort=high", "high", true},
-		{"effort=xhigh", "high", false},
-		{"gpt-5.1-codex", "gpt-5.1-codex", true},
-		{"gpt-5.1-codex-mini", "gpt-5.1-codex", true},
-		{"models/gemini-2.5-pro", "gemini-2.5-pro", true},
-		{"gemini-2.5-flash", "gemini-2.5-pro", false},
-		{"m", "", false},
-	} {
-		if got := names(c.req, c.value); got != c.want {
-			t.Errorf("names(%q, %q) = %v, want %v", c.req, c.value, got, c.want)
-		}
-	}
-}
-
-// reached decides by the value a request names best, so that a longer model name is not taken
-// for a shorter one, and says nothing for an alias.
-func TestReached(t *testing.T) {
-	values := []string{"default", "gpt-5.1-codex", "gpt-5.1-codex-mini"}
-	show := func(b *bool) string {
-		if b == nil {
-			return "?"
-		}
-		if *b {
-			return "yes"
-		}
-		return "no"
-	}
-	for _, c := range []struct {
-		value     string
-		requested []string
-		want      string
-	}{
-		{"gpt-5.1-codex", []string{"gpt-5.1-codex"}, "yes"},
-		{"gpt-5.1-codex", []string{"gpt-5.1-codex-mini"}, "no"},
-		{"gpt-5.1-codex-mini", []string{"gpt-5.1-codex-mini"}, "yes"},
-		{"default", []string{"gpt-5.1-codex"}, "?"},
-		{"gpt-5.1-codex", nil, "?"},
-		{"gpt-5.1-codex", []string{"o3"}, "?"},
-	} {
-		if got := show(reached(c.value, values, c.requested)); got != c.want {
-			t.Errorf("reached(%q, %v) = %s, want %s", c.value, c.requested, got, c.want)
-		}
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,8 +13,8 @@ import (
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/conformance"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -151,7 +152,7 @@ func (c checked) checkDeep(t *testing.T) {
 			t.Errorf("deep: the agent answered with an error: %.300s", f.Raw)
 		}
 	}
-	deep := probe.Derive(record.New(frames), nil)
+	deep := derive.Connection(context.Background(), record.New(frames), nil)
 	check(t, "deep: protocolVersion answered", deep.ProtocolVersion, new(1))
 	if deep.Error != nil {
 		t.Errorf("deep: result error %s at %s: %s", deep.Error.Code, deep.Error.Stage, deep.Error.Message)

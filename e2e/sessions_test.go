@@ -97,8 +97,8 @@ func TestSessionsReal(t *testing.T) {
 				t.Errorf("load %+v against the live turn %+v", s.Load, s.Live)
 			}
 			cl := s.Close
-			if cl == nil || cl.Cycles != probe.SessionCycles || cl.Grew || cl.Prompt == nil || cl.Prompt.OK() || cl.ModelRequests != 0 {
-				t.Errorf("close %+v: want %d cycles, no growth, a refused prompt", cl, probe.SessionCycles)
+			if cl == nil || cl.Cycles != turn.SessionCycles || cl.Grew || cl.Prompt == nil || cl.Prompt.OK() || cl.ModelRequests != 0 {
+				t.Errorf("close %+v: want %d cycles, no growth, a refused prompt", cl, turn.SessionCycles)
 			}
 			if s.Resume == nil || !s.Resume.OK() || s.Resume.Replayed != 0 {
 				t.Errorf("resume %+v", s.Resume)

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -279,15 +281,15 @@ func (e *engine) interruptedOr(stage record.Stage, otherwise func()) {
 func (e *engine) probeMethods(ctx context.Context) {
 	calls := []call{{record.DetectionControlMethod, map[string]any{}}}
 	for _, m := range acp.ProbedMethods {
-		calls = append(calls, call{m, DetectionParams(m)})
+		calls = append(calls, call{m, derive.DetectionParams(m)})
 	}
 	answers := e.askAll(ctx, calls)
 	control := answers[0]
 	var again []call
 	for i, m := range acp.ProbedMethods {
 		if a := answers[i+1]; a != nil {
-			if _, decided := classify(DetectedByInvalidParams, a, control); !decided {
-				again = append(again, call{m, MethodParams(m, e.opts.Cwd)})
+			if _, decided := derive.Classify(report.DetectedByInvalidParams, a, control); !decided {
+				again = append(again, call{m, derive.MethodParams(m, e.opts.Cwd)})
 			}
 		}
 	}

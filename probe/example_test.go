@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -18,7 +19,7 @@ func ExampleDrive() {
 	if err != nil {
 		panic(err) // only unusable options end up here
 	}
-	r := probe.Derive(record.New(log.Frames()), nil)
+	r := derive.Connection(context.Background(), record.New(log.Frames()), nil)
 	fmt.Println("protocol:", *r.ProtocolVersion)
 	fmt.Println("agent:", r.AgentInfo.Name)
 	fmt.Println("audio prompts:", r.Capabilities.PromptCapabilities.Audio)

@@ -12,7 +12,6 @@ import (
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
 // TestFaultSuite tries the probe against every way an agent can misbehave and checks, for
@@ -70,7 +69,7 @@ func TestFaultSuite(t *testing.T) {
 			}},
 		{name: "50 MiB of stderr before answering", cfg: claude(acptest.Faults{}, acptest.Stress{StderrFlood: 50 << 20}), exitBy: "stdin",
 			check: func(t *testing.T, r *report.Result, _ []jsonrpc.Frame) {
-				if r.StderrBytes != 50<<20 || len(r.StderrTail) != transport.DefaultStderrTail {
+				if r.StderrBytes != 50<<20 || len(r.StderrTail) != record.DefaultStderrTail {
 					t.Errorf("stderr bytes %d tail %d", r.StderrBytes, len(r.StderrTail))
 				}
 			}},

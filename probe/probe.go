@@ -1,11 +1,14 @@
 // Package probe is the engine: it launches an agent, performs the ACP handshake
-// (initialize, session/new), detects which optional methods exist without side effects, tears
-// the agent down, and reports everything as a Result.
+// (initialize, session/new), detects which optional methods exist without side effects, runs
+// the active steps of acpprobe check (CheckSteps) and the caller's own (the turn scenarios),
+// and tears the agent down.
 //
 // The engine only drives the conversation and records it: every line in both directions,
-// stderr, and events (spawn, timeout, exit…) go to a jsonrpc.Log. The Result is then derived
-// from that record alone by FromFrames — the same function that rebuilds a Result from a
-// transcript offline, so a live probe and the analysis of its recording cannot disagree.
+// stderr, and events (spawn, timeout, exit…) go to a jsonrpc.Log. The report is then derived
+// from that record alone (the derive package, through acpprobe.Analyze) — the same way a
+// transcript is analysed offline, so a live probe and the analysis of its recording cannot
+// disagree. Where the engine must decide from what it saw (method detection's fallback), it
+// asks the derivation too.
 //
 // The probe spends no model tokens and changes nothing: it declares no client capability,
 // never calls authenticate or logout, never sends a prompt, refuses every request the agent

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
@@ -164,7 +165,7 @@ func TestClaudePersona(t *testing.T) {
 	}
 	// Detected with invalid params: the validator answers, the handler never runs.
 	for _, m := range []string{"session/load", "session/list"} {
-		if s := r.Methods[m]; s.Code == nil || *s.Code != jsonrpc.CodeInvalidParams || s.DetectedBy != probe.DetectedByInvalidParams {
+		if s := r.Methods[m]; s.Code == nil || *s.Code != jsonrpc.CodeInvalidParams || s.DetectedBy != report.DetectedByInvalidParams {
 			t.Errorf("%s = %+v, want -32602 to invalid params", m, s)
 		}
 	}
@@ -544,7 +545,7 @@ func TestProbeSendsNothingHarmful(t *testing.T) {
 				t.Errorf("session/close of a session the probe did not create: %s", f.Msg.Params)
 			}
 		default:
-			invalid, _ := json.Marshal(probe.DetectionParams(f.Msg.Method))
+			invalid, _ := json.Marshal(derive.DetectionParams(f.Msg.Method))
 			if string(f.Msg.Params) != string(invalid) && !strings.Contains(string(f.Msg.Params), record.NonexistentSessionID) {
 				t.Errorf("%s sent with %s: neither invalid params nor the nonexistent session", f.Msg.Method, f.Msg.Params)
 			}
@@ -592,7 +593,7 @@ func driveAndDerive(ctx context.Context, opts probe.Options) (*report.Result, er
 	if err != nil {
 		return nil, err
 	}
-	return probe.Derive(record.New(log.Frames()), nil), nil
+	return derive.Connection(context.Background(), record.New(log.Frames()), nil), nil
 }
 
 // Without WaitForExit the teardown does not wait on an agent that ignores the end of its

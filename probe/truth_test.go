@@ -1,6 +1,7 @@
 package probe_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe/acptest"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
@@ -80,7 +82,7 @@ func TestTruncatedRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cut := range []int{3, len(frames) / 2} {
-		r := probe.Derive(record.New(frames[:cut]), nil)
+		r := derive.Connection(context.Background(), record.New(frames[:cut]), nil)
 		if r.Error == nil || r.Error.Code != report.ErrTruncated {
 			t.Errorf("cut at %d: error = %+v, want truncated", cut, r.Error)
 			continue
@@ -95,7 +97,7 @@ func TestTruncatedRecord(t *testing.T) {
 		}
 	}
 	// The whole record is not truncated.
-	if r := probe.Derive(record.New(frames), nil); r.Error != nil {
+	if r := derive.Connection(context.Background(), record.New(frames), nil); r.Error != nil {
 		t.Errorf("whole record: error %+v", r.Error)
 	}
 }
@@ -118,7 +120,7 @@ func TestAuthEvidenceAfterAuthenticate(t *testing.T) {
 		log.Append(jsonrpc.Frame{Dir: l.dir, Raw: []byte(l.raw)})
 	}
 	record.Done.Emit(log, record.None{})
-	r := probe.Derive(record.New(log.Frames()), nil)
+	r := derive.Connection(context.Background(), record.New(log.Frames()), nil)
 	ev := strings.Join(r.Auth.Evidence, " | ")
 	if strings.Contains(ev, "without authenticate") || !strings.Contains(ev, "after authenticate") || !strings.Contains(ev, "key") {
 		t.Errorf("evidence %q", ev)
@@ -139,8 +141,8 @@ func TestBusyNearTheDeadline(t *testing.T) {
 			{Seq: 5, Dir: jsonrpc.DirEvent, At: 1100 * time.Millisecond, Kind: string(record.Done.Kind)},
 		}
 	}
-	busy := probe.Derive(record.New(frames(900*time.Millisecond)), nil)
-	quiet := probe.Derive(record.New(frames(20*time.Millisecond)), nil)
+	busy := derive.Connection(context.Background(), record.New(frames(900*time.Millisecond)), nil)
+	quiet := derive.Connection(context.Background(), record.New(frames(20*time.Millisecond)), nil)
 	if busy.Error == nil || !strings.Contains(busy.Error.Message, "busy") || !strings.Contains(busy.Error.Message, "--startup-timeout") {
 		t.Errorf("busy agent: %+v", busy.Error)
 	}
@@ -164,7 +166,7 @@ func TestDetectionFallsBackWhenAmbiguous(t *testing.T) {
 		"session/load": report.Supported, "session/set_mode": report.Supported, "session/delete": report.Unknown,
 	} {
 		s := r.Methods[m]
-		if s.Support != want || s.DetectedBy != probe.DetectedByNonexistentSession || asked[m] != 2 {
+		if s.Support != want || s.DetectedBy != report.DetectedByNonexistentSession || asked[m] != 2 {
 			t.Errorf("%s = %+v after %d requests, want %s by the fallback", m, s, asked[m], want)
 		}
 	}
@@ -180,7 +182,7 @@ func TestDetectionFallsBackWhenAmbiguous(t *testing.T) {
 			n++
 		}
 	}
-	if n != 1 || r.Methods["session/load"].DetectedBy != probe.DetectedByInvalidParams {
+	if n != 1 || r.Methods["session/load"].DetectedBy != report.DetectedByInvalidParams {
 		t.Errorf("session/load asked %d times, %+v", n, r.Methods["session/load"])
 	}
 }

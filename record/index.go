@@ -249,6 +249,9 @@ func (x *Index) GoneBefore(seq int64) bool {
 // Connections are a record split into its connections: the main session, then the extra
 // connections acpprobe check opened after it in the same log, each named by its purpose.
 type Connections struct {
+	// All is the whole record; the run-level events (side effects, the other identity of
+	// --auth-ab) follow its last connection.
+	All   []jsonrpc.Frame
 	Main  []jsonrpc.Frame
 	Extra []Connection
 }
@@ -277,7 +280,7 @@ func (c Connections) Of(purpose string) []jsonrpc.Frame {
 // Anything else stays with the connection it follows, so a record of one connection, or a
 // spawn without a purpose after a done, is all main.
 func Split(frames []jsonrpc.Frame) Connections {
-	var c Connections
+	c := Connections{All: frames}
 	start, purpose := 0, ""
 	cut := func(end int) {
 		if start == 0 {
@@ -297,4 +300,15 @@ func Split(frames []jsonrpc.Frame) Connections {
 	}
 	cut(len(frames))
 	return c
+}
+
+// Position is where line seq sorts in a report: an answer at the line of the request it
+// answers, any other line (a duplicate answer too) at its own. Answers to requests sent
+// together come back in an order timing decides; sorted by their requests, findings and
+// extension sightings come out the same whatever that order.
+func (x *Index) Position(seq int64) int64 {
+	if reply := x.ReplyOf(seq); reply.Exchange != nil && reply.First {
+		return reply.Exchange.Request.Seq
+	}
+	return seq
 }

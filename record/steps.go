@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,3 +102,64 @@ const (
 // Millis is d in milliseconds, to the microsecond: the unit of every time in a record's
 // payloads and in a result.
 func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// The active steps of acpprobe check (and the auth oracle's), by the name of their step
+// events: the engine runs them, the derivation and the judge find their frames by these names.
+const (
+	// StepExtensionMethods: an unknown _-prefixed notification, then an unknown _-prefixed
+	// request (DetectionControlMethod).
+	StepExtensionMethods = "extension-methods"
+	// StepInvalidParams: session/prompt with a string prompt on NonexistentSessionID.
+	StepInvalidParams = "invalid-params"
+	// StepPromptShapes: the PromptShapes, each on NonexistentSessionID.
+	StepPromptShapes = "prompt-shapes"
+	// StepAllowedPrompt: one valid text prompt (AllowedPromptText), cancelled at once.
+	StepAllowedPrompt = "allowed-prompt"
+	// StepForkNonexistent: a fork of NonexistentSessionID, on the fork-probe connection.
+	StepForkNonexistent = "fork-nonexistent-session"
+	// StepAuthStatus: auth/status, when the agent advertises it.
+	StepAuthStatus = "auth-status"
+)
+
+// The payloads of the active steps that the derivation and the judge recognise.
+const (
+	// UnknownNotificationMethod is the notification of StepExtensionMethods: no agent has it,
+	// and it must be ignored.
+	UnknownNotificationMethod = "_acpprobe/unknown-notification"
+	// InvalidPrompt is the prompt of StepInvalidParams: not an array, invalid params for any
+	// agent.
+	InvalidPrompt = "acpprobe: a prompt must be an array, this is a string"
+	// AllowedPromptText is the text of the --allow-prompt prompt.
+	AllowedPromptText = "Reply with the single word: pong"
+	// shapeText is the text the malformed prompt shapes carry.
+	shapeText = "acpprobe prompt-shape probe"
+)
+
+// PromptShape is one prompt the prompt-shape step sends.
+type PromptShape struct {
+	Name   string
+	Prompt json.RawMessage
+	// Control shapes are valid: their answer shows what "passed validation, unknown session"
+	// looks like for this agent. The others are malformed and must be rejected.
+	Control bool
+}
+
+func rawJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// PromptShapes are prompts no agent can start a turn on: they name a session that does not
+// exist, and all but the control are malformed (from CodeBuddy's prompt-shape probing notes).
+var PromptShapes = []PromptShape{
+	{Name: "valid-text-control", Prompt: rawJSON([]any{map[string]string{"type": "text", "text": ""}}), Control: true},
+	{Name: "string", Prompt: rawJSON(shapeText)},
+	{Name: "empty-object", Prompt: rawJSON([]any{map[string]any{}})},
+	{Name: "unknown-type", Prompt: rawJSON([]any{map[string]string{"type": "acpprobe_unknown"}})},
+	{Name: "role-content-string", Prompt: rawJSON([]any{map[string]string{"role": "user", "content": shapeText}})},
+	{Name: "role-content-blocks", Prompt: rawJSON([]any{map[string]any{"role": "user", "content": []any{map[string]string{"type": "text", "text": shapeText}}}})},
+	{Name: "message-content-string", Prompt: rawJSON([]any{map[string]string{"type": "message", "role": "user", "content": shapeText}})},
+	{Name: "message-content-blocks", Prompt: rawJSON([]any{map[string]any{"type": "message", "role": "user", "content": []any{map[string]string{"type": "text", "text": shapeText}}}})},
+	{Name: "type-user", Prompt: rawJSON([]any{map[string]string{"type": "user", "text": shapeText}})},
+	{Name: "kind-text", Prompt: rawJSON([]any{map[string]string{"kind": "text", "text": shapeText}})},
+}

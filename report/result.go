@@ -3,6 +3,8 @@ package report
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
@@ -80,10 +82,31 @@ type Coverage struct {
 	// analysis's deadline (see conformance.Outcome.Unjudged).
 	Unjudged []string `json:"unjudged,omitempty"`
 	// Partial is true when the analysis ended before deriving had read the whole record (see
-	// DeriveContext): the totals and timings hold what it had counted.
+	// derive.Connection): the totals and timings hold what it had counted.
 	Partial bool `json:"partial,omitempty"`
-	// Note says it in words.
+	// Note says it in words (Explain writes it from the fields above).
 	Note string `json:"note"`
+}
+
+// Explain writes c.Note from c's fields: what beyond the memory budget was counted and not
+// kept, whether the totals are partial, and which passes did not judge the whole record. It
+// is the one place the note is worded; nil is left as it is.
+func (c *Coverage) Explain() {
+	if c == nil {
+		return
+	}
+	var parts []string
+	if c.FoldedFrames > 0 || c.FoldedBytes > 0 {
+		parts = append(parts, fmt.Sprintf("%d frames (%d bytes) beyond the record's memory budget were counted but not kept: "+
+			"they are in the totals, and no check judged their content (the transcript, if any, has them whole)", c.FoldedFrames, c.FoldedBytes))
+	}
+	if c.Partial {
+		parts = append(parts, "the analysis ended (interrupted, or out of time) before it had read the whole record: notification and request counts, stderr and timings hold what it had counted")
+	}
+	if len(c.Unjudged) > 0 {
+		parts = append(parts, "the analysis ran out of time: these passes did not judge the whole record (their findings hold what they judged before): "+strings.Join(c.Unjudged, ", "))
+	}
+	c.Note = strings.Join(parts, "; ")
 }
 
 // AgentRef says which agent was probed and when.
@@ -197,8 +220,21 @@ type MethodSupport struct {
 	Ms      float64 `json:"ms"`
 	// DetectedBy says how support was decided: invalid-params (the handler never ran) or
 	// nonexistent-session (the fallback, and recordings made before invalid-params detection).
-	DetectedBy string `json:"detectedBy,omitempty"`
+	DetectedBy DetectedBy `json:"detectedBy,omitempty"`
 }
+
+// DetectedBy is how a method's support was decided (MethodSupport.DetectedBy).
+type DetectedBy string
+
+// The forms of method detection.
+const (
+	// DetectedByInvalidParams: the method was asked with params no handler can accept, so the
+	// dispatcher answered and the handler never ran.
+	DetectedByInvalidParams DetectedBy = "invalid-params"
+	// DetectedByNonexistentSession: the method was asked well-formed, on a session that does
+	// not exist (the fallback, and recordings made before invalid-params detection).
+	DetectedByNonexistentSession DetectedBy = "nonexistent-session"
+)
 
 // Timings of the probe's steps, in milliseconds.
 type Timings struct {
@@ -443,6 +479,41 @@ type MCPTruth struct {
 	// StoppedAt is the first milestone not reached ("" when all were, or none could be
 	// observed further).
 	StoppedAt string `json:"stoppedAt,omitempty"`
+}
+
+// MCPMilestones name the milestones of an MCPTruth, in the order an agent reaches them.
+var MCPMilestones = []string{"delivered", "connected", "listed", "visible", "asked", "called", "returned"}
+
+// Milestones are m's milestones in the order of MCPMilestones: true when seen, false when it
+// could have been seen and was not, nil when it could not be observed.
+func (m MCPTruth) Milestones() []*bool {
+	return []*bool{m.Delivered, m.Connected, m.Listed, m.Visible, m.Asked, m.Called, m.Returned}
+}
+
+// Reached lists the milestones m reached, in order ("reached none" when it reached none), and
+// says how far it could be observed.
+func (m MCPTruth) Reached() string {
+	var got []string
+	observed := 0
+	for i, b := range m.Milestones() {
+		if b != nil {
+			observed = i + 1
+			if *b {
+				got = append(got, MCPMilestones[i])
+			}
+		}
+	}
+	if observed == 0 {
+		return "not observed"
+	}
+	s := "reached " + strings.Join(got, ", ")
+	if len(got) == 0 {
+		s = "reached none"
+	}
+	if observed < len(MCPMilestones) {
+		s += " (observed up to " + MCPMilestones[observed-1] + ")"
+	}
+	return s
 }
 
 // TurnOutcome is how a scenario came out.

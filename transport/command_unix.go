@@ -32,7 +32,7 @@ type Command struct {
 	// attributes are set and before it starts (a sandbox's network level re-executes it
 	// in new namespaces there).
 	Prepare func(*exec.Cmd) error
-	// StderrTail is how many trailing stderr bytes to keep (DefaultStderrTail when 0).
+	// StderrTail is how many trailing stderr bytes to keep (record.DefaultStderrTail when 0).
 	StderrTail int
 }
 
@@ -105,7 +105,7 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 
 	tailSize := c.StderrTail
 	if tailSize <= 0 {
-		tailSize = DefaultStderrTail
+		tailSize = record.DefaultStderrTail
 	}
 	p := &Process{
 		lifecycle: newLifecycle(),
@@ -115,7 +115,7 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 		stdin:     stdinW,
 		stdout:    &eofReader{f: stdoutR, eof: make(chan struct{})},
 		stderrR:   stderrR,
-		tail:      NewTailBuffer(tailSize),
+		tail:      record.NewTailBuffer(tailSize),
 		stderrEOF: make(chan struct{}),
 	}
 	var sink io.Writer = p.tail
@@ -156,7 +156,7 @@ type Process struct {
 	stdin     *os.File
 	stdout    *eofReader
 	stderrR   *os.File
-	tail      *TailBuffer
+	tail      *record.TailBuffer
 	stderrEOF chan struct{}
 }
 

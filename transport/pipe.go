@@ -35,7 +35,7 @@ func (p Pipe) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	serveCtx, cancel := context.WithCancel(context.Background())
-	a := &pipeAgent{lifecycle: newLifecycle(), stdin: inW, stdinR: inR, stdout: outR, cancel: cancel, tail: NewTailBuffer(DefaultStderrTail)}
+	a := &pipeAgent{lifecycle: newLifecycle(), stdin: inW, stdinR: inR, stdout: outR, cancel: cancel, tail: record.NewTailBuffer(record.DefaultStderrTail)}
 	var errw io.Writer = a.tail
 	if stderr != nil {
 		errw = io.MultiWriter(a.tail, stderr)
@@ -66,7 +66,7 @@ type pipeAgent struct {
 	stdinR *io.PipeReader
 	stdout *io.PipeReader
 	cancel context.CancelFunc
-	tail   *TailBuffer
+	tail   *record.TailBuffer
 }
 
 func (a *pipeAgent) Stdin() io.WriteCloser { return a.stdin }

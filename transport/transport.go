@@ -3,14 +3,10 @@ package transport
 import (
 	"context"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/acpprobe/acpprobe/record"
 )
-
-// DefaultStderrTail is how many trailing bytes of stderr an agent keeps (64 KiB).
-const DefaultStderrTail = 64 << 10
 
 // DefaultGrace is how long each step of the teardown ladder waits for the agent to go.
 const DefaultGrace = 2 * time.Second
@@ -82,48 +78,6 @@ type Agent interface {
 // its group or escaped from it) end by themselves before it signals them and reports them as
 // survivors.
 const SurvivorSettle = 250 * time.Millisecond
-
-// TailBuffer keeps the last N bytes written to it and counts everything. It is safe for
-// concurrent use.
-type TailBuffer struct {
-	mu    sync.Mutex
-	max   int
-	buf   []byte
-	total int64
-}
-
-// NewTailBuffer keeps the last max bytes.
-func NewTailBuffer(max int) *TailBuffer { return &TailBuffer{max: max} }
-
-// Write appends p, dropping the oldest bytes beyond the limit. It never fails.
-func (t *TailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.total += int64(len(p))
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
-		return len(p), nil
-	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	t.buf = append(t.buf, p...)
-	return len(p), nil
-}
-
-// Bytes returns a copy of the kept tail.
-func (t *TailBuffer) Bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf...)
-}
-
-// Total is the number of bytes ever written.
-func (t *TailBuffer) Total() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.total
-}
 
 func msSince(t time.Time) *float64 {
 	ms := float64(time.Since(t).Microseconds()) / 1000

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -160,7 +161,7 @@ func TestStderrTailKeepsTheEnd(t *testing.T) {
 	<-a.Exited()
 	a.Shutdown(context.Background(), transport.Patient(grace))
 	tail := a.StderrTail()
-	if len(tail) != transport.DefaultStderrTail || !bytes.HasSuffix(tail, []byte("aaaEND\n")) {
+	if len(tail) != record.DefaultStderrTail || !bytes.HasSuffix(tail, []byte("aaaEND\n")) {
 		t.Errorf("tail: %d bytes, ends %q", len(tail), tail[max(0, len(tail)-10):])
 	}
 	if a.StderrBytes() != 200004 {
@@ -223,19 +224,6 @@ func TestLaunchErrors(t *testing.T) {
 	_, err = transport.Command{Argv: []string{"cat"}, Dir: "/nonexistent/dir"}.Launch(context.Background(), nil)
 	if err == nil {
 		t.Error("bad dir accepted")
-	}
-}
-
-func TestTailBuffer(t *testing.T) {
-	tb := transport.NewTailBuffer(5)
-	for _, s := range []string{"ab", "cd", "ef", "", "0123456789", "x"} {
-		tb.Write([]byte(s))
-	}
-	if got := string(tb.Bytes()); got != "6789x" {
-		t.Errorf("tail = %q", got)
-	}
-	if tb.Total() != 17 {
-		t.Errorf("total = %d", tb.Total())
 	}
 }
 

@@ -254,7 +254,7 @@ func TestSessionsScenario(t *testing.T) {
 				t.Errorf("list %+v, fork %+v, resume %+v", s.List, s.Fork, s.Resume)
 			}
 			cl := s.Close
-			if cl.Cycles != probe.SessionCycles || len(cl.Processes) != probe.SessionCycles || cl.Prompt == nil {
+			if cl.Cycles != turn.SessionCycles || len(cl.Processes) != turn.SessionCycles || cl.Prompt == nil {
 				t.Fatalf("close %+v", cl)
 			}
 			if kept := cl.Prompt.OK(); kept != (c.fault == "--close-keeps") {

@@ -16,6 +16,9 @@ import (
 	"github.com/acpprobe/acpprobe/transport"
 )
 
+// SessionCycles is the number of load/close cycles of the sessions scenario.
+const SessionCycles = 5
+
 // sessionsPrompt asks for a file write (the agent asks, acpprobe refuses) and a reply: a turn
 // with a user message, a tool call and the agent's text, which a replay must carry.
 const sessionsPrompt = record.SessionMarker + ": create the file %s containing one line, using your file-writing tool, then reply with one short line."
@@ -68,7 +71,7 @@ func targetOf(x *record.Index) (sessionsTarget, bool) {
 		return t, false
 	}
 	t.cwd = acp.ParseObject(ns.Request.Msg.Params).String("cwd")
-	t.advertised = probe.SessionMethods(acp.ParseInitializeResult(in.Answer.Msg.Result).Capabilities)
+	t.advertised = acp.SessionMethods(acp.ParseInitializeResult(in.Answer.Msg.Result).Capabilities)
 	return t, true
 }
 
@@ -80,14 +83,14 @@ func sessionsThen(sc *scene, authenticate string) []acpprobe.Then {
 	return []acpprobe.Then{
 		{Purpose: record.PurposeSessionLoad, Steps: func(x *record.Index) []probe.Step {
 			t, ok := targetOf(x)
-			if !ok || !(t.has(probe.SessionLoadMethod) || t.has(probe.SessionListMethod) || t.has(probe.SessionForkMethod) || t.has(probe.SessionCloseMethod)) {
+			if !ok || !(t.has(acp.SessionLoadMethod) || t.has(acp.SessionListMethod) || t.has(acp.SessionForkMethod) || t.has(acp.SessionCloseMethod)) {
 				return nil
 			}
 			return []probe.Step{loadStep{t: t, sc: sc, auth: authenticate}}
 		}},
 		{Purpose: record.PurposeSessionResume, Steps: func(x *record.Index) []probe.Step {
 			t, ok := targetOf(x)
-			if !ok || !t.has(probe.SessionResumeMethod) {
+			if !ok || !t.has(acp.SessionResumeMethod) {
 				return nil
 			}
 			return []probe.Step{resumeStep{t: t, sc: sc, auth: authenticate}}
@@ -129,7 +132,7 @@ func (loadStep) Name() string { return record.ScenarioSessions.StepName() + "/lo
 func (l loadStep) Run(ctx context.Context, s *probe.Session) {
 	login(ctx, s, l.auth)
 	cwd := l.t.cwd
-	if l.t.has(probe.SessionListMethod) {
+	if l.t.has(acp.SessionListMethod) {
 		// The cwd the list gives is the one a client loads the session with.
 		if listed := l.list(ctx, s); listed != "" {
 			cwd = listed
@@ -141,22 +144,22 @@ func (l loadStep) Run(ctx context.Context, s *probe.Session) {
 		return ok
 	}
 	before := s.Sweep(record.BeforeLoad)
-	loaded := l.t.has(probe.SessionLoadMethod) && load(l.t.id)
-	if l.t.has(probe.SessionForkMethod) && ctx.Err() == nil {
+	loaded := l.t.has(acp.SessionLoadMethod) && load(l.t.id)
+	if l.t.has(acp.SessionForkMethod) && ctx.Err() == nil {
 		fork := call(ctx, s, l.sc.turn, acp.MethodSessionFork, map[string]any{"sessionId": l.t.id, "cwd": cwd, "mcpServers": []any{}})
-		if id := fork.String("sessionId"); id != "" && id != l.t.id && l.t.has(probe.SessionLoadMethod) {
+		if id := fork.String("sessionId"); id != "" && id != l.t.id && l.t.has(acp.SessionLoadMethod) {
 			load(id)
-			if l.t.has(probe.SessionCloseMethod) {
+			if l.t.has(acp.SessionCloseMethod) {
 				call(ctx, s, s.RequestTimeout, acp.MethodSessionClose, map[string]any{"sessionId": id})
 			}
 		}
 	}
-	if !l.t.has(probe.SessionCloseMethod) || !l.t.has(probe.SessionLoadMethod) {
+	if !l.t.has(acp.SessionCloseMethod) || !l.t.has(acp.SessionLoadMethod) {
 		return
 	}
 	// N load/close cycles (the first load is the one above), counting the agent's other
 	// processes after each close.
-	for i := range probe.SessionCycles {
+	for i := range SessionCycles {
 		if ctx.Err() != nil || !s.Alive() {
 			return
 		}

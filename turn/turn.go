@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -42,7 +43,7 @@ type Options struct {
 	Backend emulator.Dialect
 	// Profiles are the backend profiles (the embedded set when nil).
 	Profiles *emulator.Profiles
-	// Scenarios to run (probe.DefaultScenarios when empty), in probe.Scenarios order.
+	// Scenarios to run (record.DefaultScenarios when empty), in record.Scenarios order.
 	Scenarios []record.Scenario
 	// SentinelArgv starts the stdio sentinel MCP server (the mcp scenario): a program and its
 	// first arguments, ending in a call of sentinel.Main. Default: acpprobe mcp-sentinel.
@@ -197,7 +198,7 @@ func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbo
 	if err != nil {
 		return emulator.Profile{}, false, ErrNoProfile.Error()
 	}
-	r := probe.Derive(record.New(log.Frames()), nil)
+	r := derive.Connection(ctx, record.New(log.Frames()), nil)
 	if r.AgentInfo == nil {
 		return emulator.Profile{}, false, ErrNoProfile.Error()
 	}

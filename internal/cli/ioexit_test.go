@@ -7,7 +7,9 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/acpprobe/acpprobe/internal/cli"
 )
@@ -44,5 +46,39 @@ func TestFileErrorsExitIO(t *testing.T) {
 				t.Errorf("%v: stderr %q, want it to start with %q", c.args, errOut.String(), c.want)
 			}
 		})
+	}
+}
+
+// TestBaselineThatIsNoFile: a --baseline that is a FIFO (nothing ever writes it) or a device
+// that never ends is a clear error at once, exit ExitIO, before any agent starts; reading it
+// whole blocked check and analyze forever (and they ignored SIGTERM while blocked), or grew
+// without bound on /dev/zero.
+func TestBaselineThatIsNoFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "baseline.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	transcript := filepath.Join("..", "..", "testdata", "v1", "probe-hang.ndjson")
+	for _, path := range []string{fifo, "/dev/zero"} {
+		for _, args := range [][]string{
+			{"check", "--baseline", path, "--", "acpprobe-no-such-agent"},
+			{"analyze", "--baseline", path, transcript},
+		} {
+			t.Run(args[0]+" "+filepath.Base(path), func(t *testing.T) {
+				var errOut bytes.Buffer
+				done := make(chan int, 1)
+				go func() {
+					done <- cli.Main(context.Background(), args, cli.Stdio{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errOut})
+				}()
+				select {
+				case code := <-done:
+					if code != cli.ExitIO || !strings.Contains(errOut.String(), "cannot read --baseline") || !strings.Contains(errOut.String(), "not a regular file") {
+						t.Errorf("%v: exit %d, stderr %q; want %d and a line that says the baseline is not a regular file", args, code, errOut.String(), cli.ExitIO)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("%v: still reading the baseline after 10 s", args)
+				}
+			})
+		}
 	}
 }

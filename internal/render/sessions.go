@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -71,7 +71,7 @@ func sessionsDetails(s *report.SessionsTruth) [][2]string {
 	out := [][2]string{{"live turn", historyText(s.Live)}}
 	switch l := s.List; {
 	case l == nil:
-		out = append(out, [2]string{"list", adv(probe.SessionListMethod)})
+		out = append(out, [2]string{"list", adv(acp.SessionListMethod)})
 	case !l.OK():
 		out = append(out, [2]string{"list", "failed (" + l.Outcome() + ")"})
 	case !l.Listed:
@@ -82,11 +82,11 @@ func sessionsDetails(s *report.SessionsTruth) [][2]string {
 	if l := s.Load; l != nil {
 		out = append(out, [2]string{"load", loadText(l)})
 	} else {
-		out = append(out, [2]string{"load", adv(probe.SessionLoadMethod)})
+		out = append(out, [2]string{"load", adv(acp.SessionLoadMethod)})
 	}
 	switch f := s.Fork; {
 	case f == nil:
-		out = append(out, [2]string{"fork", adv(probe.SessionForkMethod)})
+		out = append(out, [2]string{"fork", adv(acp.SessionForkMethod)})
 	case !f.OK():
 		out = append(out, [2]string{"fork", "failed (" + f.Outcome() + ")"})
 	default:
@@ -106,11 +106,11 @@ func sessionsDetails(s *report.SessionsTruth) [][2]string {
 		}
 		out = append(out, [2]string{"close", t})
 	} else {
-		out = append(out, [2]string{"close", adv(probe.SessionCloseMethod)})
+		out = append(out, [2]string{"close", adv(acp.SessionCloseMethod)})
 	}
 	switch r := s.Resume; {
 	case r == nil:
-		out = append(out, [2]string{"resume", adv(probe.SessionResumeMethod)})
+		out = append(out, [2]string{"resume", adv(acp.SessionResumeMethod)})
 	case !r.OK():
 		out = append(out, [2]string{"resume", "failed (" + r.Outcome() + ")"})
 	case r.Replayed > 0:

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -80,7 +79,7 @@ func turnDetails(tr report.Turn) [][2]string {
 
 // mcpText says how far the agent got with one sentinel, and where it stopped.
 func mcpText(m report.MCPTruth) string {
-	s := conformance.MCPReached(m)
+	s := m.Reached()
 	if !m.Advertised {
 		s = "not advertised; " + s
 	}

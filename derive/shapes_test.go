@@ -1,4 +1,4 @@
-package conformance
+package derive
 
 import (
 	"fmt"

@@ -1,9 +1,8 @@
-package probe_test
+package derive
 
 import (
 	"testing"
 
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -50,7 +49,7 @@ func TestJudgeAuth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ab := probe.JudgeAuth(tc.ids)
+			ab := authOracle(tc.ids)
 			if ab.Status != tc.want {
 				t.Errorf("status %s, want %s; evidence %q", ab.Status, tc.want, ab.Evidence)
 			}

@@ -1,4 +1,4 @@
-package conformance
+package derive
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 )
 
 // shapeFacts are the prompt shapes of a record (--prompt-shapes and the --allow-prompt run),
-// derived once: a fact of the report (Outcome.PromptShapes) that the prompt pass judges.
+// derived once: a fact of the report (Result.PromptShapes) that the prompt pass judges.
 type shapeFacts struct {
 	// shapes is nil when the record has neither step.
 	shapes *report.PromptShapes
@@ -21,7 +21,7 @@ type shapeFacts struct {
 // deriveShapes reads the prompt-shape probes and the allowed prompt of a recording.
 func deriveShapes(x *record.Index, r *report.Result) shapeFacts {
 	sf := shapeFacts{shapes: shapeProbes(x, r)}
-	frames := x.StepRange(promptStep{}.Name())
+	frames := x.StepRange(record.StepAllowedPrompt)
 	if frames == nil {
 		return sf
 	}
@@ -64,18 +64,18 @@ func deriveShapes(x *record.Index, r *report.Result) shapeFacts {
 }
 
 // shapeOf is the prompt shape the probe sent as prompt.
-func shapeOf(prompt json.RawMessage) (shape, bool) {
-	for _, sh := range shapes {
-		if string(sh.prompt) == string(prompt) {
+func shapeOf(prompt json.RawMessage) (record.PromptShape, bool) {
+	for _, sh := range record.PromptShapes {
+		if string(sh.Prompt) == string(prompt) {
 			return sh, true
 		}
 	}
-	return shape{}, false
+	return record.PromptShape{}, false
 }
 
 // shapeProbes reads the prompt-shape probes of a recording (nil when there were none).
 func shapeProbes(x *record.Index, r *report.Result) *report.PromptShapes {
-	frames := x.StepRange(shapesStep{}.Name())
+	frames := x.StepRange(record.StepPromptShapes)
 	if frames == nil {
 		return nil
 	}
@@ -97,7 +97,7 @@ func shapeProbes(x *record.Index, r *report.Result) *report.PromptShapes {
 		if !known {
 			continue
 		}
-		p := report.ShapeProbe{Name: sh.name, Prompt: prompt, Seq: f.Seq, Outcome: report.ShapeNoAnswer, Answer: json.RawMessage("null")}
+		p := report.ShapeProbe{Name: sh.Name, Prompt: prompt, Seq: f.Seq, Outcome: report.ShapeNoAnswer, Answer: json.RawMessage("null")}
 		var rpcErr *jsonrpc.Error
 		if answer, ok := x.AnswerTo(f.Seq); ok {
 			if rpcErr = answer.Msg.Err(); rpcErr != nil {
@@ -111,7 +111,7 @@ func shapeProbes(x *record.Index, r *report.Result) *report.PromptShapes {
 				p.Outcome = report.ShapeAccepted
 			}
 		}
-		if sh.control {
+		if sh.Control {
 			if p.Outcome == report.ShapeRejected {
 				p.Outcome = report.ShapeAccepted // a valid shape: its error is about the session
 			}

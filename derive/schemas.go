@@ -1,4 +1,4 @@
-package conformance
+package derive
 
 import (
 	"encoding/json"
@@ -9,17 +9,18 @@ import (
 	"github.com/acpprobe/acpprobe/report"
 )
 
-// schemas are the schema sets an evaluation validates against: the chosen one and, for v1, the
-// sets that may define what it does not.
-type schemas struct {
-	set      *schema.Set
+// Schemas are the schema sets a record is read and judged against: the chosen one and, for v1,
+// the sets that may define what it does not.
+type Schemas struct {
+	// Set is the chosen set.
+	Set      *schema.Set
 	unstable *schema.Set   // fallback for unstable methods when validating against v1
 	alts     []*schema.Set // sets that may define what the chosen one does not (unstable, newer)
 }
 
 // loadSchemas loads the set named (empty: v1, or v2 when protocol version 2 was negotiated)
 // and, for v1, its alternatives.
-func loadSchemas(name string, r *report.Result) (*schemas, error) {
+func loadSchemas(name string, r *report.Result) (*Schemas, error) {
 	if name == "" {
 		name = schema.V1
 		if r.ProtocolVersion != nil && *r.ProtocolVersion == 2 {
@@ -30,7 +31,7 @@ func loadSchemas(name string, r *report.Result) (*schemas, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &schemas{set: set}
+	s := &Schemas{Set: set}
 	if name == schema.V1 {
 		if s.unstable, err = schema.Load(schema.V1Unstable); err != nil {
 			return nil, err
@@ -48,14 +49,14 @@ func loadSchemas(name string, r *report.Result) (*schemas, error) {
 	return s, nil
 }
 
-// all are the chosen set and its alternatives.
-func (s *schemas) all() []*schema.Set { return append([]*schema.Set{s.set}, s.alts...) }
+// All are the chosen set and its alternatives.
+func (s *Schemas) All() []*schema.Set { return append([]*schema.Set{s.Set}, s.alts...) }
 
-// typeFor finds the schema type of a method, falling back to the unstable set for methods
+// TypeFor finds the schema type of a method, falling back to the unstable set for methods
 // that are only defined there (session/fork, …).
-func (s *schemas) typeFor(method string, side schema.Side, part schema.Part) (*schema.Set, string) {
-	if def, ok := s.set.TypeFor(method, side, part); ok {
-		return s.set, def
+func (s *Schemas) TypeFor(method string, side schema.Side, part schema.Part) (*schema.Set, string) {
+	if def, ok := s.Set.TypeFor(method, side, part); ok {
+		return s.Set, def
 	}
 	if s.unstable != nil {
 		if def, ok := s.unstable.TypeFor(method, side, part); ok {
@@ -65,12 +66,12 @@ func (s *schemas) typeFor(method string, side schema.Side, part schema.Part) (*s
 	return nil, ""
 }
 
-// knownMethod reports whether any schema set defines method, in any direction or form.
-func (s *schemas) knownMethod(method string) bool {
+// KnownMethod reports whether any schema set defines method, in any direction or form.
+func (s *Schemas) KnownMethod(method string) bool {
 	if method == acp.MethodSetModel {
 		return true // removed from ACP in 2026-06, still implemented widely (capability.legacy-method)
 	}
-	for _, set := range s.all() {
+	for _, set := range s.All() {
 		for _, side := range []schema.Side{schema.HandledByAgent, schema.HandledByClient} {
 			for _, part := range []schema.Part{schema.Params, schema.Result, schema.Notification} {
 				if _, ok := set.TypeFor(method, side, part); ok {
@@ -82,8 +83,8 @@ func (s *schemas) knownMethod(method string) bool {
 	return false
 }
 
-// acceptedBy names the first alternative set (unstable, newer) in which value is valid.
-func (s *schemas) acceptedBy(set *schema.Set, def string, value json.RawMessage) string {
+// AcceptedBy names the first alternative set (unstable, newer) in which value is valid.
+func (s *Schemas) AcceptedBy(set *schema.Set, def string, value json.RawMessage) string {
 	for _, alt := range s.alts {
 		if alt == set || !alt.Has(def) {
 			continue
@@ -95,8 +96,8 @@ func (s *schemas) acceptedBy(set *schema.Set, def string, value json.RawMessage)
 	return ""
 }
 
-// keysKnownElsewhere maps each unknown key that an alternative set defines to that set's name.
-func (s *schemas) keysKnownElsewhere(set *schema.Set, def string, value json.RawMessage, keys []schema.UnknownKey) map[schema.UnknownKey]string {
+// KeysKnownElsewhere maps each unknown key that an alternative set defines to that set's name.
+func (s *Schemas) KeysKnownElsewhere(set *schema.Set, def string, value json.RawMessage, keys []schema.UnknownKey) map[schema.UnknownKey]string {
 	out := map[schema.UnknownKey]string{}
 	for _, alt := range s.alts {
 		if alt == set || !alt.Has(def) {
@@ -119,11 +120,11 @@ func (s *schemas) keysKnownElsewhere(set *schema.Set, def string, value json.Raw
 	return out
 }
 
-// known lists the protocol's own union values, across the chosen schema and its alternatives
+// Known lists the protocol's own union values, across the chosen schema and its alternatives
 // (what the extension inventory does not count as vendor variants).
-func (s *schemas) known() extensions.Known {
+func (s *Schemas) Known() extensions.Known {
 	k := extensions.Known{AuthTypes: []string{"agent"}}
-	for _, set := range s.all() {
+	for _, set := range s.All() {
 		k.SessionUpdates = append(k.SessionUpdates, set.DiscriminatorValues("SessionUpdate", "sessionUpdate")...)
 		k.ContentTypes = append(k.ContentTypes, set.DiscriminatorValues("ContentBlock", "type")...)
 		k.AuthTypes = append(k.AuthTypes, set.DiscriminatorValues("AuthMethod", "type")...)

@@ -1,4 +1,4 @@
-package probe
+package derive
 
 import (
 	"encoding/json"
@@ -81,10 +81,10 @@ func IdentityFacts(x *record.Index, r *report.Result, identity string, iso recor
 	return f
 }
 
-// JudgeAuth combines the facts of the identities (the user's and the isolated one; either
+// authOracle combines the facts of the identities (the user's and the isolated one; either
 // may be missing when its run could not be made) into the oracle's answer, with the evidence
 // of both.
-func JudgeAuth(ids []record.AuthIdentityInfo) *report.AuthAB {
+func authOracle(ids []record.AuthIdentityInfo) *report.AuthAB {
 	ab := &report.AuthAB{Status: report.AuthClassUnknown, Evidence: []string{}, Identities: []record.AuthIdentityInfo{}}
 	var user, iso *record.AuthIdentityInfo
 	for i := range ids {
@@ -145,7 +145,7 @@ func JudgeAuth(ids []record.AuthIdentityInfo) *report.AuthAB {
 // notSignedIn says whether an identity was told it has no login: session/new refused it for
 // that, or auth/status or the last status update says unauthenticated.
 func notSignedIn(id record.AuthIdentityInfo) bool {
-	return id.SessionNew == record.SessionNewAuthError || id.AuthStatus == "unauthenticated" || last(id.StatusUpdates) == "unauthenticated"
+	return id.SessionNew == record.SessionNewAuthError || id.AuthStatus == "unauthenticated" || lastOf(id.StatusUpdates) == "unauthenticated"
 }
 
 // identityEvidence says what one identity showed, one fact a line.
@@ -197,7 +197,7 @@ func identityEvidence(id record.AuthIdentityInfo) []string {
 	return out
 }
 
-func last(s []string) string {
+func lastOf(s []string) string {
 	if len(s) == 0 {
 		return ""
 	}

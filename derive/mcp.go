@@ -1,4 +1,4 @@
-package conformance
+package derive
 
 import (
 	"slices"
@@ -128,14 +128,11 @@ func sessionNewAccepted(x *record.Index) (*bool, string) {
 	return flag(true), ""
 }
 
-// mcpStages are the milestones in order.
-var mcpStages = []string{"delivered", "connected", "listed", "visible", "asked", "called", "returned"}
-
 // stoppedAt is the first milestone seen false; "" when none was.
 func stoppedAt(t report.MCPTruth) string {
-	for i, b := range []*bool{t.Delivered, t.Connected, t.Listed, t.Visible, t.Asked, t.Called, t.Returned} {
+	for i, b := range t.Milestones() {
 		if b != nil && !*b {
-			return mcpStages[i]
+			return report.MCPMilestones[i]
 		}
 	}
 	return ""

@@ -1,4 +1,4 @@
-package probe
+package derive
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package probe
+package derive
 
 import (
 	"encoding/json"
@@ -21,12 +21,9 @@ import (
 // control's — an agent that answers unknown methods like known ones — is asked again the old
 // way, on a session id that does not exist (NonexistentSessionID).
 
-// How a method's support was decided (MethodSupport.DetectedBy).
-const (
-	DetectedByInvalidParams       = "invalid-params"
-	DetectedByNonexistentSession  = "nonexistent-session"
-	detectionAmbiguousExplanation = "answers like an unknown method"
-)
+// detectionAmbiguousExplanation starts the message of a method whose answer could not be told
+// from the control's.
+const detectionAmbiguousExplanation = "answers like an unknown method"
 
 // DetectionParams are params no handler of method can accept: an empty object (every probed
 // method but session/list has required fields), or for session/list, whose fields are all
@@ -60,20 +57,21 @@ func MethodParams(method, cwd string) map[string]any {
 
 // detectionForm tells from a request's params how it detects: with invalid params, or on a
 // made-up session (the only form of recordings made before invalid-params detection).
-func detectionForm(method string, params json.RawMessage) string {
+func detectionForm(method string, params json.RawMessage) report.DetectedBy {
 	var got, invalid any
 	b, _ := json.Marshal(DetectionParams(method))
 	if json.Unmarshal(params, &got) == nil && json.Unmarshal(b, &invalid) == nil && fmt.Sprint(got) == fmt.Sprint(invalid) {
-		return DetectedByInvalidParams
+		return report.DetectedByInvalidParams
 	}
-	return DetectedByNonexistentSession
+	return report.DetectedByNonexistentSession
 }
 
-// classify reads the answer to a detection request. control is the answer to
-// DetectionControlMethod (nil when there was none, as in recordings made before it). decided
-// is false when an invalid-params answer cannot be told from the control's: the method must be
-// asked again on a made-up session.
-func classify(form string, answer, control *jsonrpc.Message) (s report.MethodSupport, decided bool) {
+// Classify reads the answer to a detection request sent in form. control is the answer to
+// record.DetectionControlMethod (nil when there was none, as in recordings made before it).
+// decided is false when an invalid-params answer cannot be told from the control's: the
+// method must be asked again on a made-up session (the engine does, live; the derivation then
+// reads the second answer).
+func Classify(form report.DetectedBy, answer, control *jsonrpc.Message) (s report.MethodSupport, decided bool) {
 	rpcErr := answer.Err()
 	if rpcErr == nil {
 		return report.MethodSupport{Support: report.Supported}, true
@@ -84,11 +82,11 @@ func classify(form string, answer, control *jsonrpc.Message) (s report.MethodSup
 	case code == jsonrpc.CodeMethodNotFound:
 		s.Support = report.Unsupported
 		return s, true
-	case form == DetectedByNonexistentSession && control != nil && sameError(rpcErr, control.Err()):
+	case form == report.DetectedByNonexistentSession && control != nil && sameRPCError(rpcErr, control.Err()):
 		s.Support = report.Unknown
 		s.Message = detectionAmbiguousExplanation + ": " + rpcErr.Message
 		return s, true
-	case form == DetectedByNonexistentSession:
+	case form == report.DetectedByNonexistentSession:
 		// Any other answer but -32601 is a handler's (recordings without a control read the
 		// same way; conformance judges agents that answer unknown methods alike:
 		// capability.detection-unreliable).
@@ -107,6 +105,52 @@ func classify(form string, answer, control *jsonrpc.Message) (s report.MethodSup
 }
 
 // sameError reports whether two error answers say the same thing (code and message).
-func sameError(a, b *jsonrpc.Error) bool {
+func sameRPCError(a, b *jsonrpc.Error) bool {
 	return a != nil && b != nil && a.Code == b.Code && a.Message == b.Message
+}
+
+// Detection is what the answer to the extension step's unknown request says about method
+// detection: when the agent answers an unknown method with the code that made probed methods
+// count as supported, their support cannot be trusted.
+type Detection struct {
+	Code int      // the code the unknown request was answered with
+	Same []string // probed methods counted as supported on that same code
+}
+
+// Unreliable reports whether method detection cannot be trusted.
+func (d Detection) Unreliable() bool { return len(d.Same) > 0 }
+
+// detectMethods reads the answer to the extension step's unknown request against the
+// derived method support.
+func detectMethods(x *record.Index, r *report.Result) Detection {
+	reqSeq := UnknownRequestSeq(x.StepRange(record.StepExtensionMethods))
+	if reqSeq == 0 {
+		return Detection{}
+	}
+	answer, ok := x.AnswerTo(reqSeq)
+	if !ok {
+		return Detection{}
+	}
+	rpcErr := answer.Msg.Err()
+	if rpcErr == nil || rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		return Detection{}
+	}
+	d := Detection{Code: rpcErr.Code}
+	for _, m := range acp.ProbedMethods {
+		if s := r.Methods[m]; s.Support == report.Supported && s.Code != nil && *s.Code == rpcErr.Code {
+			d.Same = append(d.Same, m)
+		}
+	}
+	return d
+}
+
+// UnknownRequestSeq is the seq of the extension step's unknown request (0 when it was not sent).
+func UnknownRequestSeq(frames []jsonrpc.Frame) int64 {
+	var seq int64
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == record.DetectionControlMethod && f.Msg.Kind() == jsonrpc.Request {
+			seq = f.Seq
+		}
+	}
+	return seq
 }

@@ -1,17 +1,18 @@
-package conformance
+package derive
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/internal/recordtest"
 	"github.com/acpprobe/acpprobe/jsonrpc"
-	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 )
 
@@ -64,9 +65,9 @@ func shapesRecord(t *testing.T, errorJSON json.RawMessage) *record.Index {
 	b.WriteString(`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
 	b.WriteString(`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"a","version":"1"}}}` + "\n")
 	b.WriteString(`! step {"name":"prompt-shapes"}` + "\n")
-	for i, sh := range shapes {
+	for i, sh := range record.PromptShapes {
 		id := 30 + i
-		fmt.Fprintf(&b, `> {"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"prompt":%s,"sessionId":"%s"}}`+"\n", id, sh.prompt, record.NonexistentSessionID)
+		fmt.Fprintf(&b, `> {"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"prompt":%s,"sessionId":"%s"}}`+"\n", id, sh.Prompt, record.NonexistentSessionID)
 		answer := json.RawMessage(`{"code":-32602,"message":"Invalid params"}`)
 		if i == 1 {
 			answer = errorJSON
@@ -74,7 +75,7 @@ func shapesRecord(t *testing.T, errorJSON json.RawMessage) *record.Index {
 		fmt.Fprintf(&b, `< {"jsonrpc":"2.0","id":%d,"error":%s}`+"\n", id, answer)
 	}
 	b.WriteString(`! teardown {"step":"ladder"}` + "\n! eof\n! done\n")
-	return record.New(buildFrames(t, b.String()))
+	return record.New(recordtest.Frames(t, b.String()))
 }
 
 // TestShapeInferenceIsLinear attacks the prompt-shape inference (fault F3 of issue 11: a serde
@@ -82,7 +83,7 @@ func shapesRecord(t *testing.T, errorJSON json.RawMessage) *record.Index {
 // take about ten times as long, not a hundred. The ratio is measured in the same run, so a slow
 // or busy machine does not matter; the bound (30) sits between linear (10) and quadratic (100).
 // The inference keeps the first names it sees and says it dropped the rest. Without the race
-// detector (which makes it take half a minute), the whole evaluation of a session whose agent
+// detector (which makes it take half a minute), the whole derivation of a session whose agent
 // answers a shape with the serde error is measured too.
 func TestShapeInferenceIsLinear(t *testing.T) {
 	cases := []struct {
@@ -112,7 +113,7 @@ func TestShapeInferenceIsLinear(t *testing.T) {
 			linear(t, "inference", len(tc.small), len(tc.big), infer(small), infer(big))
 			bs := inf.branches()
 			if inf.style != tc.style || !inf.truncated || len(bs) != maxInferredBranches || bs[0].Type != tc.first || bs[len(bs)-1].Type != tc.last {
-				t.Errorf("style %q truncated %v, %d branches %v…", inf.style, inf.truncated, len(bs), typesOf(bs[:min(3, len(bs))]))
+				t.Errorf("style %q truncated %v, %d branches %v…", inf.style, inf.truncated, len(bs), bs[:min(3, len(bs))])
 			}
 			if n := len(inf.requiredFields()); n > maxInferredFields {
 				t.Errorf("%d required fields kept, the bound is %d", n, maxInferredFields)
@@ -120,16 +121,15 @@ func TestShapeInferenceIsLinear(t *testing.T) {
 			if tc.style != "serde" || raceDetector {
 				return
 			}
-			evaluate := func(raw json.RawMessage) func() {
-				x := shapesRecord(t, raw)
-				r := probe.Derive(x, nil)
+			derivation := func(raw json.RawMessage) func() {
+				conns := record.Split(shapesRecord(t, raw).Frames())
 				return func() {
-					if _, err := Evaluate(context.Background(), x, r, Options{}); err != nil {
+					if _, err := Run(context.Background(), conns, Options{}); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			linear(t, "evaluation", len(tc.small), len(tc.big), evaluate(tc.small), evaluate(tc.big))
+			linear(t, "derivation", len(tc.small), len(tc.big), derivation(tc.small), derivation(tc.big))
 		})
 	}
 }
@@ -148,7 +148,7 @@ func decodeError(t *testing.T, raw json.RawMessage) *jsonrpc.Error {
 func TestShapesSayTruncated(t *testing.T) {
 	for n, want := range map[int]bool{maxInferredBranches: false, maxInferredBranches + 1: true} {
 		x := shapesRecord(t, serdeError(n))
-		ps := deriveShapes(x, probe.Derive(x, nil)).shapes
+		ps := deriveShapes(x, Connection(context.Background(), x, nil)).shapes
 		if ps == nil || ps.InferenceTruncated != want || len(ps.InferredBranches) != maxInferredBranches {
 			t.Errorf("%d variants: %+v, want inferenceTruncated %v and %d branches", n, ps, want, maxInferredBranches)
 		}
@@ -239,6 +239,37 @@ func TestSerdeVariants(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q: %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
+
+// TestErrorStyleIsAFunctionOfTheAnswers: the error style does not depend on the order the
+// answers were read in.
+func TestErrorStyleIsAFunctionOfTheAnswers(t *testing.T) {
+	var errs []*jsonrpc.Error
+	for _, f := range []string{"gemini-cli-0.61.0-empty-object.json", "claude-agent-acp-0.23.1-empty-object.json", "codex-acp-0.16.0-unknown-type.json"} {
+		raw, err := os.ReadFile("testdata/errors/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := jsonrpc.Decode(raw)
+		if err != nil || m.Err() == nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		errs = append(errs, m.Err())
+	}
+	errs = append(errs, &jsonrpc.Error{Code: -32602, Message: "prompt must be an array"})
+	style := ""
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 2, 0, 3}, {2, 0, 3, 1}, {3, 1, 0, 2}} {
+		inf := newInference()
+		for _, i := range order {
+			inf.read(errs[i])
+		}
+		if style == "" {
+			style = inf.style
+		}
+		if inf.style != style {
+			t.Errorf("order %v: style %q, another order gave %q", order, inf.style, style)
 		}
 	}
 }

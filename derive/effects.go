@@ -1,4 +1,4 @@
-package probe
+package derive
 
 import (
 	"github.com/acpprobe/acpprobe/acp"
@@ -7,12 +7,12 @@ import (
 	"github.com/acpprobe/acpprobe/report"
 )
 
-// DeriveRun adds to r, derived from the session x, the facts of the whole run that follow
-// its last connection in frames (the whole record): the side effects, and the auth oracle's
+// runFacts adds to r, derived from the session x, the facts of the whole run that follow its
+// last connection in frames (the whole record): the side effects, and the auth oracle's
 // answer when the run has auth-identity events (--auth-ab).
-func DeriveRun(r *report.Result, x *record.Index, frames []jsonrpc.Frame) {
+func runFacts(r *report.Result, x *record.Index, frames []jsonrpc.Frame) {
 	if se, ok := record.FindRun(frames, record.SideEffects); ok {
-		r.SideEffects = DeriveSideEffects(x, se)
+		r.SideEffects = sideEffects(x, se)
 	}
 	var ids []record.AuthIdentityInfo
 	for _, f := range frames {
@@ -28,13 +28,13 @@ func DeriveRun(r *report.Result, x *record.Index, frames []jsonrpc.Frame) {
 			ids = append([]record.AuthIdentityInfo{IdentityFacts(x, r, main, r.SideEffects.Isolation)}, ids...)
 		}
 	}
-	r.AuthAB = JudgeAuth(ids)
+	r.AuthAB = authOracle(ids)
 }
 
-// DeriveSideEffects builds the side-effect report of a run from its side-effects event (se)
+// sideEffects builds the side-effect report of a run from its side-effects event (se)
 // and the index of its session (x: the processes events, the exit, the authenticate
 // requests).
-func DeriveSideEffects(x *record.Index, se record.SideEffectsInfo) *report.SideEffects {
+func sideEffects(x *record.Index, se record.SideEffectsInfo) *report.SideEffects {
 	out := &report.SideEffects{Isolation: se.Isolation, Files: se.Files, Network: se.Network,
 		Browser: report.BrowserEffects{Shimmed: se.Browser.Shimmed, Dropped: se.Browser.Dropped, Launches: []report.BrowserLaunch{}}}
 	if out.Isolation.Credentials == nil {

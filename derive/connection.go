@@ -1,4 +1,4 @@
-package probe
+package derive
 
 import (
 	"context"
@@ -11,23 +11,16 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
-	"github.com/acpprobe/acpprobe/transport"
 )
 
-// Derive builds the Result of a probe from its record: the frames of both directions, stderr
-// chunks and the engine's events. It states facts only (what the agent said and did); judging
-// them is the conformance passes' job. cat recognises errors that demand vendor metadata
-// (extensions.Default() when nil). It is DeriveContext without a deadline.
-func Derive(x *record.Index, cat *extensions.Catalogue) *report.Result {
-	return DeriveContext(context.Background(), x, cat)
-}
-
-// DeriveContext is Derive bounded by ctx (Ctrl-C, what is left of --timeout). The facts read
-// from a fixed number of frames (the handshake, the events, the exit) are always derived;
-// the walks whose cost grows with the record (the totals of notifications, requests and
-// stderr, the method timings, method detection) stop when ctx ends, and the result then says
-// its totals are partial (Coverage.Partial).
-func DeriveContext(ctx context.Context, x *record.Index, cat *extensions.Catalogue) *report.Result {
+// Connection builds the Result of one connection from its record: the frames of both
+// directions, stderr chunks and the engine's events. cat recognises errors that demand vendor
+// metadata (extensions.Default() when nil). It is bounded by ctx (Ctrl-C, what is left of
+// --timeout): the facts read from a fixed number of frames (the handshake, the events, the
+// exit) are always derived; the walks whose cost grows with the record (the totals of
+// notifications, requests and stderr, the method timings, method detection) stop when ctx
+// ends, and the result then says its totals are partial (Coverage.Partial).
+func Connection(ctx context.Context, x *record.Index, cat *extensions.Catalogue) *report.Result {
 	if cat == nil {
 		cat = extensions.Default()
 	}
@@ -43,12 +36,8 @@ func DeriveContext(ctx context.Context, x *record.Index, cat *extensions.Catalog
 			b.r.Coverage = &report.Coverage{}
 		}
 		b.r.Coverage.Partial = true
-		note := "the analysis ended (interrupted, or out of time) before it had read the whole record: notification and request counts, stderr and timings hold what it had counted"
-		if b.r.Coverage.Note != "" {
-			note = b.r.Coverage.Note + "; " + note
-		}
-		b.r.Coverage.Note = note
 	}
+	b.r.Coverage.Explain()
 	return b.r
 }
 
@@ -360,7 +349,7 @@ func (b *builder) methods() {
 	for m, exs := range asked {
 		probed[m] = true
 		s := b.detect(exs[0], control, goneEarly)
-		if s.Support == report.Unknown && len(exs) > 1 && s.DetectedBy == DetectedByInvalidParams && exs[0].Answer != nil {
+		if s.Support == report.Unknown && len(exs) > 1 && s.DetectedBy == report.DetectedByInvalidParams && exs[0].Answer != nil {
 			s = b.detect(exs[1], control, goneEarly)
 		}
 		r.Methods[m] = s
@@ -398,7 +387,7 @@ func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarl
 	case ex.Answer == nil:
 		s.Message = fmt.Sprintf("no answer within %s", msDuration(b.spawn.RequestTimeoutMs))
 	default:
-		s, _ = classify(form, ex.Answer.Msg, control)
+		s, _ = Classify(form, ex.Answer.Msg, control)
 		s.DetectedBy = form
 		s.Ms = record.Millis(ex.Answer.At - ex.Request.At)
 	}
@@ -424,7 +413,7 @@ func (b *builder) fail(code report.ErrorCode, stage record.Stage, msg string, ag
 // stderr rebuilds the stderr tail and total from the recorded chunks (a log keeps only the
 // bytes of recent ones; every chunk keeps its size).
 func (b *builder) stderr() {
-	tail := transport.NewTailBuffer(transport.DefaultStderrTail)
+	tail := record.NewTailBuffer(record.DefaultStderrTail)
 	for i, f := range b.x.Frames() {
 		if !b.more(i) {
 			break
@@ -462,10 +451,6 @@ func (b *builder) counts() {
 		}
 		r.Coverage.FoldedFrames += run.Frames
 		r.Coverage.FoldedBytes += run.Bytes
-	}
-	if c := r.Coverage; c != nil {
-		c.Note = fmt.Sprintf("%d frames (%d bytes) beyond the record's memory budget were counted but not kept: "+
-			"they are in the totals, and no check judged their content (the transcript, if any, has them whole)", c.FoldedFrames, c.FoldedBytes)
 	}
 	for i, f := range b.x.Frames() {
 		if !b.more(i) {

@@ -1,0 +1,137 @@
+// Package derive states the facts of a recorded run, and nothing else: what the agent said and
+// did, read from the record (the frames of every connection of the run, stderr, and the
+// events around them) in the vocabulary of the report. It is the one place where a record
+// becomes facts: the handshake and the error of a probe that could not complete, method
+// support, timings and counts, the side effects and the auth oracle, the prompt shapes and
+// what the agent's errors say about its validator, the turn scenarios (runs, model truth,
+// permission, cancel, MCP milestones, session continuity), the --deep and fork-probe
+// connections, which schema sets apply, what the client advertised, and the vendor extension
+// inventory.
+//
+// Judging the facts is the conformance package's job: Run returns Facts, conformance.Evaluate
+// turns them into findings, and acpprobe.Analyze applies the verdict. A fact that is judged
+// has its home here, in the file of its part of the record; its check has its own pass file in
+// conformance.
+//
+// Deriving is bounded by the caller's context: the facts read from a fixed number of frames
+// (the handshake, the events, the exit) are always derived; the walks whose cost grows with
+// the record (the totals, the timings, method detection, the extension inventory) stop when it
+// ends, and the result says its totals are partial (Coverage.Partial).
+package derive
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/acpprobe/acpprobe/extensions"
+	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
+)
+
+// Options say how a record is read.
+type Options struct {
+	// Catalogue classifies vendor extensions (extensions.Default() when nil).
+	Catalogue *extensions.Catalogue
+	// Schema is the schema set the record is read against (schema.V1, V1Unstable, V2 …);
+	// empty means v1, or v2 when protocol version 2 was negotiated.
+	Schema string
+	// From, when not 0, makes only the frames after this seq the ones to judge one by one
+	// (Facts.Frames) and to inventory: the earlier ones are context that an earlier
+	// evaluation judged (the tap's live judge, window by window).
+	From int64
+}
+
+// Facts are what the derivation states about a run: the report's facts, and the facts the
+// conformance passes judge that the report does not carry.
+type Facts struct {
+	// Result holds the report's facts: everything but the findings, the turns' outcomes, the
+	// verdict and the extension inventory (see Extensions).
+	Result *report.Result
+	// Main indexes the main connection; Frames are the frames to judge one by one (Main's, or
+	// those after Options.From).
+	Main   *record.Index
+	Frames []jsonrpc.Frame
+	// Schemas are the schema sets the record is read against.
+	Schemas *Schemas
+	// Client is what the client advertised in its initialize request.
+	Client ClientCaps
+	// Detection is what the extension step's unknown request says of method detection.
+	Detection Detection
+	// PromptAnswer is the answer to the --allow-prompt prompt (nil when none came).
+	PromptAnswer *jsonrpc.Frame
+	// Deep is the --deep connection (nil without one); Fork indexes the fork-probe
+	// connection (nil without one).
+	Deep *Deep
+	Fork *record.Index
+	// Catalogue is the catalogue the facts are classified with.
+	Catalogue *extensions.Catalogue
+
+	once  sync.Once
+	exts  Extensions
+	taken bool
+	cut   bool
+}
+
+// Run derives the facts of a run from its connections (record.Split of its record). The error
+// is non-nil only when the schema set named cannot be loaded.
+func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, error) {
+	cat := o.Catalogue
+	if cat == nil {
+		cat = extensions.Default()
+	}
+	x := record.New(conns.Main)
+	r := Connection(ctx, x, cat)
+	runFacts(r, x, conns.All) // the run's own facts follow its last connection
+	sets, err := loadSchemas(o.Schema, r)
+	if err != nil {
+		return nil, err
+	}
+	shapes := deriveShapes(x, r)
+	r.PromptShapes = shapes.shapes
+	r.Turns = deriveTurns(x, sessionConns{load: conns.Of(record.PurposeSessionLoad), resume: conns.Of(record.PurposeSessionResume)})
+	return &Facts{
+		Result: r, Main: x, Frames: after(x.Frames(), o.From), Schemas: sets,
+		Client:       clientCapsOf(x),
+		Detection:    detectMethods(x, r),
+		PromptAnswer: shapes.promptAnswer,
+		Deep:         deriveDeep(ctx, conns.Of(record.PurposeDeep), cat),
+		Fork:         indexOf(conns.Of(record.PurposeForkProbe)),
+		Catalogue:    cat,
+	}, nil
+}
+
+// Extensions is the vendor extension inventory of Frames, taken on the first call, within
+// ctx: its cost grows with the record, so it is taken by the first pass that reads it, after
+// the cheaper passes have judged. cut says the context ended before it had taken every
+// message (the passes that read it did not judge the whole record then).
+func (f *Facts) Extensions(ctx context.Context) (e Extensions, cut bool) {
+	f.once.Do(func() {
+		f.exts = takeExtensions(ctx, f.Main, f.Frames, f.Catalogue, f.Schemas.Known())
+		f.taken, f.cut = true, ctx.Err() != nil
+	})
+	return f.exts, f.cut
+}
+
+// Inventory is the inventory for the report once it has been taken (nil before: no pass
+// needed it, or the context ended first).
+func (f *Facts) Inventory() *extensions.Inventory {
+	if !f.taken {
+		return nil
+	}
+	return f.exts.Inventory
+}
+
+// indexOf indexes the frames of an extra connection (nil when there is none).
+func indexOf(frames []jsonrpc.Frame) *record.Index {
+	if frames == nil {
+		return nil
+	}
+	return record.New(frames)
+}
+
+// after is the frames after seq from (all of them when from is 0); frames are in seq order.
+func after(frames []jsonrpc.Frame, from int64) []jsonrpc.Frame {
+	return frames[sort.Search(len(frames), func(i int) bool { return frames[i].Seq > from }):]
+}

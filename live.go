@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/acpprobe/acpprobe/conformance"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
@@ -279,10 +278,10 @@ func envelope(f jsonrpc.Frame) jsonrpc.Frame {
 func (l *Live) fresh(findings []report.Finding) []report.Finding {
 	var out []report.Finding
 	for _, f := range findings {
-		msg, more := conformance.MoreLikeThis(f.Message)
-		l.omitted[f.ID] += more
+		l.omitted[f.ID] += f.More
+		f.More = 0 // counted in Omitted
 		at := f.ID + "\x00" + strconv.FormatInt(f.Seq, 10) + "\x00" + f.Pointer
-		same := f.ID + "\x00" + f.Pointer + "\x00" + msg + "\x00" + string(f.Evidence)
+		same := f.ID + "\x00" + f.Pointer + "\x00" + f.Message + "\x00" + string(f.Evidence)
 		switch {
 		case l.shown[at]:
 			continue // the same finding, judged again from the context
@@ -295,7 +294,6 @@ func (l *Live) fresh(findings []report.Finding) []report.Finding {
 		}
 		l.shown[at], l.shown[same] = true, true
 		l.count[f.ID]++
-		f.Message = msg
 		out = append(out, f)
 	}
 	return out

@@ -2,11 +2,9 @@ package conformance
 
 import (
 	"encoding/json"
-	"fmt"
 	"iter"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
@@ -121,15 +119,15 @@ func (in *inputs) scan(out *findings) iter.Seq[jsonrpc.Frame] {
 	}
 }
 
-// add reports a finding of check c at line seq.
+// add reports a finding of check c at line seq; past maxPerCheck findings of c, the last one
+// listed counts the rest (Finding.More).
 func (fs *findings) add(c *Check, seq int64, pointer, message string, evidence any) {
 	if fs.counts == nil {
 		fs.counts = map[string]int{}
 	}
 	fs.counts[c.ID]++
-	if n := fs.counts[c.ID]; n > maxPerCheck {
-		last := &fs.list[fs.lastIndex(c.ID)]
-		last.Message = strings.TrimSuffix(last.Message, moreSuffix(n-maxPerCheck-1)) + moreSuffix(n-maxPerCheck)
+	if fs.counts[c.ID] > maxPerCheck {
+		fs.list[fs.lastIndex(c.ID)].More++
 		return
 	}
 	f := report.Finding{ID: c.ID, Tier: c.Tier, Title: c.Title, Message: message, Pointer: pointer, Seq: seq, SpecRef: c.SpecRef}
@@ -137,25 +135,6 @@ func (fs *findings) add(c *Check, seq int64, pointer, message string, evidence a
 		f.Evidence, _ = json.Marshal(evidence)
 	}
 	fs.list = append(fs.list, f)
-}
-
-// moreSuffix is what add appends to the last finding of a check it reported maxPerCheck
-// times: how many more there were.
-func moreSuffix(n int) string { return fmt.Sprintf(" (and %d more like this)", n) }
-
-// MoreLikeThis splits a finding's message into the message its check wrote and the count of
-// further findings like it that Evaluate appended (0 when it appended none): a check reports
-// at most 10 findings in one evaluation, the last one counting the rest.
-func MoreLikeThis(message string) (string, int) {
-	i := strings.LastIndex(message, " (and ")
-	if i < 0 {
-		return message, 0
-	}
-	var n int
-	if _, err := fmt.Sscanf(message[i:], " (and %d more like this)", &n); err != nil || n <= 0 || message[i:] != moreSuffix(n) {
-		return message, 0
-	}
-	return message[:i], n
 }
 
 func (fs *findings) lastIndex(id string) int {

@@ -182,3 +182,22 @@ func TestOneLineOneFinding(t *testing.T) {
 		t.Errorf("evidence %s, want %s", got, want)
 	}
 }
+
+// TestPerCheckBoundCountsTheRest: a check lists at most maxPerCheck findings; the last one
+// listed counts the rest as data (Finding.More), its message as the check wrote it.
+func TestPerCheckBoundCountsTheRest(t *testing.T) {
+	var out findings
+	for i := range maxPerCheck + 3 {
+		out.add(framingNonJSON, int64(i+1), "", fmt.Sprintf("line %d", i+1), nil)
+	}
+	if len(out.list) != maxPerCheck {
+		t.Fatalf("%d findings listed, want %d", len(out.list), maxPerCheck)
+	}
+	last := out.list[maxPerCheck-1]
+	if last.More != 3 || last.Message != fmt.Sprintf("line %d", maxPerCheck) || out.list[0].More != 0 {
+		t.Errorf("last finding %+v, first %+v: want the last to count 3 more and keep its message", last, out.list[0])
+	}
+	if got := last.Text(); got != fmt.Sprintf("line %d (and 3 more like this)", maxPerCheck) {
+		t.Errorf("Text() = %q", got)
+	}
+}

@@ -53,6 +53,8 @@ type builder struct {
 	spawnAt time.Duration
 	// truncated: the record ends without its done event (a transcript cut short).
 	truncated bool
+	// cutInMethods: a truncated record ends before a method detection request was answered.
+	cutInMethods bool
 }
 
 // checkEvery is how many frames a walk reads between two looks at the context.
@@ -107,10 +109,8 @@ func (b *builder) build() {
 		}
 		if b.truncated {
 			stage := record.StageTeardown
-			for _, m := range r.Methods {
-				if m.Message == recordEndsBeforeAnswer {
-					stage = record.StageMethods
-				}
+			if b.cutInMethods {
+				stage = record.StageMethods
 			}
 			b.failTruncated(stage)
 		}
@@ -296,9 +296,6 @@ func (b *builder) busyBefore(stage record.Stage, sent time.Duration) bool {
 	return false
 }
 
-// recordEndsBeforeAnswer is what a method without an answer says in a truncated record.
-const recordEndsBeforeAnswer = "the record ends before an answer"
-
 // busyWindow bounds how close to a deadline stderr output counts as "still busy".
 const busyWindow = 2 * time.Second
 
@@ -383,7 +380,8 @@ func (b *builder) detect(ex *record.Exchange, control *jsonrpc.Message, goneEarl
 	case ex.Answer == nil && goneEarly:
 		s.Message = "the agent ended its output before answering"
 	case ex.Answer == nil && b.truncated:
-		s.Message = recordEndsBeforeAnswer
+		s.Message = "the record ends before an answer"
+		b.cutInMethods = true
 	case ex.Answer == nil:
 		s.Message = fmt.Sprintf("no answer within %s", msDuration(b.spawn.RequestTimeoutMs))
 	default:

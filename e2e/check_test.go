@@ -348,7 +348,7 @@ func TestCheckCodexACP(t *testing.T) {
 	c.wantVerdict(t, true, map[report.Tier]int{report.TierMandatory: 1, report.TierCapability: 0, report.TierAdvisory: 1, report.TierInfo: 4})
 	c.wantSays(t, "capability.prompt-content", "audio")
 	c.wantFork(t, 0)
-	c.wantExitBy(t, "sigterm")
+	c.wantExitBy(t, record.ExitSigterm)
 
 	// The line that answers the notification is also a response without an id: that is the
 	// answered notification's related evidence, not a finding of its own.
@@ -374,7 +374,7 @@ func TestCheckCodexACP(t *testing.T) {
 // wantExitBy asserts how the main connection's agent ended: check waits the grace for it to
 // leave after its stdin closes, so "stdin" means it did (and no protocol.stdin-exit), "sigterm"
 // that it had to be signalled.
-func (c checked) wantExitBy(t *testing.T, by string) {
+func (c checked) wantExitBy(t *testing.T, by record.ExitCause) {
 	t.Helper()
 	if c.res.Exit == nil {
 		t.Fatal("exit is nil")
@@ -426,7 +426,7 @@ func TestCheckGeminiCLI(t *testing.T) {
 	c.wantSays(t, "protocol.invalid-params", `-32603 "Internal error"`)
 	c.wantSays(t, "capability.legacy-method", "-32603") // its zod issues: a validation failure
 	c.wantFork(t, 0)
-	c.wantExitBy(t, "stdin")
+	c.wantExitBy(t, record.ExitStdin)
 
 	c.wantShapes(t, shapesWant{
 		controlCode: -32602, // "Session not found: …"
@@ -489,7 +489,7 @@ func TestCheckClaudeAgentACP(t *testing.T) {
 			// -32002 and a fresh session id ("Resource not found: <uuid>"), no session made.
 			c.wantFork(t, -32002)
 			// The main connection, which never forked a made-up session, leaves on EOF.
-			c.wantExitBy(t, "stdin")
+			c.wantExitBy(t, record.ExitStdin)
 
 			c.wantShapes(t, shapesWant{
 				sessionCreated: !tc.refused,

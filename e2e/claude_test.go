@@ -80,7 +80,7 @@ func checkClaudeHandshake(t *testing.T, p probed) {
 	// A probe does not wait on the agent after closing its stdin: it signals at once (check
 	// waits, and sees it leave by itself: TestCheckClaudeAgentACP has no stdin-exit finding).
 	if r.Exit != nil {
-		check(t, "exit.by", r.Exit.By, "sigterm")
+		check(t, "exit.by", r.Exit.By, record.ExitSigterm)
 		check(t, "exit.signal", r.Exit.Signal, "SIGTERM")
 	}
 }

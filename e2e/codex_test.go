@@ -59,7 +59,7 @@ func TestCodexACP(t *testing.T) {
 
 	// Its node launcher does not leave when stdin closes: the ladder has to SIGTERM it.
 	if r.Exit != nil {
-		check(t, "exit.by", r.Exit.By, "sigterm")
+		check(t, "exit.by", r.Exit.By, record.ExitSigterm)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestGeminiCLI(t *testing.T) {
 	// A probe does not wait on the agent after closing its stdin: it signals at once (check
 	// waits, and sees it leave by itself: TestCheckGeminiCLI has no stdin-exit finding).
 	if r.Exit != nil {
-		check(t, "exit.by", r.Exit.By, "sigterm")
+		check(t, "exit.by", r.Exit.By, record.ExitSigterm)
 	}
 }
 

@@ -128,7 +128,7 @@ func TestRegistryIDGemini(t *testing.T) {
 				t.Errorf("%s: error %s, want auth_required at session/new", r.name, show(e))
 			}
 			if r.res.Exit != nil { // a probe signals as soon as it has closed the agent's stdin
-				check(t, r.name+": exit.by", r.res.Exit.By, "sigterm")
+				check(t, r.name+": exit.by", r.res.Exit.By, record.ExitSigterm)
 			}
 		}
 		// npx-launched gemini relaunches itself as detached node processes: after the probe's

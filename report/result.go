@@ -327,9 +327,21 @@ type Finding struct {
 	Seq      int64           `json:"seq,omitempty"`
 	SpecRef  string          `json:"specRef,omitempty"`
 	Evidence json.RawMessage `json:"evidence,omitempty"`
+	// More counts the further findings of the same check the evaluation did not list: a
+	// check lists at most 10, and the last one listed carries the count of the rest.
+	More int `json:"more,omitempty"`
 	// Known is set when a baseline lists the finding's id; KnownReason says why it is accepted.
 	Known       bool   `json:"known,omitempty"`
 	KnownReason string `json:"knownReason,omitempty"`
+}
+
+// Text is the finding's message as a person reads it: the message, and how many more like it
+// were not listed.
+func (f Finding) Text() string {
+	if f.More > 0 {
+		return fmt.Sprintf("%s (and %d more like this)", f.Message, f.More)
+	}
+	return f.Message
 }
 
 // PromptShapes is what session/prompt says about prompt shapes no agent can start a turn on:

@@ -84,7 +84,7 @@ func ClientFindings(w io.Writer, findings []report.Finding) error {
 			where = " [" + where + "]"
 		}
 		t.line(fmt.Sprintf("%-10s %s%s", f.Tier, f.ID, where))
-		t.hang("      "+f.Message, 6)
+		t.hang("      "+f.Text(), 6)
 	}
 	return t.err
 }
@@ -96,7 +96,7 @@ func TapFinding(w io.Writer, f report.Finding) error {
 	if where != "" {
 		where = " [" + where + "]"
 	}
-	_, err := io.WriteString(w, Clean(fmt.Sprintf("acpprobe tap: %s %s%s: %s", f.Tier, f.ID, where, f.Message))+"\n")
+	_, err := io.WriteString(w, Clean(fmt.Sprintf("acpprobe tap: %s %s%s: %s", f.Tier, f.ID, where, f.Text()))+"\n")
 	return err
 }
 

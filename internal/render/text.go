@@ -333,7 +333,7 @@ func findingsText(t *textWriter, r *report.Result) {
 				known = " (known: " + f.KnownReason + ")"
 			}
 			t.line(fmt.Sprintf("  %s%s%s", f.ID, where, known))
-			t.line("      " + f.Message)
+			t.line("      " + f.Text())
 		}
 	}
 }

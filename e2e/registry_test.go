@@ -68,13 +68,15 @@ func TestRegistryIDCodexACP(t *testing.T) {
 	sameAsRaw(t, box, byID, raw, map[string]string{"protocol.leftover-processes": leftoverWhy})
 }
 
-// TestRegistryIDGemini probes gemini-cli by registry id through npx, and the same npx command
-// line raw, each in one fresh sandbox (so the first run downloads the package into its empty
-// npm cache, the second finds it there):
-//   - snapshot: the embedded snapshot's gemini entry, npx -y @google/gemini-cli@0.27.3
-//     --experimental-acp (see snapshotOutcome for what that gives on this machine);
-//   - registry file: --registry FILE, an agent.json that redefines gemini as
-//     npx -y @google/gemini-cli@0.61.0 --acp, a real gemini-cli run through npx.
+// TestRegistryIDGemini probes gemini-cli by registry id, each case in one fresh sandbox:
+//   - snapshot: --registry-command, the embedded snapshot's own gemini command, npx -y
+//     @google/gemini-cli@0.27.3 --experimental-acp, a version npm no longer serves: npx exits 1
+//     with ETARGET before initialize, and the error line says so (staleOutcome), as it does,
+//     without the registry's part, for the same npx line given raw;
+//   - on PATH: the suite's gemini on PATH, which the id runs instead of npx (and says so),
+//     nothing downloaded; by id and as the raw command, the same probe;
+//   - registry file: --registry FILE (and --registry-command), an agent.json that redefines
+//     gemini as npx -y @google/gemini-cli@0.61.0 --acp, a real gemini-cli run through npx.
 func TestRegistryIDGemini(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
@@ -86,15 +88,44 @@ func TestRegistryIDGemini(t *testing.T) {
 		t.Parallel()
 		box := newSandbox(t)
 		dir := t.TempDir()
-		byID := probeCLI(t, box, dir, "registry id", npxBudgets, "--json", "gemini")
-		logNpmCache(t, box, "after the registry id's run")
+		byID := probeCLI(t, box, dir, "registry id", npxBudgets, "--json", "--registry-command", "gemini")
 		raw := probeCLI(t, box, dir, "raw command", npxBudgets, append([]string{"--json", "--"}, snapshotGeminiArgv...)...)
 
 		byID.wantAgent(t, new("gemini"), snapshotGeminiArgv, box.cwd)
 		check(t, "registry id: agent.command", byID.res.Agent.Command, strings.Join(snapshotGeminiArgv, " "))
 		raw.wantAgent(t, nil, snapshotGeminiArgv, box.cwd)
-		snapshotOutcome(t, byID)
-		sameAsRaw(t, box, byID, raw, nil)
+		staleOutcome(t, byID, snapshotStale+"; the ACP registry snapshot of "+registry.SnapshotDate+
+			" is stale: try --refresh, or the latest (npx -y @google/gemini-cli@latest --experimental-acp)")
+		staleOutcome(t, raw, snapshotStale)
+	})
+
+	t.Run("on PATH", func(t *testing.T) {
+		t.Parallel()
+		bin := agentBin(t, "gemini")
+		box := newSandbox(t, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		dir := t.TempDir()
+		argv := []string{"gemini", snapshotGeminiArgv[3]} // the snapshot's arguments, to the program on PATH
+		byID := probeCLI(t, box, dir, "registry id (on PATH)", suiteBudgets, "--json", "gemini")
+		raw := probeCLI(t, box, dir, "raw command", suiteBudgets, "--json", "--", bin, snapshotGeminiArgv[3])
+
+		byID.wantAgent(t, new("gemini"), argv, box.cwd)
+		raw.wantAgent(t, nil, []string{bin, snapshotGeminiArgv[3]}, box.cwd)
+		installed := "@google/gemini-cli " + strings.TrimPrefix(npxPackage, "@google/gemini-cli@")
+		note := fmt.Sprintf("acpprobe probe: note: gemini: resolved to gemini on PATH (%s: %s) instead of %s (--registry-command runs that)\n",
+			bin, installed, strings.Join(snapshotGeminiArgv, " "))
+		if !strings.HasPrefix(byID.stderr, note) {
+			t.Errorf("registry id (on PATH): stderr %q, want it to start with %q", byID.stderr, note)
+		}
+		for _, r := range []cliRun{byID, raw} {
+			check(t, r.name+": exit code", r.code, 4)
+			if ai := r.res.AgentInfo; ai == nil || ai.Name != "gemini-cli" || "@google/gemini-cli "+ai.Version != installed {
+				t.Errorf("%s: agentInfo %s, want the installed %s", r.name, show(ai), installed)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(box.home, ".npm", "_npx")); err == nil {
+			t.Errorf("npx fetched a package into the sandbox's npm cache: the id did not run the gemini on PATH")
+		}
+		sameAsRaw(t, box, byID, raw, map[string]string{"protocol.leftover-processes": "gemini's detached node processes outlive an immediate SIGTERM, one or two of them"})
 	})
 
 	t.Run("registry file", func(t *testing.T) {
@@ -108,7 +139,7 @@ func TestRegistryIDGemini(t *testing.T) {
 			"distribution": map[string]any{"npx": map[string]any{"package": npxPackage, "args": []string{"--acp"}}},
 		})
 		argv := []string{"npx", "-y", npxPackage, "--acp"}
-		byID := probeCLI(t, box, dir, "registry id (cold npx)", npxBudgets, "--json", "--registry", file, "gemini")
+		byID := probeCLI(t, box, dir, "registry id (cold npx)", npxBudgets, "--json", "--registry-command", "--registry", file, "gemini")
 		logNpmCache(t, box, "after the cold run")
 		if _, err := os.Stat(filepath.Join(box.home, ".npm", "_npx")); err != nil {
 			t.Errorf("npx left no package under the sandbox's npm cache (%v): did it download into the fresh HOME?", err)
@@ -137,31 +168,81 @@ func TestRegistryIDGemini(t *testing.T) {
 	})
 }
 
-// snapshotOutcome accepts the two outcomes of the snapshot's gemini entry (the comparison with
-// the raw command holds for both, and is made either way):
-//   - npm serves @google/gemini-cli@0.27.3: the agent answers initialize;
-//   - npm has no such version (ETARGET: "No matching version found"), as with the npm registry
-//     this suite was written against, which lists 0.27.0 and 0.27.4 but not 0.27.3: npx exits 1
-//     before initialize, so agent_crashed at initialize, exit code 3. Logged loudly: that run
-//     compared npx failing twice, not gemini-cli (the registry file case probes a real one).
-//
-// Anything else (npm unreachable, a timeout) fails.
-func snapshotOutcome(t *testing.T, r cliRun) {
+// TestRegistryIDCodeBuddy probes the codebuddy-code id (a built-in entry with the registry's
+// npx line, npx -y @tencent-ai/codebuddy-code@2.156.0 --acp), each case in a fresh sandbox:
+//   - npx: the npm registry this suite runs against serves no @tencent-ai/codebuddy-code
+//     (E404): exit 3, the error line says so, and a note says how to run the CLI that
+//     @tencent-ai/agent-sdk bundles;
+//   - on PATH: that bundled CLI's directory on PATH: the id runs its codebuddy (CodeBuddy Code
+//     2.117.0, which sends no agentInfo and needs a login: auth_required, exit 4), and says so.
+func TestRegistryIDCodeBuddy(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Fatalf("%s=1 but npx is not on PATH: install Node.js (with npm)", enableVar)
+	}
+	const pkg = "@tencent-ai/codebuddy-code@2.156.0"
+
+	t.Run("npx", func(t *testing.T) {
+		t.Parallel()
+		box := newSandbox(t)
+		r := probeCLI(t, box, t.TempDir(), "registry id (npx)", npxBudgets, "--json", "--registry-command", "codebuddy-code")
+		r.wantAgent(t, new("codebuddy-code"), []string{"npx", "-y", pkg, "--acp"}, box.cwd)
+		const line = "npm: no package @tencent-ai/codebuddy-code in the npm registry registry.npmjs.org (E404)"
+		if e := r.res.Error; e == nil || e.Code != report.ErrAgentCrashed || e.Stage != record.StageInitialize || r.code != 3 ||
+			!strings.Contains(r.res.StderrTail, "E404") {
+			t.Fatalf("npx of %s did not fail with npm's E404 before initialize (does this npm registry serve it now?): exit %d, error %s\nstderr:\n%s",
+				pkg, r.code, show(e), r.res.StderrTail)
+		}
+		want := []any{map[string]any{"error": map[string]any{"code": "agent_crashed", "stage": "initialize", "message": line, "exitCode": 3.0}}}
+		check(t, "stderr envelope", jsonLines(r.stderr), want)
+		hint := "acpprobe probe: note: " + registry.PackageHint("@tencent-ai/codebuddy-code") + "\n"
+		if !strings.Contains(r.stderr, hint) {
+			t.Errorf("stderr %q lacks the note %q", r.stderr, hint)
+		}
+	})
+
+	t.Run("on PATH", func(t *testing.T) {
+		t.Parallel()
+		bin := filepath.Join(repoRoot(t), "e2e", ".agents", "node_modules", "@tencent-ai", "agent-sdk", "cli", "bin", "codebuddy")
+		if _, err := os.Stat(bin); err != nil {
+			t.Skipf("the CLI @tencent-ai/agent-sdk bundles is not installed (%v): scripts/install-e2e-agents.sh does not install the SDK yet", err)
+		}
+		box := newSandbox(t, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		r := probeCLI(t, box, t.TempDir(), "registry id (on PATH)", suiteBudgets, "--json", "codebuddy-code")
+		r.wantAgent(t, new("codebuddy-code"), []string{"codebuddy", "--acp"}, box.cwd)
+		note := fmt.Sprintf("acpprobe probe: note: codebuddy-code: resolved to codebuddy on PATH (%s: @tencent-ai/codebuddy-code 2.117.0) instead of npx -y %s --acp (--registry-command runs that)\n", bin, pkg)
+		if !strings.HasPrefix(r.stderr, note) {
+			t.Errorf("stderr %q, want it to start with %q", r.stderr, note)
+		}
+		check(t, "exit code", r.code, 4)
+		if e := r.res.Error; e == nil || e.Code != report.ErrAuthRequired || e.Stage != record.StageSessionNew {
+			t.Errorf("error %s, want auth_required at session/new", show(e))
+		}
+		if r.res.AgentInfo != nil || r.res.ProtocolVersion == nil {
+			t.Errorf("agentInfo %s, protocol %v: want no agentInfo, and initialize answered", show(r.res.AgentInfo), r.res.ProtocolVersion)
+		}
+	})
+}
+
+// snapshotStale is what npm says of the snapshot's gemini-cli, in acpprobe's error line.
+const snapshotStale = "npm: no version 0.27.3 of @google/gemini-cli"
+
+// staleOutcome asserts the outcome of the snapshot's gemini command, npx -y
+// @google/gemini-cli@0.27.3, on an npm registry that no longer serves that version (it lists
+// 0.27.0 and 0.27.4, not 0.27.3): npx exits 1 with ETARGET before initialize, so agent_crashed
+// at initialize, exit 3, the result's stderr npm's, and the error line (here the --json
+// envelope's message) says what npm said, as message.
+func staleOutcome(t *testing.T, r cliRun, message string) {
 	t.Helper()
 	e := r.res.Error
-	stderr := r.res.StderrTail
-	switch {
-	case r.res.ProtocolVersion != nil:
-		t.Logf("npm served %s: exit %d, agentInfo %s, error %s", snapshotGeminiArgv[2], r.code, show(r.res.AgentInfo), show(e))
-	case e != nil && e.Code == report.ErrAgentCrashed && e.Stage == record.StageInitialize && r.code == 3 &&
-		strings.Contains(stderr, "ETARGET") && strings.Contains(stderr, "No matching version found for "+snapshotGeminiArgv[2]):
-		t.Logf("NOT A PROBE OF GEMINI-CLI: the npm registry this machine reaches has no %s (npm error ETARGET), so npx "+
-			"exits 1 before initialize (agent_crashed, exit 3) by id and raw alike; only that failure is compared here",
-			snapshotGeminiArgv[2])
-	default:
-		t.Errorf("the snapshot's gemini (%s) neither answered initialize nor failed with npm's ETARGET: exit %d, error %s\nstderr:\n%s",
-			strings.Join(snapshotGeminiArgv, " "), r.code, show(e), stderr)
+	if e == nil || e.Code != report.ErrAgentCrashed || e.Stage != record.StageInitialize || r.code != 3 ||
+		!strings.Contains(r.res.StderrTail, "ETARGET") || !strings.Contains(r.res.StderrTail, "No matching version found for "+snapshotGeminiArgv[2]) {
+		t.Errorf("%s: the snapshot's gemini (%s) did not fail with npm's ETARGET before initialize: exit %d, error %s\nstderr:\n%s",
+			r.name, strings.Join(snapshotGeminiArgv, " "), r.code, show(e), r.res.StderrTail)
 	}
+	want := []any{map[string]any{"error": map[string]any{"code": "agent_crashed", "stage": "initialize", "message": message, "exitCode": 3.0}}}
+	check(t, r.name+": stderr envelope", jsonLines(r.stderr), want)
 }
 
 // configAgent is one entry of the agents config the tests write.
@@ -314,7 +395,8 @@ func TestRegistryAgentsAndUnknownIDs(t *testing.T) {
 
 	got := list(onPath)
 	check(t, "agents: codex-acp", pick(got["codex-acp"]), status{registry.KindBinary, registry.SourceRegistry, true, snapshotCodexArgv})
-	check(t, "agents: gemini", pick(got["gemini"]), status{registry.KindNPX, registry.SourceRegistry, true, snapshotGeminiArgv})
+	// The suite's gemini is on that PATH: the id runs it.
+	check(t, "agents: gemini", pick(got["gemini"]), status{registry.KindPath, registry.SourceRegistry, true, []string{"gemini", snapshotGeminiArgv[3]}})
 	if s, ok := got["acptest-claude"]; !ok || !s.CanRun || s.Source != registry.SourceBuiltin || len(s.Argv) == 0 || s.Argv[0] != buildCLI(t) {
 		t.Errorf("agents: acptest-claude %s, want a runnable built-in that runs acpprobe itself", show(s))
 	}

@@ -5,11 +5,14 @@ package registry
 // with a snapshot entry; a registry file or agents config entry with the same id replaces them
 // (Registry.With).
 //
-//   - codebuddy-code (alias codebuddy): Tencent's CodeBuddy Code CLI in ACP mode, run as
-//     `codebuddy --acp --acp-transport stdio` from PATH (install: npm install -g
-//     @tencent-ai/codebuddy-code). Not in the 2026-02-07 snapshot; the command line is the
-//     one the CodeBuddy probing notes use. The id is the one the registry adopted later
-//     (2026-08, where it is an npx entry), so a newer registry file supersedes this one.
+//   - codebuddy-code (alias codebuddy): Tencent's CodeBuddy Code CLI in ACP mode, npx -y
+//     @tencent-ai/codebuddy-code@2.156.0 --acp; its programs codebuddy and cbc run instead
+//     when on PATH (Entry.Programs). Not in the 2026-02-07 snapshot; data from
+//     agentclientprotocol/registry codebuddy-code/agent.json at commit
+//     00f0798d693fa20cd2491b98a0a235c76cc74c2b, so a fetched index or newer registry file
+//     supersedes this one. Some npm registries do not serve the package (the one acpprobe
+//     was tested against answers E404); the same CLI ships inside @tencent-ai/agent-sdk
+//     (PackageHint says how to run it).
 //   - claude-acp (alias claude-agent-acp): the Claude ACP adapter under its current package,
 //     @agentclientprotocol/claude-agent-acp. The snapshot's claude-code-acp pins the adapter's
 //     first package, @zed-industries/claude-code-acp@0.16.0; upstream renamed it
@@ -38,19 +41,19 @@ func Builtins() []Entry {
 		},
 		{
 			ID:          "codebuddy-code",
-			Name:        "CodeBuddy Code",
-			Description: "Tencent Cloud's coding agent CLI, in ACP mode over stdio (the codebuddy command on PATH)",
+			Name:        "Codebuddy Code",
+			Version:     "2.156.0",
+			Description: "Tencent Cloud's official intelligent coding tool",
 			Website:     "https://www.codebuddy.cn/cli/",
 			Authors:     []string{"Tencent Cloud"},
-			License:     "proprietary",
-			Command: &Command{
-				Command: "codebuddy",
-				Args:    []string{"--acp", "--acp-transport", "stdio"},
-				Install: "npm install -g @tencent-ai/codebuddy-code",
+			License:     "Proprietary",
+			LicenseURL:  "https://www.codebuddy.cn/agreement/",
+			Distribution: Distribution{
+				NPX: &Package{Package: "@tencent-ai/codebuddy-code@2.156.0", Args: []string{"--acp"}},
 			},
 			Listed:  true,
 			Source:  SourceBuiltin,
-			Origin:  "builtin: CodeBuddy ACP probing notes (codebuddy --acp --acp-transport stdio)",
+			Origin:  "builtin: agentclientprotocol/registry codebuddy-code/agent.json @ 00f0798d693fa20cd2491b98a0a235c76cc74c2b",
 			Aliases: []string{"codebuddy"},
 		},
 	}

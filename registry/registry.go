@@ -14,7 +14,10 @@
 // a suggested startup budget) for the machine described by an [Env]; [Registry.List] tells,
 // for every entry, whether it can run here and why not. Apart from Refresh's index, nothing
 // here downloads or installs anything: binary distributions must already be on PATH, npx and
-// uvx fetch their packages themselves when the launch runs.
+// uvx fetch their packages themselves when the launch runs, and an npx or uvx entry whose
+// program is already on PATH runs that program instead (Entry.Programs, KindPath). [CheckNPM]
+// asks npm whether it still serves the versions npx entries pin, and [ParseNPMError] reads
+// why npm could not fetch a package from what npm printed.
 //
 // The package imports the standard library, internal/safeio and the JSON Schema validator.
 package registry
@@ -52,6 +55,10 @@ const (
 	KindUVX    Kind = "uvx"    // a PyPI package run with `uvx <package> args...`
 	KindBinary Kind = "binary" // an executable looked up on PATH
 	KindConfig Kind = "config" // a command from an agents config file (see LoadConfig)
+	// KindPath is a program of an npx or uvx entry's package found on PATH (Entry.Programs):
+	// Resolve runs it instead of the package runner, which would fetch the package again,
+	// unless Env.RegistryCommand. It is never one of Entry.Kinds: it is not a distribution.
+	KindPath Kind = "path"
 )
 
 // Source tells where an entry comes from.

@@ -61,13 +61,14 @@ func TestEmbeddedSnapshot(t *testing.T) {
 	}
 }
 
-// Every embedded agent.json resolves on linux-x86_64 once its executable is on PATH.
+// Every embedded agent.json resolves on linux-x86_64 to the registry's own command once its
+// executable is on PATH (RegistryCommand: its package's program would otherwise run instead).
 func TestEmbeddedResolveLinux(t *testing.T) {
 	entries, err := Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := Env{GOOS: "linux", GOARCH: "amd64", LookPath: func(f string) (string, error) { return "/fake/bin/" + f, nil }}
+	env := Env{GOOS: "linux", GOARCH: "amd64", LookPath: func(f string) (string, error) { return "/fake/bin/" + f, nil }, RegistryCommand: true}
 	for _, e := range entries {
 		l, err := e.Resolve(env)
 		if err != nil {
@@ -143,19 +144,27 @@ func TestDefaultAndBuiltins(t *testing.T) {
 		t.Errorf("Default has %d entries, want %d", got, want)
 	}
 
-	l, err := Resolve("codebuddy", linux("codebuddy"))
-	if err != nil {
-		t.Fatal(err)
+	// CodeBuddy Code: its programs codebuddy and cbc on PATH, else the registry's npx line.
+	for _, prog := range []string{"codebuddy", "cbc"} {
+		l, err := Resolve("codebuddy", linux(prog, "npx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.ID != "codebuddy-code" || l.Kind != KindPath || l.Source != SourceBuiltin || l.StartupTimeout != 0 ||
+			!slices.Equal(l.Argv, []string{prog, "--acp"}) || l.Path != "/fake/bin/"+prog ||
+			!slices.Equal(l.Replaces, []string{"npx", "-y", "@tencent-ai/codebuddy-code@2.156.0", "--acp"}) {
+			t.Errorf("codebuddy with %s on PATH: %+v", prog, l)
+		}
 	}
-	if l.ID != "codebuddy-code" || l.Kind != KindBinary || l.Source != SourceBuiltin || l.StartupTimeout != 0 ||
-		!slices.Equal(l.Argv, []string{"codebuddy", "--acp", "--acp-transport", "stdio"}) || l.Path != "/fake/bin/codebuddy" {
-		t.Errorf("codebuddy: %+v", l)
+	l, err := Resolve("codebuddy-code", linux("npx"))
+	if err != nil || l.Kind != KindNPX || l.StartupTimeout != ColdStartTimeout || l.Package != "@tencent-ai/codebuddy-code@2.156.0" ||
+		!slices.Equal(l.Argv, []string{"npx", "-y", "@tencent-ai/codebuddy-code@2.156.0", "--acp"}) {
+		t.Errorf("codebuddy-code without it on PATH: %+v, %v", l, err)
 	}
-	_, err = Resolve("codebuddy-code", linux("npx"))
+	_, err = Resolve("codebuddy-code", linux())
 	var nr *NotRunnableError
-	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "codebuddy not found on PATH") ||
-		!strings.Contains(err.Error(), "npm install -g @tencent-ai/codebuddy-code") {
-		t.Errorf("codebuddy missing: %v", err)
+	if !errors.As(err, &nr) || nr.Reason != "npx not found on PATH" {
+		t.Errorf("codebuddy-code with an empty PATH: %v", err)
 	}
 
 	l, err = Resolve("claude-agent-acp", linux("npx"))
@@ -209,7 +218,7 @@ func TestWithPrecedence(t *testing.T) {
 	if err != nil || l.Argv[0] != "my-codebuddy" {
 		t.Errorf("config codebuddy: %+v, %v", l, err)
 	}
-	if l, err = r.Resolve("codebuddy-code", linux("codebuddy")); err != nil || l.Source != SourceBuiltin {
+	if l, err = r.Resolve("codebuddy-code", linux("codebuddy")); err != nil || l.Source != SourceBuiltin || l.Kind != KindPath {
 		t.Errorf("builtin codebuddy-code: %+v, %v", l, err)
 	}
 	// Default itself is unchanged.
@@ -260,7 +269,7 @@ func TestStartupTimeout(t *testing.T) {
 		{Entry{ID: "d", Source: SourceConfig, Command: &Command{Command: "uvx"}}, ColdStartTimeout},
 		{Entry{ID: "e", Source: SourceConfig, Command: &Command{Command: "my-agent"}}, 0},
 	} {
-		l, err := tc.e.Resolve(Env{GOOS: "linux", GOARCH: "amd64", LookPath: func(f string) (string, error) { return f, nil }})
+		l, err := tc.e.Resolve(Env{GOOS: "linux", GOARCH: "amd64", LookPath: func(f string) (string, error) { return f, nil }, RegistryCommand: true})
 		if err != nil || l.StartupTimeout != tc.want {
 			t.Errorf("%s: StartupTimeout = %v, %v; want %v", tc.e.ID, l.StartupTimeout, err, tc.want)
 		}

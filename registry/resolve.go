@@ -29,6 +29,9 @@ type Env struct {
 	GOOS     string                            // "" = runtime.GOOS
 	GOARCH   string                            // "" = runtime.GOARCH
 	LookPath func(file string) (string, error) // nil = exec.LookPath
+	// RegistryCommand resolves npx and uvx entries to the registry's own command even when a
+	// program of their package is on PATH (which otherwise runs instead: KindPath).
+	RegistryCommand bool
 }
 
 // HostEnv returns the Env of this machine, with every field filled in.
@@ -96,6 +99,14 @@ type Launch struct {
 	// StartupTimeout is the suggested budget for the agent's first answer: ColdStartTimeout
 	// for launches that may download a package first, 0 for "use the default".
 	StartupTimeout time.Duration
+	// Package is the package spec an npx or uvx launch fetches, or that a path launch stands
+	// in for ("@google/gemini-cli@0.27.3"); "" for other launches.
+	Package string
+	// Replaces is, for a path launch, the registry's command it runs instead of.
+	Replaces []string
+	// Installed is, for a path launch, the npm package and version its program belongs to
+	// ("@google/gemini-cli 0.61.0"), as the package's package.json says; "" when unknown.
+	Installed string
 }
 
 // Environ returns base (as os.Environ gives it) with l.Env overlaid: variables of l.Env
@@ -129,10 +140,7 @@ func (l Launch) String() string {
 	for _, name := range sortedKeys(l.Env) {
 		parts = append(parts, name+"="+shellQuote(l.Env[name]))
 	}
-	for _, a := range l.Argv {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
+	return strings.Join(append(parts, quoteArgv(l.Argv)), " ")
 }
 
 func shellQuote(s string) string {
@@ -166,8 +174,10 @@ func (e *NotRunnableError) Error() string {
 
 // Resolve returns how to launch the agent id on the machine env describes. An entry with
 // several distributions is tried in the order of Entry.Kinds: a binary already on PATH, then
-// npx, then uvx. Each launch needs its executable on PATH (the binary, npx or uvx; for config
-// entries the command); nothing is downloaded here.
+// npx, then uvx; before npx or uvx, a program of their package already on PATH (KindPath,
+// unless env.RegistryCommand), which then runs instead of fetching the package. Each launch
+// needs its executable on PATH (the binary, the program, npx or uvx; for config entries the
+// command); nothing is downloaded here.
 //
 // Errors: an *UnknownAgentError for an unknown id; a *NotRunnableError when nothing can run
 // here, in which case the returned Launch is still filled in for the preferred kind (Path
@@ -190,6 +200,12 @@ func (e Entry) Resolve(env Env) (Launch, error) {
 		installs []string
 	)
 	for _, k := range e.Kinds() {
+		if (k == KindNPX || k == KindUVX) && !env.RegistryCommand {
+			if l, ok := e.onPath(k, env); ok {
+				l.Env = withEnv(l.Env, e.ExtraEnv)
+				return l, nil
+			}
+		}
 		l, reason, install := e.try(k, env)
 		l.Env = withEnv(l.Env, e.ExtraEnv)
 		if reason == "" {
@@ -248,6 +264,7 @@ func (e Entry) try(k Kind, env Env) (l Launch, reason, install string) {
 		}
 		l.Argv = packageArgv(runner, pkg)
 		l.Env = cloneEnv(pkg.Env)
+		l.Package = pkg.Package
 		l.StartupTimeout = k.StartupTimeout()
 		p, err := env.LookPath(runner)
 		if err != nil {
@@ -378,6 +395,36 @@ type Status struct {
 	Argv        []string `json:"argv,omitempty"` // the command line (that would be) run
 	Aliases     []string `json:"aliases,omitempty"`
 	Origin      string   `json:"origin,omitempty"` // the file (or note) the entry comes from
+	// Package is the package spec an npx or uvx launch fetches, or a path launch stands in for.
+	Package string `json:"package,omitempty"`
+	// Replaces is, for a path launch (Kind "path"), the registry's command it runs instead of;
+	// Installed is the package and version of the program on PATH, when its package.json says.
+	Replaces  []string `json:"replaces,omitempty"`
+	Installed string   `json:"installed,omitempty"`
+	// NPM is what npm said of Package when asked (CheckStatuses); nil when not asked.
+	NPM *NPMCheck `json:"npm,omitempty"`
+}
+
+// RunsHere says, in a few words, whether the entry can run here and how sure that is: "yes"
+// (a binary or command on PATH), "yes (gemini on PATH: @google/gemini-cli 0.61.0)",
+// "yes (npx; version not checked)", "yes (npx; npm serves 0.61.0)", or "no: " and the reason.
+func (s Status) RunsHere() string {
+	switch {
+	case !s.CanRun:
+		return "no: " + s.Reason
+	case s.Kind == KindPath && len(s.Argv) > 0:
+		if s.Installed != "" {
+			return fmt.Sprintf("yes (%s on PATH: %s)", s.Argv[0], s.Installed)
+		}
+		return fmt.Sprintf("yes (%s on PATH)", s.Argv[0])
+	case s.Kind != KindNPX && s.Kind != KindUVX:
+		return "yes"
+	case s.NPM == nil:
+		return fmt.Sprintf("yes (%s; version not checked)", s.Kind)
+	case s.NPM.Served == NPMServes:
+		return fmt.Sprintf("yes (npx; npm serves %s)", s.NPM.Detail)
+	}
+	return fmt.Sprintf("yes (npx; version not checked: %s)", s.NPM.Detail)
 }
 
 // List returns the status of every entry on the machine env describes, sorted by id.
@@ -391,6 +438,7 @@ func (r *Registry) List(env Env) []Status {
 			ID: e.ID, Name: e.Name, Version: e.Version, Description: e.Description,
 			Kind: l.Kind, Kinds: e.Kinds(), Source: e.Source, Listed: e.Listed,
 			CanRun: err == nil, Argv: l.Argv, Aliases: slices.Clone(e.Aliases), Origin: e.Origin,
+			Package: l.Package, Replaces: l.Replaces, Installed: l.Installed,
 		}
 		if nr, ok := err.(*NotRunnableError); ok {
 			s.Reason, s.Install = nr.Reason, nr.Install

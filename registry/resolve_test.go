@@ -323,7 +323,7 @@ func TestList(t *testing.T) {
 		{"codex-acp", false, KindBinary, SourceRegistry, true, "codex-acp not found on PATH"},
 		{"goose", false, KindBinary, SourceRegistry, false, "goose not found on PATH"},
 		{"junie-acp", true, KindNPX, SourceRegistry, false, ""},
-		{"codebuddy-code", false, KindBinary, SourceBuiltin, true, "codebuddy not found on PATH"},
+		{"codebuddy-code", true, KindNPX, SourceBuiltin, true, ""},
 		{"claude-acp", true, KindNPX, SourceBuiltin, true, ""},
 		{"mine", true, KindConfig, SourceConfig, true, ""},
 	} {

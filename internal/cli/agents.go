@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,7 +17,9 @@ import (
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/registry"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -26,6 +29,9 @@ import (
 type agentsFlags struct {
 	registryFile string
 	configFile   string
+	// registryCommand runs an id's own registry command (npx, uvx) even when a program of its
+	// package is on PATH, which otherwise runs instead (--registry-command).
+	registryCommand bool
 	// cacheDir is where the fetched index is kept ("" = registry.CacheDir()); tests set it.
 	cacheDir string
 
@@ -36,6 +42,15 @@ type agentsFlags struct {
 func (a *agentsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.registryFile, "registry", "", "an ACP registry file (registry.json or an agent.json) whose agents win over the registry's index (the snapshot, or the copy agents --refresh fetched)")
 	fs.StringVar(&a.configFile, "config", "", `agents config file: acpprobe's or acpx's {"agents": {NAME: {"command", "args" | "argv", "env", "cwd"}}}, or Zed's settings.json ("agent_servers"); JSONC`)
+	fs.BoolVar(&a.registryCommand, "registry-command", false, "run an id's own registry command (npx PACKAGE@VERSION, uvx …) even when its program (claude-agent-acp, gemini, qwen, codebuddy…) is on PATH, which otherwise runs instead")
+}
+
+// env is this machine as ids resolve on it: with --registry-command, to the registry's own
+// commands.
+func (a *agentsFlags) env() registry.Env {
+	env := registry.HostEnv()
+	env.RegistryCommand = a.registryCommand
+	return env
 }
 
 // referencePrefix names the reference personas as agents: acptest-claude, acptest-codex, …
@@ -123,7 +138,8 @@ func (a *agentsFlags) staleNote(id string, e registry.Entry) string {
 // An unknown id is a usage error that says how to run a command of that name with cmd
 // ("acpprobe probe").
 func (p *probeFlags) resolveID(id string, explicit map[string]bool, cmd string) (probe.Options, error) {
-	opts, _, err := p.resolve(id, explicit)
+	opts, _, notes, err := p.resolve(id, explicit)
+	p.launched = notes
 	var unknown *registry.UnknownAgentError
 	if errors.As(err, &unknown) {
 		return opts, usagef("%v; to run a command of that name, put it after --: %s -- %s", err, cmd, joinCommand([]string{id}))
@@ -145,14 +161,93 @@ func (p *probeFlags) note(id string) string {
 }
 
 // resolve is resolveID that also says where the id came from (registry, builtin, config,
-// reference). An unknown id is a *registry.UnknownAgentError.
-func (p *probeFlags) resolve(id string, explicit map[string]bool) (probe.Options, string, error) {
+// reference) and what to say about its launch. An unknown id is a *registry.UnknownAgentError.
+func (p *probeFlags) resolve(id string, explicit map[string]bool) (probe.Options, string, launchNotes, error) {
 	opts, l, err := p.launch(id, explicit)
 	source := string(l.Source)
 	if strings.HasPrefix(l.ID, referencePrefix) && l.Source == registry.SourceBuiltin {
 		source = "reference"
 	}
-	return opts, source, err
+	notes := launchNotes{npx: runsNPX(l.Argv), spec: l.Package, pin: p.agents.pinClause(id, l)}
+	if r := l.Resolution(); r != "" {
+		notes.resolved = id + ": " + r + " (--registry-command runs that)"
+	}
+	return opts, source, notes, err
+}
+
+// launchNotes is what the CLI says about how an agent was launched, besides its report: how
+// its id resolved when a program on PATH runs instead of the registry's command (said before
+// it runs), and what explains a failure of npx to fetch it (explain).
+type launchNotes struct {
+	resolved string // "ID: resolved to PROGRAM on PATH (…) instead of …"
+	npx      bool   // the agent's command runs npx
+	spec     string // the package npx was asked for, when the registry named it
+	pin      string // where the version the launch pins comes from, and what to try instead (pinClause)
+}
+
+// explain says, for an agent launched through npx that ended before it answered initialize,
+// what npm said about fetching it (registry.ParseNPMError, from the agent's stderr, which is
+// npx's until the agent starts): a pinned version npm does not serve, with where the pin
+// comes from and what to try; a package it does not serve, and how else to get the agent
+// (hint); an npm registry it could not reach. "" when npm's lines say none of that.
+func (n launchNotes) explain(r *report.Result) (because, hint string) {
+	if !n.npx || r == nil || r.Error == nil || r.ProtocolVersion != nil ||
+		(r.Error.Stage != record.StageSpawn && r.Error.Stage != record.StageInitialize) {
+		return "", ""
+	}
+	np := registry.ParseNPMError(r.StderrTail, n.spec)
+	switch {
+	case np == nil:
+		return "", ""
+	case np.Unreachable:
+		return np.Error(), ""
+	case np.Version == "":
+		return np.Error(), registry.PackageHint(np.Package)
+	case n.pin != "" && registry.PackageName(registry.KindNPX, n.spec) == np.Package:
+		return np.Error() + "; " + n.pin, ""
+	}
+	return np.Error(), ""
+}
+
+// runsNPX says whether argv runs npx (or npm exec), whose failures to fetch a package
+// launchNotes.explain reads.
+func runsNPX(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	switch strings.TrimSuffix(filepath.Base(argv[0]), ".cmd") {
+	case "npx":
+		return true
+	case "npm":
+		return len(argv) > 1 && (argv[1] == "exec" || argv[1] == "x")
+	}
+	return false
+}
+
+// pinClause says, for an npx launch l of id that pins its package's version, where the pin
+// comes from and what to try when npm no longer serves it: "the ACP registry snapshot of
+// 2026-02-07 is stale: try --refresh, or the latest (npx -y @google/gemini-cli@latest
+// --experimental-acp)". "" for other launches.
+func (a *agentsFlags) pinClause(id string, l registry.Launch) string {
+	name := registry.PackageName(registry.KindNPX, l.Package)
+	if l.Kind != registry.KindNPX || name == l.Package || l.Package == name+"@latest" {
+		return ""
+	}
+	argv := slices.Clone(l.Argv)
+	if i := slices.Index(argv, l.Package); i >= 0 {
+		argv[i] = name + "@latest"
+	}
+	latest := joinCommand(argv)
+	e, err := a.reg.Lookup(id)
+	switch {
+	case err == nil && a.idx.FromIndex(e):
+		return fmt.Sprintf("%s is stale: try --refresh, or the latest (%s)", a.idx.Name(), latest)
+	case l.Source == registry.SourceBuiltin:
+		return fmt.Sprintf("acpprobe's built-in %s entry is stale: try the latest (%s)", id, latest)
+	case err == nil && l.Source == registry.SourceRegistry:
+		return fmt.Sprintf("the registry file %s is stale: try the latest (%s)", e.Origin, latest)
+	}
+	return ""
 }
 
 func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options, registry.Launch, error) {
@@ -160,7 +255,7 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 	if err != nil {
 		return probe.Options{}, registry.Launch{}, err
 	}
-	l, err := reg.Resolve(id, registry.HostEnv())
+	l, err := reg.Resolve(id, p.agents.env())
 	var (
 		unknown     *registry.UnknownAgentError
 		notRunnable error
@@ -230,13 +325,14 @@ func (p *probeFlags) targetOptions(fs *flag.FlagSet, cl cmdLine) (probe.Options,
 			return p.resolveID(rest[0], explicit, fs.Name())
 		}
 	}
-	if explicit["config"] || explicit["registry"] {
-		return probe.Options{}, usagef("--config and --registry say where agent ids resolve: they do nothing for an agent command (after -- or with --command)")
+	if explicit["config"] || explicit["registry"] || explicit["registry-command"] {
+		return probe.Options{}, usagef("--config, --registry and --registry-command say where and how agent ids resolve: they do nothing for an agent command (after -- or with --command)")
 	}
 	argv, command, err := p.agentArgv(rest)
 	if err != nil {
 		return probe.Options{}, err
 	}
+	p.launched = launchNotes{npx: runsNPX(argv)}
 	opts, err := p.options(argv)
 	opts.Command = command
 	return opts, err
@@ -277,6 +373,9 @@ type AgentsOptions struct {
 	// Refresh first fetches the official registry's current index into the cache directory
 	// (--refresh), where every command then finds it.
 	Refresh bool
+	// CheckNPM asks npm whether it still serves the package version each npx agent pins
+	// (--check-npm): the list then says so, and an agent npm does not serve cannot run.
+	CheckNPM bool
 	// Fetch says where Refresh fetches from (the official index when zero; tests point it at
 	// a local TLS server). Its Dir is not used: the index goes where Sources read it.
 	Fetch registry.RefreshOptions
@@ -289,7 +388,8 @@ func newAgentsOptions(args []string, stdio Stdio) (*AgentsOptions, error) {
 	fs.BoolVar(&opts.JSON, "json", false, "print the list as JSON")
 	fs.BoolVar(&opts.All, "all", false, "include entries the registry keeps but does not publish")
 	fs.BoolVar(&opts.Refresh, "refresh", false, "first fetch the official registry's current index ("+registry.IndexURL+") into the cache directory, where every command then finds it")
-	if err := parseFlags(fs, args, "acpprobe agents [--refresh] [--json] [--all] [--registry FILE] [--config FILE]", stdio.Out); err != nil {
+	fs.BoolVar(&opts.CheckNPM, "check-npm", false, fmt.Sprintf("ask npm whether it still serves the version each npx agent pins (npm view PACKAGE@VERSION, %s at most each, needs the npm registry); without it RUNS HERE says the version was not checked", registry.DefaultNPMTimeout))
+	if err := parseFlags(fs, args, "acpprobe agents [--refresh] [--check-npm] [--json] [--all] [--registry FILE] [--config FILE] [--registry-command]", stdio.Out); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -298,9 +398,10 @@ func newAgentsOptions(args []string, stdio Stdio) (*AgentsOptions, error) {
 	return opts, nil
 }
 
-// agentsRun lists the agents acpprobe can resolve, and whether each can run here; with
-// Refresh, after fetching the registry's current index. A fetch that fails still lists the
-// agents of the index in use, then fails (exit 5) saying which that is and how old.
+// agentsRun lists the agents acpprobe can resolve, and whether each can run here (with
+// CheckNPM, whether npm serves the versions npx agents pin); with Refresh, after fetching the
+// registry's current index. A fetch that fails still lists the agents of the index in use,
+// then fails (exit 5) saying which that is and how old.
 func agentsRun(ctx context.Context, opts *AgentsOptions) error {
 	var fetchErr error
 	if opts.Refresh {
@@ -318,10 +419,13 @@ func agentsRun(ctx context.Context, opts *AgentsOptions) error {
 		return err
 	}
 	var list []registry.Status
-	for _, s := range reg.List(registry.HostEnv()) {
+	for _, s := range reg.List(opts.Sources.env()) {
 		if s.Listed || opts.All {
 			list = append(list, s)
 		}
+	}
+	if opts.CheckNPM {
+		registry.CheckStatuses(ctx, list, nil, registry.DefaultNPMTimeout)
 	}
 	idx, now := opts.Sources.idx, time.Now()
 	if opts.JSON {

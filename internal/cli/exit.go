@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -67,11 +68,15 @@ func (e *errNoneProbed) Error() string {
 
 // resultError is a probe (or the analysis of its record) whose report is printed but that did
 // not end well: the agent could not be probed, needed authentication, was interrupted, or the
-// verdict failed. Its exit code is the result's (resultCode). note, when set, is printed when
-// the agent could not be probed (exit 3).
+// verdict failed. Its exit code is the result's (resultCode). note and hint, when set, are
+// printed when the agent could not be probed (exit 3), each on a line of its own.
 type resultError struct {
 	r    *report.Result
 	note string
+	// because, when set, is said instead of the result's message on the error line (and in
+	// the --json envelope): a package runner's failure to fetch the agent, in npm's words
+	// (launchNotes.explain); hint says how else to get that agent.
+	because, hint string
 }
 
 func (e *resultError) Error() string {
@@ -198,16 +203,18 @@ func printError(w io.Writer, cmd string, err error, code int) {
 		}
 	case errors.As(err, &result):
 		note := ""
-		if code == ExitNotProbed && result.note != "" {
-			note = prefix + ": note: " + render.Message(result.note) + "\n"
+		for _, n := range []string{result.note, result.hint} {
+			if code == ExitNotProbed && n != "" {
+				note += prefix + ": note: " + render.Message(n) + "\n"
+			}
 		}
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL
 		case inJSON:
 			fmt.Fprint(w, note) // the JSON line stays the last
-			envelope(w, e.Code, e.Stage, e.Message, code)
+			envelope(w, e.Code, e.Stage, cmp.Or(result.because, e.Message), code)
 		default:
-			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, render.Message(e.Message), note)
+			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, render.Message(cmp.Or(result.because, e.Message)), note)
 		}
 	case errors.As(err, &nr):
 		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))

@@ -37,7 +37,8 @@ type probeFlags struct {
 	catalogueDir   string
 	cat            *extensions.Catalogue // the catalogue with --catalogue DIR merged in
 	agents         agentsFlags
-	groups         flagGroups // the groups registered
+	groups         flagGroups  // the groups registered
+	launched       launchNotes // what to say about the agent targetOptions chose
 }
 
 // flagGroups choose the probe flags a command offers: each command offers only flags that do

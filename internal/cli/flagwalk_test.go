@@ -55,6 +55,12 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"namespaced": true, "forms": ["flat"], "source": "a test", "metaKeys": [{"name": "k", "direction": "agent-to-client",
 		"class": "private", "where": ["x"], "description": "d", "credential": true}]}`)
 	baseline := write("known.txt", "framing.stdout-non-json a reason\n")
+	// The program of reg's package on PATH: --registry-command runs npx instead.
+	write("bin/other", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(dir, "bin", "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Join(dir, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	profiles := filepath.Join(dir, "profiles")
 	if err := os.MkdirAll(profiles, 0o755); err != nil {
 		t.Fatal(err)
@@ -84,6 +90,9 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"matrix/scenario": {"--turns", "acptest-claude"}, "matrix/backend": {"--turns", "acptest-claude"},
 		"matrix/profiles": {"--turns", "acptest-claude"}, "matrix/turn-timeout": {"--turns", "acptest-claude"},
 		"matrix/mcp": {"--turns", "acptest-claude"}, "tap/command": {}, "check/list": {}, "tap/findings": {"--check", "acptest-claude"},
+	}
+	for _, c := range []string{"probe", "check", "turn", "tap", "matrix"} {
+		base[c+"/registry-command"] = []string{"--registry", reg, "acptest-claude"}
 	}
 	// refused are the flags a command lists only to refuse them with the reason (a usage error
 	// that says it): the command still knows them.

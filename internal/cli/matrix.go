@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,6 +52,9 @@ type MatrixOptions struct {
 	Isolate *sandbox.Options
 	// AuthAB runs the auth oracle on each agent (--auth-ab).
 	AuthAB bool
+	// launches are what to say about how each target was launched, in the order of Targets
+	// (launchNotes): resolutions before the agents start, npx's failures after.
+	launches []launchNotes
 }
 
 // matrixFormats are the writers of --format.
@@ -121,7 +125,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		opts.Turns = &to
 	}
 	for _, id := range ids {
-		target, source, err := pf.resolve(id, explicit)
+		target, source, notes, err := pf.resolve(id, explicit)
 		if err == nil {
 			// Every agent gets a sandbox of its own from the same options; prompt turns run
 			// in theirs (turnRunner).
@@ -148,6 +152,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		default:
 			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target})
 		}
+		opts.launches = append(opts.launches, notes)
 	}
 	return opts, nil
 }
@@ -177,6 +182,9 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 	ids := make([]string, len(opts.Targets))
 	for i, t := range opts.Targets {
 		ids[i] = t.ID
+		if i < len(opts.launches) && opts.launches[i].resolved != "" && t.Problem == "" {
+			fmt.Fprintf(opts.IO.Err, "acpprobe matrix: note: %s\n", render.Message(opts.launches[i].resolved))
+		}
 	}
 	progress := render.NewProgress(render.ScreenOf(opts.IO.Err, os.Getenv), ids)
 	m := matrix.Run(ctx, opts.Targets, matrix.Options{
@@ -185,6 +193,7 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 		Isolate: opts.Isolate, AuthAB: opts.AuthAB,
 	})
 	progress.Finish()
+	opts.explain(m)
 	var fileErr error
 	if opts.OutDir != "" {
 		fileErr = writeJSONFile(filepath.Join(opts.OutDir, "matrix.json"), m)
@@ -199,6 +208,23 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 		return errInterrupted
 	}
 	return noneProbed(m)
+}
+
+// explain says on stderr, for each agent of m that npx could not fetch, what npm said
+// (launchNotes.explain): the row only says the agent ended before initialize.
+func (opts *MatrixOptions) explain(m *matrix.Matrix) {
+	for i, row := range m.Rows {
+		if i >= len(opts.launches) || row.ID != opts.Targets[i].ID {
+			continue
+		}
+		because, hint := opts.launches[i].explain(row.Result)
+		if because != "" {
+			fmt.Fprintf(opts.IO.Err, "acpprobe matrix: %s: %s\n", render.Message(row.ID), render.Message(because))
+		}
+		if hint != "" {
+			fmt.Fprintf(opts.IO.Err, "acpprobe matrix: note: %s\n", render.Message(hint))
+		}
+	}
 }
 
 // turnRunner runs one agent's check with the prompt turns (nil without --turns): the agent's

@@ -33,6 +33,9 @@ type ProbeOptions struct {
 	// Note is said on stderr when the agent could not be probed: for an agent of the
 	// registry's index, which index that is, how old, and how to fetch the current one.
 	Note string
+	// launch is what to say about how the agent was launched: its id's resolution to a
+	// program on PATH (before it runs), why npx could not fetch it (after).
+	launch launchNotes
 	// Isolate, when set, runs the agent in a sandbox made from these options (--isolate,
 	// --keep-sandbox, --pass-env).
 	Isolate *sandbox.Options
@@ -75,7 +78,7 @@ func probeable(err error, asJSON bool) error {
 // probeOptions are the options of a probe of target, as the flags say.
 func (p *probeFlags) probeOptions(stdio Stdio, target probe.Options) *ProbeOptions {
 	opts := &ProbeOptions{IO: stdio, Target: target, Recording: p.recording(),
-		Report: acpprobe.AnalyzeOptions{Catalogue: p.cat}, JSON: p.json}
+		Report: acpprobe.AnalyzeOptions{Catalogue: p.cat}, JSON: p.json, launch: p.launched}
 	if target.AgentID != "" {
 		opts.Note = p.note(target.AgentID)
 	}
@@ -129,6 +132,9 @@ func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (
 	if err != nil {
 		return err
 	}
+	if opts.launch.resolved != "" {
+		fmt.Fprintf(opts.IO.Err, "acpprobe %s: note: %s\n", tool, render.Message(opts.launch.resolved))
+	}
 	target := opts.Target
 	target.Log = rec.Log
 	r, err := run(target)
@@ -142,6 +148,7 @@ func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (
 	err = printResult(opts.IO.Out, r, opts.JSON)
 	if re := (*resultError)(nil); errors.As(err, &re) {
 		re.note = opts.Note
+		re.because, re.hint = opts.launch.explain(r)
 	}
 	return err
 }

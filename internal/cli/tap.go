@@ -31,6 +31,9 @@ type TapOptions struct {
 	Check bool
 	// Findings, when set, is the file that receives the findings as NDJSON.
 	Findings string
+	// resolved, when set, is said on stderr before the agent starts: its id resolved to a
+	// program on PATH instead of the registry's command (launchNotes).
+	resolved string
 }
 
 func newTapOptions(args []string, stdio Stdio) (*TapOptions, error) {
@@ -51,7 +54,7 @@ func newTapOptions(args []string, stdio Stdio) (*TapOptions, error) {
 		return nil, err
 	}
 	return &TapOptions{IO: stdio, Target: target, Recording: pf.recording(), Catalogue: pf.cat,
-		Check: *check, Findings: *findingsPath}, nil
+		Check: *check, Findings: *findingsPath, resolved: pf.launched.resolved}, nil
 }
 
 // tapRun sits between an editor and an agent: bytes pass through unchanged; the session is
@@ -63,6 +66,9 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 	rec, err := opts.Recording.start(opts.Target, "tap", opts.Catalogue)
 	if err != nil {
 		return err
+	}
+	if opts.resolved != "" {
+		fmt.Fprintf(opts.IO.Err, "acpprobe tap: note: %s\n", render.Message(opts.resolved))
 	}
 	var out io.Writer = opts.IO.Err
 	var findingsFile *os.File

@@ -19,6 +19,8 @@ func TestErrorLineInert(t *testing.T) {
 	r := &report.Result{Error: &report.Error{Code: report.ErrAgentCrashed, Stage: "initialize", Message: "the agent said " + attack}}
 	for _, err := range []error{
 		&resultError{r: r, note: attack},
+		&resultError{r: r, because: "npm: no version " + attack, hint: attack}, // npm's lines are the agent's stderr
+		withJSON(&resultError{r: r, because: "npm: no version " + attack, hint: attack}, true),
 		&errNotRunnable{err: errors.New(attack), note: attack},
 		&agentExit{status: 3, err: errors.New(attack)},
 		usagef("unknown agent %q", attack),

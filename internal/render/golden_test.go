@@ -178,6 +178,10 @@ var testAgents = []registry.Status{
 	{ID: "acptest-claude", Name: "acpprobe reference agent (claude)", Version: "0.1.0", Kind: "binary", Source: registry.SourceBuiltin, Listed: true, CanRun: true},
 	{ID: "gemini", Name: "Gemini CLI", Version: "0.27.3", Kind: "npx", Source: "registry", Listed: true, CanRun: true},
 	{ID: "kimi", Name: "Kimi CLI, a name longer than the column holds", Version: "1.9", Kind: "binary", Source: "registry", Listed: true, Reason: "kimi not found on PATH"},
+	{ID: "qwen-code", Name: "Qwen Code", Version: "0.9.1", Kind: registry.KindPath, Source: "registry", Listed: true, CanRun: true,
+		Argv: []string{"qwen", "--acp"}, Installed: "@qwen-code/qwen-code 0.24.4"},
+	{ID: "auggie", Name: "Auggie CLI", Version: "0.15.0", Kind: "npx", Source: "registry", Listed: true,
+		Reason: "npm serves no version 0.15.0 of @augmentcode/auggie", NPM: &registry.NPMCheck{Package: "@augmentcode/auggie@0.15.0", Served: registry.NPMNoVersion}},
 }
 
 func TestAgentsGolden(t *testing.T) {

@@ -47,11 +47,7 @@ func Agents(w io.Writer, index string, list []registry.Status) error {
 	}
 	rows := [][]string{{"ID", "NAME", "VERSION", "LAUNCH", "SOURCE", "RUNS HERE"}}
 	for _, s := range list {
-		runs := "yes"
-		if !s.CanRun {
-			runs = "no: " + s.Reason
-		}
-		rows = append(rows, []string{s.ID, Cut(s.Name, nameMax), s.Version, string(s.Kind), string(s.Source), runs})
+		rows = append(rows, []string{s.ID, Cut(s.Name, nameMax), s.Version, string(s.Kind), string(s.Source), s.RunsHere()})
 	}
 	if t.err != nil {
 		return t.err

@@ -142,7 +142,7 @@ type Check struct {
 // returns given the main connection's record (nil: the connection is not opened), and the agent ended
 // at once. Purpose names it in its spawn event.
 type Then struct {
-	Purpose string
+	Purpose record.Purpose
 	Steps   func(sofar *record.Index) []probe.Step
 }
 
@@ -229,7 +229,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 // extraConnection is the options of a short connection opened after the main one, into
 // the same log (the record keeps every connection; record.Split tells them apart by purpose):
 // initialize only, then steps, and the agent ended at once, since how it leaves is not judged.
-func extraConnection(po probe.Options, purpose string, steps []probe.Step) probe.Options {
+func extraConnection(po probe.Options, purpose record.Purpose, steps []probe.Step) probe.Options {
 	po.Purpose = purpose
 	po.InitializeOnly = true
 	po.Steps = steps

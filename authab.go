@@ -23,7 +23,7 @@ func authOther(ctx context.Context, o Options, user probe.Options, ob *observer,
 		iso = ob.iso
 	}
 	main := derive.MainIdentity(iso)
-	for _, id := range []string{record.IdentityUser, record.IdentityIsolated} {
+	for _, id := range []record.Identity{record.IdentityUser, record.IdentityIsolated} {
 		if id == main || ctx.Err() != nil {
 			continue
 		}
@@ -37,7 +37,7 @@ func authOther(ctx context.Context, o Options, user probe.Options, ob *observer,
 // in a working directory of its own unless one was given; the isolated one is a fresh
 // sandbox at the level asked for (env+home when none was) with no credential variable: the
 // credential-looking names the user gave on purpose are left out too.
-func runIdentity(ctx context.Context, o Options, user probe.Options, id string) record.AuthIdentityInfo {
+func runIdentity(ctx context.Context, o Options, user probe.Options, id record.Identity) record.AuthIdentityInfo {
 	failed := func(err error) record.AuthIdentityInfo {
 		return record.AuthIdentityInfo{Identity: id, SessionNew: record.SessionNewNotCalled, StatusUpdates: []string{},
 			AuthMethods: []string{}, Credentials: []string{}, Error: err.Error()}

@@ -226,7 +226,7 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 			// check's extra connections ran in the sandbox too (at the net level, in namespaces
 			// of their own): the deep probe was answered, the fork probe too.
 			conns := record.Split(log.Frames())
-			for _, purpose := range []string{record.PurposeDeep, record.PurposeForkProbe} {
+			for _, purpose := range []record.Purpose{record.PurposeDeep, record.PurposeForkProbe} {
 				x := record.New(conns.Of(purpose))
 				if ex := x.First(acp.MethodInitialize); ex == nil || ex.Answer == nil {
 					t.Errorf("the %s connection got no initialize answer", purpose)

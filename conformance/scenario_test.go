@@ -84,7 +84,10 @@ func loadScenario(t *testing.T, file string) (*derive.Facts, map[string]string, 
 	}
 	log := jsonrpc.NewLog()
 	recordtest.Append(t, log, sections["frames"], recordtest.DefaultSpawn)
-	extras := []struct{ section, purpose string }{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe},
+	extras := []struct {
+		section string
+		purpose record.Purpose
+	}{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe},
 		{"session-load", record.PurposeSessionLoad}, {"session-resume", record.PurposeSessionResume}}
 	for _, e := range extras {
 		if section, ok := sections[e.section]; ok {

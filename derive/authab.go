@@ -14,7 +14,7 @@ import (
 // MainIdentity is the identity the main run of --auth-ab stands for: "user" when it ran with
 // the user's HOME and environment, "isolated" when it ran sandboxed with no credential
 // variable, "" when it is neither (sandboxed with credentials passed on purpose).
-func MainIdentity(iso record.Isolation) string {
+func MainIdentity(iso record.Isolation) record.Identity {
 	switch {
 	case iso.Level == record.LevelNone || iso.Level == "":
 		return record.IdentityUser
@@ -26,7 +26,7 @@ func MainIdentity(iso record.Isolation) string {
 
 // IdentityFacts are the auth facts of one run: r derived from its record x, which ran as
 // identity under iso.
-func IdentityFacts(x *record.Index, r *report.Result, identity string, iso record.Isolation) record.AuthIdentityInfo {
+func IdentityFacts(x *record.Index, r *report.Result, identity record.Identity, iso record.Isolation) record.AuthIdentityInfo {
 	f := record.AuthIdentityInfo{Identity: identity, Isolation: iso.Level, StatusUpdates: []string{}, AuthMethods: []string{},
 		Credentials: append([]string{}, iso.Credentials...), SessionNew: record.SessionNewNotCalled}
 	if f.Isolation == "" {
@@ -150,7 +150,7 @@ func notSignedIn(id record.AuthIdentityInfo) bool {
 
 // identityEvidence says what one identity showed, one fact a line.
 func identityEvidence(id record.AuthIdentityInfo) []string {
-	who := id.Identity + " (" + string(id.Isolation) + ")"
+	who := string(id.Identity) + " (" + string(id.Isolation) + ")"
 	var out []string
 	switch id.SessionNew {
 	case record.SessionNewOK:

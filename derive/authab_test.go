@@ -11,7 +11,7 @@ import (
 // signals, and that it keeps the evidence of both.
 func TestJudgeAuth(t *testing.T) {
 	code := -32000
-	id := func(identity, sessionNew string, methods int, status string) record.AuthIdentityInfo {
+	id := func(identity record.Identity, sessionNew record.SessionNewOutcome, methods int, status string) record.AuthIdentityInfo {
 		f := record.AuthIdentityInfo{Identity: identity, Isolation: record.LevelNone, SessionNew: sessionNew, AuthStatus: status,
 			StatusUpdates: []string{}, Credentials: []string{}}
 		if identity == record.IdentityIsolated {
@@ -57,7 +57,7 @@ func TestJudgeAuth(t *testing.T) {
 				t.Errorf("identities %+v, want %d", ab.Identities, len(tc.ids))
 			}
 			for _, i := range tc.ids {
-				if !containsPrefix(ab.Evidence, i.Identity+" (") {
+				if !containsPrefix(ab.Evidence, string(i.Identity)+" (") {
 					t.Errorf("no evidence from the %s identity: %q", i.Identity, ab.Evidence)
 				}
 			}

@@ -37,7 +37,7 @@ type checked struct {
 	// nil when the agent does not support session/fork).
 	deep, fork []jsonrpc.Frame
 	// extra are the purposes of the extra connections, in order.
-	extra []string
+	extra []record.Purpose
 	// optionalSeen lists the "allowed but not required" findings this run had.
 	optionalSeen []string
 }
@@ -74,10 +74,10 @@ func (c checked) wantFork(t *testing.T, code int) {
 	supported := c.res.Methods[acp.MethodSessionFork].Support == report.Supported
 	check(t, "session/fork supported", supported, code != 0)
 	if code == 0 {
-		check(t, "extra connections", c.extra, []string{record.PurposeDeep})
+		check(t, "extra connections", c.extra, []record.Purpose{record.PurposeDeep})
 		return
 	}
-	check(t, "extra connections", c.extra, []string{record.PurposeForkProbe, record.PurposeDeep})
+	check(t, "extra connections", c.extra, []record.Purpose{record.PurposeForkProbe, record.PurposeDeep})
 	if c.fork == nil {
 		t.Fatal("fork: the record holds no fork-probe connection")
 	}

@@ -131,7 +131,7 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	lines, text := readTranscriptFile(t, tr, "check", argv, box.cwd)
 	outputs = append(outputs, named{"transcript " + tr, text})
 	forks := live.Methods[acp.MethodSessionFork].Support == report.Supported
-	wantExtra := []string{}
+	wantExtra := []record.Purpose{}
 	if forks {
 		wantExtra = append(wantExtra, record.PurposeForkProbe)
 	}
@@ -773,9 +773,9 @@ func answersBeforeRequests(lines []transcriptLine) []string {
 // header and the lines up to its first "done" event) and the purposes of the connections after
 // it, in order: each starts right after a "done" with a "spawn" event that names its purpose
 // (as record.Split reads a record).
-func connections(t *testing.T, lines []transcriptLine) (main []transcriptLine, extra []string) {
+func connections(t *testing.T, lines []transcriptLine) (main []transcriptLine, extra []record.Purpose) {
 	t.Helper()
-	extra = []string{}
+	extra = []record.Purpose{}
 	end := len(lines)
 	for i := 1; i < len(lines); i++ {
 		if i > 1 && lines[i-1].Dir == "event" && lines[i-1].Kind == "done" && lines[i].Dir == "event" && lines[i].Kind == "spawn" {

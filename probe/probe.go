@@ -26,6 +26,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/internal/buildinfo"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -117,7 +118,7 @@ type Options struct {
 	InitializeOnly bool
 	// Purpose names what a connection opened after the main one, in the same Log, is for
 	// (record.PurposeDeep, record.PurposeForkProbe): the record is split by it (record.Split).
-	Purpose string
+	Purpose record.Purpose
 }
 
 func (o Options) withDefaults() (Options, error) {

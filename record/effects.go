@@ -93,14 +93,14 @@ type BrowserLaunch struct {
 type AuthIdentityInfo struct {
 	// Identity is "user" (the user's HOME and environment) or "isolated" (a sandbox with an
 	// empty identity: no credential variable, a fresh HOME).
-	Identity string `json:"identity"`
+	Identity Identity `json:"identity"`
 	// Isolation is the level that identity ran under.
 	Isolation Level `json:"isolation"`
 	// SessionNew is how session/new ended: ok, auth-error (-32000, or an error that names
 	// authentication), error, no-answer, not-called.
-	SessionNew string `json:"sessionNew"`
-	Code       *int   `json:"code,omitempty"`
-	Message    string `json:"message,omitempty"`
+	SessionNew SessionNewOutcome `json:"sessionNew"`
+	Code       *int              `json:"code,omitempty"`
+	Message    string            `json:"message,omitempty"`
 	// AuthStatus is the state auth/status answered, when the agent advertises it ("" when
 	// not asked or not answered).
 	AuthStatus string `json:"authStatus,omitempty"`
@@ -121,19 +121,27 @@ type AuthIdentityInfo struct {
 	Files *Files `json:"files,omitempty"`
 }
 
+// Identity names one identity of --auth-ab.
+type Identity string
+
 // The identities of --auth-ab.
 const (
-	IdentityUser     = "user"
-	IdentityIsolated = "isolated"
+	// IdentityUser: the user's HOME and environment.
+	IdentityUser Identity = "user"
+	// IdentityIsolated: a sandbox with an empty identity (no credential variable, a fresh HOME).
+	IdentityIsolated Identity = "isolated"
 )
+
+// SessionNewOutcome is how session/new ended, in AuthIdentityInfo.SessionNew.
+type SessionNewOutcome string
 
 // How session/new ended, in AuthIdentityInfo.SessionNew.
 const (
-	SessionNewOK        = "ok"
-	SessionNewAuthError = "auth-error"
-	SessionNewError     = "error"
-	SessionNewNoAnswer  = "no-answer"
-	SessionNewNotCalled = "not-called"
+	SessionNewOK        SessionNewOutcome = "ok"
+	SessionNewAuthError SessionNewOutcome = "auth-error"
+	SessionNewError     SessionNewOutcome = "error"
+	SessionNewNoAnswer  SessionNewOutcome = "no-answer"
+	SessionNewNotCalled SessionNewOutcome = "not-called"
 )
 
 // FindRun returns the last event of kind e in frames: the run-level events (SideEffects,

@@ -260,12 +260,12 @@ type Connections struct {
 type Connection struct {
 	// Purpose is what it is for (PurposeDeep, PurposeForkProbe, or a purpose this version
 	// does not know, from a newer recording).
-	Purpose string
+	Purpose Purpose
 	Frames  []jsonrpc.Frame
 }
 
 // Of is the frames of the first extra connection with the purpose (nil when there is none).
-func (c Connections) Of(purpose string) []jsonrpc.Frame {
+func (c Connections) Of(purpose Purpose) []jsonrpc.Frame {
 	for _, e := range c.Extra {
 		if e.Purpose == purpose {
 			return e.Frames
@@ -281,7 +281,7 @@ func (c Connections) Of(purpose string) []jsonrpc.Frame {
 // spawn without a purpose after a done, is all main.
 func Split(frames []jsonrpc.Frame) Connections {
 	c := Connections{All: frames}
-	start, purpose := 0, ""
+	start, purpose := 0, Purpose("")
 	cut := func(end int) {
 		if start == 0 {
 			c.Main = frames[:end]

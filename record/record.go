@@ -144,7 +144,7 @@ type SpawnInfo struct {
 	RequestTimeoutMs float64  `json:"requestTimeoutMs,omitempty"`
 	// Purpose names what an extra connection, opened after the main one in the same record,
 	// is for (PurposeDeep, PurposeForkProbe); empty for the main connection. See Split.
-	Purpose string `json:"purpose,omitempty"`
+	Purpose Purpose `json:"purpose,omitempty"`
 	// InitializeOnly marks a connection that stopped after initialize (no session/new, no
 	// method detection). Records written before Purpose existed mark the --deep connection
 	// with it alone: Split reads such a connection as PurposeDeep.
@@ -154,29 +154,32 @@ type SpawnInfo struct {
 	Tap bool `json:"tap,omitempty"`
 }
 
+// Purpose names what an extra connection, opened after the main one in the same record, is for.
+type Purpose string
+
 // Purposes of the extra connections acpprobe check and the turn scenarios open after the main
 // one (SpawnInfo.Purpose).
 const (
 	// PurposeDeep: check --deep's initialize-only connection, which asks for a protocol
 	// version no agent supports (version negotiation).
-	PurposeDeep = "deep"
+	PurposeDeep Purpose = "deep"
 	// PurposeForkProbe: check's initialize-only connection that forks a session that does not
 	// exist (when the main connection found session/fork supported), then ends the agent at
 	// once: a fork of a made-up session is kept off the main connection, where it would
 	// change how the agent behaves on EOF.
-	PurposeForkProbe = "fork-probe"
+	PurposeForkProbe Purpose = "fork-probe"
 	// PurposeSessionLoad: the sessions turn scenario's connection to a fresh agent process in
 	// the same sandbox, after the main one: session/list, session/load of the main session,
 	// session/fork, then load/close cycles and a prompt on the closed session.
-	PurposeSessionLoad = "session-load"
+	PurposeSessionLoad Purpose = "session-load"
 	// PurposeSessionResume: the sessions scenario's connection that resumes the main session
 	// on another fresh process (no replay expected).
-	PurposeSessionResume = "session-resume"
+	PurposeSessionResume Purpose = "session-resume"
 )
 
 // purpose is what the connection a spawn event opens is for: Purpose, or PurposeDeep for an
 // initialize-only connection of a record written before Purpose existed.
-func (s SpawnInfo) purpose() string {
+func (s SpawnInfo) purpose() Purpose {
 	if s.Purpose == "" && s.InitializeOnly {
 		return PurposeDeep
 	}
@@ -238,17 +241,22 @@ type SignalInfo struct {
 	Signal string `json:"signal"`
 }
 
-// TeardownInfo names a teardown step: "session/close" or "ladder". For the ladder,
+// TeardownInfo names a teardown step (TeardownSessionClose or TeardownLadder). For the ladder,
 // StdinWaitMs is how long it waited for the agent to leave after closing its stdin before
 // signalling (0: not at all, so how the agent behaves on EOF is not shown); absent in
 // recordings made before it was recorded, when the ladder always waited a grace.
 type TeardownInfo struct {
-	Step        string   `json:"step"`
-	StdinWaitMs *float64 `json:"stdinWaitMs,omitempty"`
+	Step        TeardownStep `json:"step"`
+	StdinWaitMs *float64     `json:"stdinWaitMs,omitempty"`
 }
 
-// Teardown steps.
+// TeardownStep names a step of the teardown.
+type TeardownStep string
+
+// The teardown steps.
 const (
-	TeardownSessionClose = "session/close"
-	TeardownLadder       = "ladder"
+	// TeardownSessionClose: session/close of the live session (when advertised), bounded.
+	TeardownSessionClose TeardownStep = "session/close"
+	// TeardownLadder: the ladder (close stdin, then the signals to the group).
+	TeardownLadder TeardownStep = "ladder"
 )

@@ -176,7 +176,7 @@ func TestSplit(t *testing.T) {
 		t.Errorf("purposes %q, %q", c.Extra[0].Purpose, c.Extra[1].Purpose)
 	}
 	for _, tc := range []struct {
-		purpose string
+		purpose record.Purpose
 		want    jsonrpc.Frame
 	}{{record.PurposeForkProbe, fork}, {record.PurposeDeep, deep}} {
 		got := c.Of(tc.purpose)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/acpprobe/acpprobe/internal/safeio"
 )
 
 // Profile says how to point one agent at the emulator: the environment, the files in its
@@ -179,7 +181,7 @@ func loadProfiles(dir string) (*Profiles, error) {
 				continue
 			}
 			file := filepath.Join(dir, e.Name())
-			data, err := readProfileFile(file)
+			data, err := safeio.ReadFileNoFollow(file, maxProfileFile)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("emulator: profile %s: %w", file, err))
 				continue
@@ -205,33 +207,6 @@ func loadProfiles(dir string) (*Profiles, error) {
 		return nil, errors.Join(errs...)
 	}
 	return set, nil
-}
-
-// readProfileFile reads a regular file of at most maxProfileFile bytes.
-func readProfileFile(file string) ([]byte, error) {
-	fi, err := os.Lstat(file)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxProfileFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxProfileFile {
-		return nil, fmt.Errorf("larger than %d bytes", maxProfileFile)
-	}
-	return data, nil
 }
 
 // parseProfile decodes one profile strictly and checks it.

@@ -236,7 +236,7 @@ func TestLoadProfilesDirErrors(t *testing.T) {
 		{"empty and set", "x.json", `{"name":"x","dialect":"gemini","env":{"A":"1"},"emptyEnv":["A"]}`, "also set in env"},
 		{"duplicate key", "x.json", `{"name":"x","dialect":"gemini","match":{"registryIds":["gemini"]}}`, `registryId gemini is also claimed`},
 		{"blank key", "x.json", `{"name":"x","dialect":"gemini","match":{"agentNames":[" "]}}`, "empty or has surrounding spaces"},
-		{"too large", "x.json", `{"name":"x","dialect":"gemini","notes":["` + strings.Repeat("n", maxProfileFile) + `"]}`, "larger than"},
+		{"too large", "x.json", `{"name":"x","dialect":"gemini","notes":["` + strings.Repeat("n", maxProfileFile) + `"]}`, "this file may have"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -19,9 +19,15 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // Open opens path for reading if it is a regular file (following symbolic links). The open
 // itself never blocks: a FIFO is refused, not waited on.
-func Open(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func Open(path string) (*os.File, os.FileInfo, error) { return open(path, 0) }
+
+// open is Open with extra open flags (O_NOFOLLOW).
+func open(path string, flags int) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
+		if flags&syscall.O_NOFOLLOW != 0 && errors.Is(err, syscall.ELOOP) {
+			return nil, nil, fmt.Errorf("%s: %w (a symbolic link)", path, ErrNotRegular)
+		}
 		return nil, nil, err
 	}
 	st, err := f.Stat()
@@ -37,8 +43,16 @@ func Open(path string) (*os.File, os.FileInfo, error) {
 }
 
 // ReadFile reads a whole regular file of at most max bytes.
-func ReadFile(path string, max int64) ([]byte, error) {
-	f, st, err := Open(path)
+func ReadFile(path string, max int64) ([]byte, error) { return readFile(path, max, 0) }
+
+// ReadFileNoFollow is ReadFile for a path that must be a regular file itself, not a symbolic
+// link to one (the files of a directory acpprobe reads as a whole, such as --profiles).
+func ReadFileNoFollow(path string, max int64) ([]byte, error) {
+	return readFile(path, max, syscall.O_NOFOLLOW)
+}
+
+func readFile(path string, max int64, flags int) ([]byte, error) {
+	f, st, err := open(path, flags)
 	if err != nil {
 		return nil, err
 	}

@@ -40,3 +40,26 @@ func TestSizeCap(t *testing.T) {
 		t.Errorf("at the cap: %d bytes, %v", len(b), err)
 	}
 }
+
+// TestReadFileNoFollow: a symbolic link is refused, even to a regular file, and said so; the
+// regular file itself is read.
+func TestReadFileNoFollow(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFileNoFollow(file, 10); err != nil || string(b) != "{}" {
+		t.Errorf("regular file: %q, %v", b, err)
+	}
+	if _, err := ReadFileNoFollow(link, 10); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("symlink: %v, want ErrNotRegular saying it is a symbolic link", err)
+	}
+	if b, err := ReadFile(link, 10); err != nil || string(b) != "{}" {
+		t.Errorf("ReadFile follows the link: %q, %v", b, err)
+	}
+}

@@ -176,16 +176,14 @@ func lookupCommand(name string) (command, bool) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "acpprobe — what an ACP agent supports, from the live handshake, without spending tokens.")
+	fmt.Fprintln(w, "acpprobe — what an ACP agent supports, from the live handshake, without spending\ntokens.")
 	fmt.Fprintln(w, "\nUsage:\n  acpprobe <command> [flags] [-- agent command...]\n\nCommands:")
 	cs := commands()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
-	for _, c := range cs {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
+	printCommands(w, cs)
 	fmt.Fprintln(w, "\nExamples:\n  acpprobe demo\n  acpprobe probe -- npx -y @zed-industries/claude-agent-acp\n  acpprobe probe --json --command \"gemini --acp\"")
 	fmt.Fprintln(w, "\nFlags go anywhere before --; everything after -- is the agent's command.")
-	fmt.Fprintln(w, "Run 'acpprobe help <command>' (or 'acpprobe <command> -h') for the flags of a command.")
+	fmt.Fprintln(w, "Run 'acpprobe help <command>' (or 'acpprobe <command> -h') for the flags of a\ncommand.")
 }
 
 func runVersion(_ context.Context, args []string, stdio Stdio) error {
@@ -258,9 +256,9 @@ func parseArgs(fs *flag.FlagSet, args []string, synopsis string, out io.Writer) 
 	case err == nil:
 		return cl, nil
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintf(out, "Usage: %s\n\nFlags:\n", synopsis)
-		fs.SetOutput(out)
-		fs.PrintDefaults()
+		printSynopsis(out, synopsis)
+		fmt.Fprint(out, "\nFlags:\n")
+		printFlags(out, fs)
 		return cl, errHelp
 	default:
 		return cl, &usageError{err.Error()}

@@ -246,6 +246,9 @@ type envFlag []string
 
 func (e *envFlag) String() string { return strings.Join(*e, ",") }
 
+// kind names the value in help.
+func (e *envFlag) kind() string { return "KEY=VALUE" }
+
 func (e *envFlag) Set(v string) error {
 	k, _, ok := strings.Cut(v, "=")
 	if !ok || k == "" {
@@ -259,6 +262,9 @@ func (e *envFlag) Set(v string) error {
 type durationFlag struct{ d time.Duration }
 
 func (f *durationFlag) String() string { return f.d.String() }
+
+// kind names the value in help.
+func (f *durationFlag) kind() string { return "duration" }
 
 func (f *durationFlag) Set(v string) error {
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
@@ -278,6 +284,9 @@ func (f *durationFlag) Set(v string) error {
 type multiFlag []string
 
 func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+// kind names the value in help.
+func (m *multiFlag) kind() string { return "string" }
 
 func (m *multiFlag) Set(v string) error {
 	*m = append(*m, v)

@@ -97,7 +97,7 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 	// refused are the flags a command lists only to refuse them with the reason (a usage error
 	// that says it): the command still knows them.
 	refused := map[string]string{"turn/auth-ab": "does not go with prompt turns"}
-	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+	flagLine := regexp.MustCompile(`(?m)^  --([a-z][a-z0-9-]*)`)
 	for _, c := range commands() {
 		parse, ok := parsers[c.name]
 		if !ok {
@@ -160,7 +160,7 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 // isBool says whether flag name is listed as a bool in help (no value placeholder after it).
 func isBool(t *testing.T, help, name string) bool {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(name) + `(\s\S+)?\n`).FindStringSubmatch(help)
+	m := regexp.MustCompile(`(?m)^  --` + regexp.QuoteMeta(name) + `( \S+)?( |\n)`).FindStringSubmatch(help)
 	if m == nil {
 		t.Fatalf("--%s is not in the help", name)
 	}

@@ -74,6 +74,8 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 			return nil, usagef("--schema: %v", err)
 		}
 	}
+	judging := checkJudging{check: acpprobe.Check{Deep: *deep, PromptShapes: *shapes, AllowPrompt: *allowPrompt},
+		schema: *schemaName, verdict: verdict}
 	target, err := pf.targetOptions(fs, cl)
 	if err := probeable(err, pf.json); err != nil {
 		return nil, withJSON(err, pf.json)
@@ -86,7 +88,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		if err := iso.apply(&opts.ProbeOptions, fs); err != nil {
 			return nil, withJSON(err, pf.json)
 		}
-		return opts.finish(*deep, *shapes, *allowPrompt, *schemaName, verdict), nil
+		return opts.finish(judging), nil
 	}
 	// With --turns the whole check runs in the turns' sandbox.
 	box, err := iso.turnSandbox(&target, flagGiven(fs, "cwd"))
@@ -102,14 +104,22 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		to.Scenarios = record.Scenarios // check --turns: every scenario, the MCP sentinels too
 	}
 	opts.Turns = &to
-	return opts.finish(*deep, *shapes, *allowPrompt, *schemaName, verdict), nil
+	return opts.finish(judging), nil
 }
 
-// finish sets the active checks and the verdict.
-func (opts *CheckOptions) finish(deep, shapes, allowPrompt bool, schemaName string, verdict *acpprobe.Verdict) *CheckOptions {
-	opts.Check = &acpprobe.Check{Deep: deep, PromptShapes: shapes, AllowPrompt: allowPrompt}
-	opts.Report.Schema = schemaName
-	opts.Report.Verdict = verdict
+// checkJudging is what check's flags choose beyond the probe: the active checks, the schema
+// set and the verdict.
+type checkJudging struct {
+	check   acpprobe.Check
+	schema  string
+	verdict *acpprobe.Verdict
+}
+
+// finish sets the active checks, the schema set and the verdict.
+func (opts *CheckOptions) finish(j checkJudging) *CheckOptions {
+	opts.Check = &j.check
+	opts.Report.Schema = j.schema
+	opts.Report.Verdict = j.verdict
 	return opts
 }
 

@@ -97,7 +97,9 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 		MaxLineSize: opts.Target.MaxLineSize, Grace: opts.Target.Grace, Signals: signals,
 	})
 	if judge != nil {
-		judge.finish()
+		if jerr := judge.finish(); jerr != nil {
+			fmt.Fprintln(opts.IO.Err, "acpprobe tap: --check:", render.Message(jerr.Error()))
+		}
 	}
 	if cerr := rec.Close(); cerr != nil {
 		fmt.Fprintln(opts.IO.Err, "acpprobe tap: transcript:", render.Message(cerr.Error()))
@@ -109,13 +111,16 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 }
 
 // liveJudge judges the session while it runs (acpprobe.Live: each frame once) and prints each
-// finding once, as it is found; at the end, how many more of each check it did not print.
+// finding once, as it is found; at the end, how many more of each check it did not print. The
+// first error (judging, or writing a finding) stops it and is returned by finish: the agent's
+// session goes on, the tap says what it could not do.
 type liveJudge struct {
 	live *acpprobe.Live
 	out  io.Writer
 	json bool
 	stop chan struct{}
 	done chan struct{}
+	err  error // the first error; only the judging goroutine, then finish, touch it
 }
 
 // liveEvery is how often the judge judges what came since (sooner when much came).
@@ -142,34 +147,49 @@ func startJudge(log *jsonrpc.Log, o acpprobe.AnalyzeOptions, out io.Writer, json
 	return j
 }
 
-// judge judges what came since the last time and prints what it found.
+// judge judges what came since the last time and prints what it found; after an error it does
+// nothing more.
 func (j *liveJudge) judge() {
+	if j.err != nil {
+		return
+	}
 	found, err := j.live.Judge(context.Background())
 	if err != nil {
+		j.err = fmt.Errorf("judging: %w", err)
 		return
 	}
 	for _, f := range found {
 		if j.json {
-			_ = render.JSONLine(j.out, f)
+			err = render.JSONLine(j.out, f)
 		} else {
-			_ = render.TapFinding(j.out, f)
+			err = render.TapFinding(j.out, f)
+		}
+		if err != nil {
+			j.err = fmt.Errorf("cannot write the findings: %w", err)
+			return
 		}
 	}
 }
 
-// finish judges the end of the session, says what was not printed, and stops the judge.
-func (j *liveJudge) finish() {
+// finish judges the end of the session, says what was not printed, stops the judge, and
+// returns the first error it met.
+func (j *liveJudge) finish() error {
 	close(j.stop)
 	<-j.done
 	j.judge()
 	j.live.Close()
 	omitted := j.live.Omitted()
-	if len(omitted) == 0 {
-		return
+	if j.err != nil || len(omitted) == 0 {
+		return j.err
 	}
+	var err error
 	if j.json {
-		_ = render.JSONLine(j.out, map[string]any{"omitted": omitted})
-		return
+		err = render.JSONLine(j.out, map[string]any{"omitted": omitted})
+	} else {
+		err = render.TapOmitted(j.out, omitted)
 	}
-	_ = render.TapOmitted(j.out, omitted)
+	if err != nil {
+		return fmt.Errorf("cannot write the findings: %w", err)
+	}
+	return nil
 }

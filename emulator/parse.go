@@ -3,7 +3,9 @@ package emulator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -45,7 +47,43 @@ type turn struct {
 	reasoning  string
 	lastKinds  []string
 	lastText   string
-	usage      bool // Chat Completions: stream_options.include_usage
+	usage      bool   // Chat Completions: stream_options.include_usage
+	skipped    string // what a lenient read skipped (decode), "" when nothing
+}
+
+// decode reads a request body into v leniently: a member of a type the emulator did not
+// expect (a string where it reads a number, an object where it reads a list) is skipped and
+// the rest is read, as encoding/json does; skipped says the first such member. Only a body
+// that is not JSON is an error: an agent whose request the emulator refused for a shape it
+// had not seen would report an API error, or retry it.
+func decode(body []byte, v any) (skipped string, err error) {
+	err = json.Unmarshal(body, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		where := te.Field
+		if where == "" {
+			where = "the body"
+		}
+		return excerpt(fmt.Sprintf("%s: a JSON %s where the emulator reads %s", where, te.Value, jsonKind(te.Type))), nil
+	}
+	return "", err
+}
+
+// jsonKind names the JSON value a Go type is read from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a number"
 }
 
 // content is a decoded content block or part of any dialect, reduced to what the emulator
@@ -191,10 +229,11 @@ func parseAnthropic(body []byte) (*turn, error) {
 			Format *format `json:"format"`
 		} `json:"output_config"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream}
+	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
 	for _, tl := range req.Tools {
 		name := tl.Name
 		if name == "" {
@@ -286,10 +325,11 @@ func parseResponses(body []byte) (*turn, error) {
 			Summary string `json:"summary"`
 		} `json:"reasoning"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream}
+	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
 	for _, tl := range req.Tools {
 		if tl.Type == "namespace" {
 			for _, in := range tl.Tools {
@@ -419,10 +459,11 @@ func parseChat(body []byte) (*turn, error) {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream, usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	t := &turn{model: req.Model, stream: req.Stream, usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, skipped: skipped}
 	for _, tl := range req.Tools {
 		name := tl.Function.Name
 		if name == "" {
@@ -507,10 +548,11 @@ func parseGemini(body []byte, model string, stream bool) (*turn, error) {
 			} `json:"thinkingConfig"`
 		} `json:"generationConfig"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: model, stream: stream}
+	t := &turn{model: model, stream: stream, skipped: skipped}
 	for _, tl := range req.Tools {
 		if raw, ok := tl["functionDeclarations"]; ok {
 			var decls []decl

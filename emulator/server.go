@@ -273,7 +273,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // read reads and understands a request. For a request it cannot serve it returns the
-// error status to answer (413, 400); t is nil unless the endpoint takes a model request.
+// error status to answer (413, 400: a body too large, unreadable or not JSON; a body of an
+// unexpected shape is read leniently, see decode); t is nil unless the endpoint takes a model
+// request.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) (req record.ModelRequestInfo, t *turn, ep endpoint, status int) {
 	req = record.ModelRequestInfo{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: cleanQuery(r.URL.RawQuery),
 		Headers: cleanHeaders(r.Header), Credential: credentialOf(r, s.opts.DummyKey), Endpoint: "unknown"}
@@ -302,8 +304,11 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (req record.ModelR
 	}
 	req.Dialect, req.Endpoint, req.Model = string(ep.dialect), ep.kind, ep.model
 	if t, err = ep.parse(body); err != nil {
-		req.Problem = "body is not a request of this dialect: " + err.Error()
+		req.Problem = "body is not JSON: " + err.Error()
 		return req, nil, ep, http.StatusBadRequest
+	}
+	if t.skipped != "" {
+		req.Problem = "read leniently, skipping " + t.skipped
 	}
 	req.Model, req.Stream, req.Structured, req.Reasoning = t.model, t.stream, t.structured, t.reasoning
 	req.ToolResults, req.LastUserKinds, req.LastUserText = t.results, t.lastKinds, t.lastText

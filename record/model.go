@@ -60,7 +60,8 @@ type ModelRequestInfo struct {
 	Body     json.RawMessage `json:"body,omitempty"`
 	BodyText string          `json:"bodyText,omitempty"`
 	// Problem says why the request could not be read or understood (body too large, not
-	// JSON …); empty when it was.
+	// JSON …), or which member of an unexpected type a lenient read skipped ("read
+	// leniently, skipping …": the request was answered all the same); empty otherwise.
 	Problem string `json:"problem,omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -54,4 +55,80 @@ func indexOf(d Dialect) int {
 		}
 	}
 	panic("no wire case for " + string(d))
+}
+
+// TestToolCallAskedOnce attacks the tool round trip with an agent that sends the same
+// conversation again after the tool call, without its result (claude-agent-acp 0.101.0 did,
+// and was asked for the write 28 times in one turn): the script asks for its tool once per
+// installation, and answers the rest with its text; installing it again asks again.
+func TestToolCallAskedOnce(t *testing.T) {
+	for _, wc := range wireCases {
+		rec := newRecorder()
+		script := WriteFile("/work/x.txt", "data\n", "done")
+		s := start(t, rec.options(script))
+		for i, want := range []string{"tool", "done", "done"} {
+			d := wc.decode(t, post(t, s, wc.dialect, wc.path(false), wc.first(false)).Body, false)
+			if got := map[bool]string{true: "tool", false: d.text}[d.tool != ""]; got != want {
+				t.Errorf("%s: request %d answered %+v, want %s", wc.dialect, i+1, d, want)
+			}
+			<-rec.answered
+		}
+		s.SetScript(script)
+		if d := wc.decode(t, post(t, s, wc.dialect, wc.path(false), wc.first(false)).Body, false); d.tool == "" {
+			t.Errorf("%s: after SetScript the script did not ask for its tool: %+v", wc.dialect, d)
+		}
+		<-rec.answered
+	}
+}
+
+// TestModelRequestsBounded attacks the bound on the model requests of one installed script
+// with scripts that never stop asking for a tool, or never stop failing (an agent retries a
+// 429 or a 5xx): the first 16 requests get what the script says, every later one text, and
+// its recorded answer says it was bounded; SetScript starts the count again.
+func TestModelRequestsBounded(t *testing.T) {
+	always := func(c *Call) Reply {
+		use, err := Use(c.Tools[len(c.Tools)-1], nil)
+		if err != nil {
+			panic(err)
+		}
+		return Reply{Tool: use}
+	}
+	for _, tc := range []struct {
+		name   string
+		script Script
+		first  func(*http.Response, decoded) bool
+	}{
+		{"tool call", always, func(_ *http.Response, d decoded) bool { return d.tool != "" }},
+		{"error", Fail(http.StatusServiceUnavailable, "overloaded"), func(r *http.Response, _ decoded) bool { return r.StatusCode == 503 }},
+	} {
+		for _, wc := range wireCases {
+			rec := newRecorder()
+			s := start(t, rec.options(tc.script))
+			for i := 1; i <= 20; i++ {
+				resp := post(t, s, wc.dialect, wc.path(true), wc.first(true))
+				var d decoded
+				if resp.StatusCode == http.StatusOK {
+					d = wc.decode(t, resp.Body, true)
+				}
+				res := <-rec.answered
+				b, _ := json.Marshal(res)
+				var m map[string]any
+				mustDecode(t, string(b), &m)
+				bounded := m["bounded"] == true
+				if i <= 16 && (!tc.first(resp, d) || bounded) || i > 16 && (resp.StatusCode != http.StatusOK || d.tool != "" || d.text == "" || !bounded) {
+					t.Fatalf("%s %s: request %d: status %d, answered %+v, recorded %s", tc.name, wc.dialect, i, resp.StatusCode, d, b)
+				}
+			}
+			s.SetScript(tc.script)
+			resp := post(t, s, wc.dialect, wc.path(true), wc.first(true))
+			var d decoded
+			if resp.StatusCode == http.StatusOK {
+				d = wc.decode(t, resp.Body, true)
+			}
+			if !tc.first(resp, d) {
+				t.Errorf("%s %s: after SetScript: status %d, answered %+v", tc.name, wc.dialect, resp.StatusCode, d)
+			}
+			<-rec.answered
+		}
+	}
 }

@@ -37,12 +37,23 @@ const DefaultText = "Hello from the acpprobe model emulator."
 const (
 	DefaultMaxBody     = 16 << 20
 	DefaultMaxResponse = 5 * time.Minute
+	DefaultMaxRequests = 16
 )
+
+// BoundText is the answer past the MaxRequests bound when the Script's reply has no text.
+const BoundText = "The acpprobe model emulator answers no more tool calls in this turn."
 
 // Options configure a Server. The zero value works: it answers DefaultText.
 type Options struct {
 	// Script answers model requests; nil answers DefaultText. SetScript changes it later.
 	Script Script
+	// MaxRequests bounds the model requests one installed Script answers as it likes (default
+	// DefaultMaxRequests). Past it the Script is still asked, but its tool call or error is
+	// dropped and the answer is its text (BoundText when it has none), recorded as Bounded:
+	// an agent that asks the model again and again, whatever it is answered, cannot loop.
+	// Start and SetScript install a Script; the turn scenarios install one for each prompt,
+	// so in practice this bounds the model requests of one turn.
+	MaxRequests int
 	// OnRequest receives each request once it has been read, before it is answered; OnResponse
 	// receives what was answered once the answer ends. Calls of each are serialised, in
 	// arrival order; they must not block for long.
@@ -75,14 +86,22 @@ type Server struct {
 	extra    sync.WaitGroup // one per listener given to Serve
 	stopOnce sync.Once
 
-	mu       sync.Mutex // guards closed, handlers' Add, script, seq, ids
-	closed   bool
-	handlers sync.WaitGroup
-	script   Script
-	seq      int
-	ids      int
+	mu        sync.Mutex // guards closed, handlers' Add, installed, seq, ids
+	closed    bool
+	handlers  sync.WaitGroup
+	installed *installation
+	seq       int
+	ids       int
 
 	recMu sync.Mutex // serialises OnRequest / OnResponse and Script calls
+}
+
+// installation is one Script as installed by Start or SetScript, and what it answered.
+type installation struct {
+	script Script
+	// asked counts the model requests put to the script, toolCalls the tool calls it
+	// answered; both only under Server.recMu, which every Script call holds.
+	asked, toolCalls int
 }
 
 // Start listens on 127.0.0.1 on an ephemeral port and serves until Close, or until ctx ends.
@@ -92,6 +111,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.MaxResponse <= 0 {
 		opts.MaxResponse = DefaultMaxResponse
+	}
+	if opts.MaxRequests <= 0 {
+		opts.MaxRequests = DefaultMaxRequests
 	}
 	if opts.DummyKey == "" {
 		opts.DummyKey = DummyKey
@@ -104,7 +126,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("emulator: listen on loopback: %w", err)
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Server{opts: opts, ln: ln, base: base, cancel: cancel, served: make(chan struct{}), script: opts.Script}
+	s := &Server{opts: opts, ln: ln, base: base, cancel: cancel, served: make(chan struct{}), installed: &installation{script: opts.Script}}
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serve),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -154,10 +176,11 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Port is the emulator's TCP port.
 func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
-// SetScript replaces the Script for the requests that arrive from now on.
+// SetScript installs script for the requests that arrive from now on. The installation's
+// counts start again: Call.Asked and Call.ToolCalls, and the MaxRequests bound.
 func (s *Server) SetScript(script Script) {
 	s.mu.Lock()
-	s.script = script
+	s.installed = &installation{script: script}
 	s.mu.Unlock()
 }
 
@@ -204,21 +227,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.seq++
 	req.Seq = s.seq
-	script := s.script
+	in := s.installed
 	s.mu.Unlock()
 	if s.opts.OnRequest != nil {
 		s.opts.OnRequest(req)
 	}
 	var reply Reply
+	bounded := false
 	if t != nil && req.Endpoint == "generate" {
-		if script == nil {
-			script = Text(DefaultText)
+		reply, bounded = s.ask(in, &Call{Request: &req, Tools: t.tools, Schema: t.schema})
+		if reply.Error == nil && reply.Tool != nil && !t.structured {
+			in.toolCalls++
 		}
-		reply = script(&Call{Request: &req, Tools: t.tools, Schema: t.schema})
 	}
 	s.recMu.Unlock()
 
-	res := record.ModelResponseInfo{Seq: req.Seq}
+	res := record.ModelResponseInfo{Seq: req.Seq, Bounded: bounded}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.MaxResponse)
 	defer cancel()
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.MaxResponse))
@@ -316,6 +340,26 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (req record.ModelR
 		req.Tools = append(req.Tools, tl.QualifiedName())
 	}
 	return req, t, ep, 0
+}
+
+// ask puts a model request to the installed script (under recMu). Past MaxRequests the
+// reply keeps only its text: bounded says so.
+func (s *Server) ask(in *installation, c *Call) (reply Reply, bounded bool) {
+	script := in.script
+	if script == nil {
+		script = Text(DefaultText)
+	}
+	c.Asked, c.ToolCalls = in.asked, in.toolCalls
+	in.asked++
+	reply = script(c)
+	if in.asked <= s.opts.MaxRequests {
+		return reply, false
+	}
+	reply.Tool, reply.Error = nil, nil
+	if reply.Text == "" && len(reply.Chunks) == 0 {
+		reply.Text = BoundText
+	}
+	return reply, true
 }
 
 // fail sends an API error in the dialect's shape.

@@ -100,6 +100,11 @@ type ModelResponseInfo struct {
 	// Complete is true when the whole answer was written; false when the client went away,
 	// the emulator closed or MaxResponse passed first.
 	Complete bool `json:"complete"`
+	// Bounded is true when the request was past the emulator's bound on the model requests
+	// one installed script answers (16 by default; the turn scenarios install one for each
+	// prompt): the answer is then text, whatever the script asked for, so that an agent that
+	// keeps asking the model cannot loop.
+	Bounded bool `json:"bounded,omitempty"`
 	// Problem says why the answer is incomplete or an error was sent.
 	Problem string `json:"problem,omitempty"`
 }

@@ -2,9 +2,18 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"runtime"
+	"runtime/metrics"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // TestLenientShapes attacks the read of a request of a shape the emulator has not seen: a
@@ -130,5 +139,250 @@ func TestModelRequestsBounded(t *testing.T) {
 			}
 			<-rec.answered
 		}
+	}
+}
+
+// bigBody streams a Messages request of size bytes whose user text is all x, without
+// holding it: 40 of them would otherwise cost the test what it measures.
+type bigBody struct {
+	head, tail string
+	size, off  int
+}
+
+func newBigBody(size int) *bigBody {
+	return &bigBody{head: `{"model":"big","max_tokens":9,"messages":[{"role":"user","content":"`, tail: `"}]}`, size: size}
+}
+
+var xs = []byte(strings.Repeat("x", 32<<10))
+
+func (b *bigBody) Read(p []byte) (int, error) {
+	var n int
+	switch end := b.size - len(b.tail); {
+	case b.off >= b.size:
+		return 0, io.EOF
+	case b.off < len(b.head):
+		n = copy(p, b.head[b.off:])
+	case b.off < end:
+		n = copy(p[:min(len(p), end-b.off)], xs)
+	default:
+		n = copy(p, b.tail[b.off-end:])
+	}
+	b.off += n
+	return n, nil
+}
+
+// TestConcurrentBodiesBounded attacks the emulator's memory with 40 requests of nearly
+// MaxBody each at once, half with a Content-Length and half chunked (issue 24: 40 of 15 MiB
+// took 2.6–2.9 GB and a 600 MB transcript). The heap in use stays within 6 × MaxBody of
+// where it started, every request is answered, and each recorded request stays within the
+// record's cap (the body's start, flagged, with its whole size) and still says what the
+// request was.
+func TestConcurrentBodiesBounded(t *testing.T) {
+	const (
+		maxBody = 4 << 20
+		size    = maxBody - 64<<10
+		n       = 40
+		bound   = 6 * maxBody
+	)
+	var mu sync.Mutex
+	var problems []string
+	largest := 0
+	s := start(t, Options{MaxBody: maxBody, Script: Text("ok"), OnRequest: func(r record.ModelRequestInfo) {
+		b, _ := json.Marshal(r)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		mu.Lock()
+		defer mu.Unlock()
+		largest = max(largest, len(b))
+		if r.BodySize != size || m["bodyTruncated"] != true || r.Model != "big" || !strings.HasPrefix(r.LastUserText, "xxxx") || len(r.LastUserText) != maxPartExcerpt {
+			problems = append(problems, fmt.Sprintf("size %d truncated %v model %q last user text of %d bytes; problem %q", r.BodySize, m["bodyTruncated"], r.Model, len(r.LastUserText), r.Problem))
+		}
+	}})
+
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	peak := make(chan uint64)
+	done := make(chan struct{})
+	livePeak := make(chan uint64, 1)
+	go func() {
+		var top, live uint64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			top = max(top, m.HeapInuse)
+			metrics.Read(sample)
+			live = max(live, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				peak <- top
+				livePeak <- live
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	status := make(chan int, n)
+	for i := range n {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodPost, s.URL()+"/v1/messages", newBigBody(size))
+			if i%2 == 0 {
+				req.ContentLength = size
+			}
+			req.Header.Set("x-api-key", DummyKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				status <- -1
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			status <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(done)
+	top := <-peak
+	close(status)
+	for st := range status {
+		if st != http.StatusOK {
+			t.Errorf("a request was answered %d", st)
+		}
+	}
+	t.Logf("heap in use: %d MiB before, %d MiB at the peak, live %d MiB; largest recorded request %d KiB", base>>20, top>>20, (<-livePeak)>>20, largest>>10)
+	if top > base+bound {
+		t.Errorf("heap in use grew by %d MiB, over the bound of %d MiB (6 × MaxBody)", (top-base)>>20, bound>>20)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if largest > maxRecordedBody+16<<10 {
+		t.Errorf("a recorded request is %d KiB of JSON, over the record's cap of %d KiB", largest>>10, maxRecordedBody>>10)
+	}
+	if len(problems) > 0 {
+		t.Errorf("%d of %d recorded requests are wrong, e.g. %s", len(problems), n, problems[0])
+	}
+}
+
+// TestBodiesWaitTheirTurn attacks the in-flight budget with two requests that each take all
+// of it and never finish their bodies, and a third behind them: the third waits (an agent
+// waits on a slow answer; it would retry an error), in arrival order, longer than the read
+// timeout of a request, and is still read whole and answered once the two have timed out.
+func TestBodiesWaitTheirTurn(t *testing.T) {
+	const maxBody = 1 << 20
+	type event struct {
+		n       int64
+		granted bool
+	}
+	events := make(chan event, 16)
+	rec := newRecorder()
+	opts := rec.options(Text("your turn"))
+	opts.MaxBody, opts.bodyTimeout = maxBody, 200*time.Millisecond
+	opts.onShare = func(n int64, granted bool) { events <- event{n, granted} }
+	s := start(t, opts)
+	expect := func(want event) {
+		t.Helper()
+		select {
+		case got := <-events:
+			if got != want {
+				t.Fatalf("budget event %+v, want %+v", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no budget event %+v", want)
+		}
+	}
+	statuses := make(chan int, 3)
+	send := func(body io.Reader, size int64) {
+		req, _ := http.NewRequest(http.MethodPost, s.URL()+"/v1/messages", body)
+		req.ContentLength = size
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			statuses <- -1
+			return
+		}
+		resp.Body.Close()
+		statuses <- resp.StatusCode
+	}
+	for i := range 2 {
+		pr, pw := io.Pipe()
+		t.Cleanup(func() { pw.Close() })
+		go func() { _, _ = pw.Write([]byte(`{"model":"m","messages":[`)) }() // and never the rest
+		go send(pr, maxBody)
+		expect(event{maxBody, i == 0})
+	}
+	small := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("y", 64<<10) + `"}]}`
+	go send(strings.NewReader(small), int64(len(small)))
+	expect(event{int64(len(small)), false})
+	expect(event{maxBody, true}) // the second, once the first timed out
+	expect(event{int64(len(small)), true})
+	var got []int
+	for range 3 {
+		got = append(got, <-statuses)
+	}
+	if slices.Sort(got); !slices.Equal(got, []int{http.StatusOK, http.StatusBadRequest, http.StatusBadRequest}) {
+		t.Errorf("statuses %v, want 400 and 400 for the bodies that never ended, 200 for the one that waited", got)
+	}
+	for range 3 {
+		<-rec.answered
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, req := range rec.requests {
+		if req.BodySize != len(small) {
+			continue
+		}
+		for _, res := range rec.responses {
+			if res.Seq == req.Seq && (req.Seq != 3 || res.Status != http.StatusOK || !strings.HasPrefix(req.LastUserText, "yyy")) {
+				t.Errorf("the request that waited was recorded as seq %d, answered %+v", req.Seq, res)
+			}
+		}
+	}
+}
+
+// TestRecordedRequestBounded attacks what the record keeps of what was parsed with a body
+// whose every member is long: a model name of 256 KiB, 600 tools with names of 2 KiB, 300
+// tool results with ids of 1 KiB, a last message of 3000 parts of long kinds. Each field is
+// cut, and the whole recorded request stays within 1.5 MiB of JSON (the body's 256 KiB, the
+// tools' 128 KiB, the results' 640 KiB at most).
+func TestRecordedRequestBounded(t *testing.T) {
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"model":%q,"tools":[`, long("m", 256<<10))
+	for i := range 600 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"%04d%s","input_schema":{"type":"object"}}`, i, long("t", 2<<10))
+	}
+	b.WriteString(`],"messages":[{"role":"assistant","content":"x"},{"role":"user","content":[`)
+	for i := range 300 {
+		fmt.Fprintf(&b, `{"type":"tool_result","tool_use_id":"%04d%s","content":"done"},`, i, long("i", 1<<10))
+	}
+	for i := range 3000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"%04d%s"}`, i, long("k", 400))
+	}
+	b.WriteString(`]}]}`)
+	rec := newRecorder()
+	s := start(t, rec.options(nil))
+	post(t, s, Anthropic, "/v1/messages", b.String())
+	<-rec.answered
+	req, _ := rec.last()
+	out, _ := json.Marshal(req)
+	if len(out) > 3<<19 {
+		t.Errorf("the recorded request is %d KiB of JSON for a body of %d KiB, over 1.5 MiB", len(out)>>10, b.Len()>>10)
+	}
+	if len(req.Model) > 256 || len(req.Tools) != maxTools || len(req.Tools[0]) > 256 || len(req.ToolResults) != maxToolResults ||
+		len(req.ToolResults[0].CallID) > 256 || len(req.LastUserKinds) != 64 || len(req.LastUserKinds[0]) > 256 ||
+		!strings.HasPrefix(req.LastUserKinds[63], "2999k") {
+		t.Errorf("recorded model of %d bytes, %d tools (the first %d bytes), %d results (the first id %d bytes), %d kinds (the first %d bytes)",
+			len(req.Model), len(req.Tools), len(req.Tools[0]), len(req.ToolResults), len(req.ToolResults[0].CallID), len(req.LastUserKinds), len(req.LastUserKinds[0]))
 	}
 }

@@ -86,7 +86,7 @@ func judgeTurn(t report.Turn) []turnFinding {
 			add(turnUpdatesAfter, r.AnswerSeq, "", "%d update(s) of the turn came after its session/prompt answer; a turn ends with its answer", r.UpdatesAfter)
 		}
 		if t.Scenario != string(record.ScenarioCompletion) && t.Scenario != string(record.ScenarioModels) {
-			continue // the model answers probe.TurnReply in these; the others are judged by their own checks
+			continue // the model answers record.TurnReply in these; the others are judged by their own checks
 		}
 		answeredText := slices.Contains(r.ModelAnswered, "text")
 		switch {

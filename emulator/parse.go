@@ -3,9 +3,12 @@ package emulator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -45,14 +48,50 @@ type turn struct {
 	reasoning  string
 	lastKinds  []string
 	lastText   string
-	usage      bool // Chat Completions: stream_options.include_usage
+	usage      bool   // Chat Completions: stream_options.include_usage
+	skipped    string // what a lenient read skipped (decode), "" when nothing
+}
+
+// decode reads a request body into v leniently: a member of a type the emulator did not
+// expect (a string where it reads a number, an object where it reads a list) is skipped and
+// the rest is read, as encoding/json does; skipped says the first such member. Only a body
+// that is not JSON is an error: an agent whose request the emulator refused for a shape it
+// had not seen would report an API error, or retry it.
+func decode(body []byte, v any) (skipped string, err error) {
+	err = json.Unmarshal(body, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		where := te.Field
+		if where == "" {
+			where = "the body"
+		}
+		return excerpt(fmt.Sprintf("%s: a JSON %s where the emulator reads %s", where, te.Value, jsonKind(te.Type))), nil
+	}
+	return "", err
+}
+
+// jsonKind names the JSON value a Go type is read from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a number"
 }
 
 // content is a decoded content block or part of any dialect, reduced to what the emulator
 // looks at.
 type content struct {
 	kind    string
-	text    string
+	text    string // its start (textStart)
 	callID  string
 	name    string // tool name, for a tool call or result
 	isError bool
@@ -92,7 +131,7 @@ func (t *turn) finish(msgs []message) {
 			if name == "" {
 				name = names[c.callID]
 			}
-			t.results = append(t.results, record.ToolResult{CallID: c.callID, Name: name, IsError: c.isError,
+			t.results = append(t.results, record.ToolResult{CallID: excerptN(c.callID, maxName), Name: excerptN(name, maxName), IsError: c.isError,
 				Latest: i == lastUser && i == len(msgs)-1, Content: excerpt(c.text)})
 		}
 	}
@@ -129,41 +168,142 @@ func (t *turn) addTool(tool Tool) {
 }
 
 // textOf reads a JSON value that is either a string or a list of parts with "text" members,
-// and returns its text.
+// and returns the start of its text (of each part's, at most maxExcerpt bytes: see textStart).
 func textOf(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return ""
 	}
 	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
+		return stringStart(raw, maxExcerpt)
 	}
 	var parts []struct {
-		Text string `json:"text"`
+		Text textStart `json:"text"`
 	}
 	if json.Unmarshal(raw, &parts) != nil {
 		return ""
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		b.WriteString(p.Text)
+		b.WriteString(string(p.Text))
 	}
 	return b.String()
 }
 
+// textStart is a JSON string read as its start, at most maxExcerpt bytes: all the emulator
+// keeps of any text of a conversation (LastUserText, ToolResult.Content), read without
+// decoding the rest, so that a body's long texts are not held again while it is parsed.
+type textStart string
+
+func (v *textStart) UnmarshalJSON(data []byte) error {
+	*v = textStart(stringStart(data, maxExcerpt))
+	return nil
+}
+
+// stringStart decodes the first n bytes at most of the JSON string data ("" when data is
+// not a string). Only a prefix of data is decoded: 6n bytes of JSON hold n bytes of text or
+// more (an escape \uXXXX, the longest, is 6 bytes for 1 to 3 bytes of UTF-8; a surrogate
+// pair is 12 for 4), cut where an escape starts.
+func stringStart(data []byte, n int) string {
+	data = bytes.TrimSpace(data)
+	if len(data) < 2 || data[0] != '"' {
+		return ""
+	}
+	if len(data) > 6*n+2 {
+		i := 1
+		for i < 6*n+1 {
+			if data[i] == '\\' && data[i+1] == 'u' {
+				i += 6
+			} else if data[i] == '\\' {
+				i += 2
+			} else {
+				i++
+			}
+		}
+		data = append(append(make([]byte, 0, i+1), data[:i]...), '"')
+	}
+	var s string
+	_ = json.Unmarshal(data, &s)
+	return excerptN(s, n)
+}
+
+// The members that hold a conversation's text are read straight into what the emulator
+// keeps of them, by the types below, rather than as a json.RawMessage read again: that would
+// hold another copy of the largest part of a body while it is parsed. Each one's
+// UnmarshalJSON reads data and keeps none of it; a value it cannot read is empty, as a
+// lenient read wants (an error would end the whole read).
+
+// textValue is a JSON value read as text (textOf).
+type textValue string
+
+func (v *textValue) UnmarshalJSON(data []byte) error {
+	*v = textValue(textOf(data))
+	return nil
+}
+
+// rawExcerpt is the start of a JSON value as it is written (excerpt).
+type rawExcerpt string
+
+func (v *rawExcerpt) UnmarshalJSON(data []byte) error {
+	*v = rawExcerpt(excerpt(string(data[:min(len(data), maxExcerpt+utf8.UTFMax)])))
+	return nil
+}
+
+// openAIContent is OpenAI message content, read into its parts (openAIParts).
+type openAIContent []content
+
+func (c *openAIContent) UnmarshalJSON(data []byte) error {
+	*c = openAIParts(data)
+	return nil
+}
+
+// text is the content's text: its parts' text, joined (textOf).
+func (c openAIContent) text() string {
+	if len(c) == 1 {
+		return c[0].text
+	}
+	var b strings.Builder
+	for _, p := range c {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+// anthropicContent is a Messages API message's content, a string or a list of blocks, read
+// into its parts.
+type anthropicContent []content
+
+func (c *anthropicContent) UnmarshalJSON(data []byte) error {
+	if s := bytes.TrimSpace(data); len(s) > 0 && s[0] == '"' {
+		*c = anthropicContent{{kind: "text", text: textOf(s)}}
+		return nil
+	}
+	var blocks []struct {
+		Type      string    `json:"type"`
+		Text      textStart `json:"text"`
+		ID        string    `json:"id"`
+		Name      string    `json:"name"`
+		ToolUseID string    `json:"tool_use_id"`
+		Content   textValue `json:"content"`
+		IsError   bool      `json:"is_error"`
+	}
+	_ = json.Unmarshal(data, &blocks)
+	*c = make(anthropicContent, 0, len(blocks))
+	for _, b := range blocks {
+		part := content{kind: b.Type, text: string(b.Text)}
+		switch b.Type {
+		case "tool_use", "server_tool_use":
+			part.call, part.callID, part.name = true, b.ID, b.Name
+		case "tool_result":
+			part.result, part.callID, part.isError, part.text = true, b.ToolUseID, b.IsError, string(b.Content)
+		}
+		*c = append(*c, part)
+	}
+	return nil
+}
+
 // parseAnthropic reads a Messages API request.
 func parseAnthropic(body []byte) (*turn, error) {
-	type block struct {
-		Type      string          `json:"type"`
-		Text      string          `json:"text"`
-		ID        string          `json:"id"`
-		Name      string          `json:"name"`
-		ToolUseID string          `json:"tool_use_id"`
-		Content   json.RawMessage `json:"content"`
-		IsError   bool            `json:"is_error"`
-	}
 	type format struct {
 		Type   string          `json:"type"`
 		Schema json.RawMessage `json:"schema"`
@@ -178,8 +318,8 @@ func parseAnthropic(body []byte) (*turn, error) {
 			InputSchema json.RawMessage `json:"input_schema"`
 		} `json:"tools"`
 		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
+			Role    string           `json:"role"`
+			Content anthropicContent `json:"content"`
 		} `json:"messages"`
 		Thinking *struct {
 			Type         string `json:"type"`
@@ -191,10 +331,11 @@ func parseAnthropic(body []byte) (*turn, error) {
 			Format *format `json:"format"`
 		} `json:"output_config"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream}
+	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
 	for _, tl := range req.Tools {
 		name := tl.Name
 		if name == "" {
@@ -225,24 +366,7 @@ func parseAnthropic(body []byte) (*turn, error) {
 	}
 	msgs := make([]message, 0, len(req.Messages))
 	for _, m := range req.Messages {
-		msg := message{role: m.Role}
-		if s := bytes.TrimSpace(m.Content); len(s) > 0 && s[0] == '"' {
-			msg.parts = append(msg.parts, content{kind: "text", text: textOf(s)})
-		} else {
-			var blocks []block
-			_ = json.Unmarshal(m.Content, &blocks)
-			for _, b := range blocks {
-				c := content{kind: b.Type, text: b.Text}
-				switch b.Type {
-				case "tool_use", "server_tool_use":
-					c.call, c.callID, c.name = true, b.ID, b.Name
-				case "tool_result":
-					c.result, c.callID, c.isError, c.text = true, b.ToolUseID, b.IsError, textOf(b.Content)
-				}
-				msg.parts = append(msg.parts, c)
-			}
-		}
-		msgs = append(msgs, msg)
+		msgs = append(msgs, message{role: m.Role, parts: m.Content})
 	}
 	t.finish(msgs)
 	return t, nil
@@ -274,7 +398,7 @@ func parseResponses(body []byte) (*turn, error) {
 			// Tools are the tools of a "namespace" tool.
 			Tools []responsesTool `json:"tools"`
 		} `json:"tools"`
-		Input json.RawMessage `json:"input"`
+		Input responsesInput `json:"input"`
 		Text  *struct {
 			Format *struct {
 				Type   string          `json:"type"`
@@ -286,10 +410,11 @@ func parseResponses(body []byte) (*turn, error) {
 			Summary string `json:"summary"`
 		} `json:"reasoning"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream}
+	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
 	for _, tl := range req.Tools {
 		if tl.Type == "namespace" {
 			for _, in := range tl.Tools {
@@ -312,34 +437,43 @@ func parseResponses(body []byte) (*turn, error) {
 			t.structured = true
 		}
 	}
-	var msgs []message
-	if s := bytes.TrimSpace(req.Input); len(s) > 0 && s[0] == '"' {
-		msgs = append(msgs, message{role: "user", parts: []content{{kind: "text", text: textOf(s)}}})
-	} else {
-		var items []struct {
-			Type    string          `json:"type"`
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-			CallID  string          `json:"call_id"`
-			Name    string          `json:"name"`
-			Output  json.RawMessage `json:"output"`
-		}
-		_ = json.Unmarshal(req.Input, &items)
-		for _, it := range items {
-			switch it.Type {
-			case "function_call", "custom_tool_call", "local_shell_call":
-				msgs = appendPart(msgs, "assistant", content{kind: it.Type, call: true, callID: it.CallID, name: it.Name})
-			case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
-				msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: it.CallID, text: textOf(it.Output)})
-			case "", "message":
-				msgs = append(msgs, message{role: it.Role, parts: openAIParts(it.Content)})
-			default:
-				msgs = appendPart(msgs, "assistant", content{kind: it.Type})
-			}
+	t.finish(req.Input)
+	return t, nil
+}
+
+// responsesInput is a Responses request's input, a string or a list of items, read into its
+// messages (see textValue).
+type responsesInput []message
+
+func (in *responsesInput) UnmarshalJSON(data []byte) error {
+	if s := bytes.TrimSpace(data); len(s) > 0 && s[0] == '"' {
+		*in = responsesInput{{role: "user", parts: []content{{kind: "text", text: textOf(s)}}}}
+		return nil
+	}
+	var items []struct {
+		Type    string        `json:"type"`
+		Role    string        `json:"role"`
+		Content openAIContent `json:"content"`
+		CallID  string        `json:"call_id"`
+		Name    string        `json:"name"`
+		Output  textValue     `json:"output"`
+	}
+	_ = json.Unmarshal(data, &items)
+	msgs := []message(nil)
+	for _, it := range items {
+		switch it.Type {
+		case "function_call", "custom_tool_call", "local_shell_call":
+			msgs = appendPart(msgs, "assistant", content{kind: it.Type, call: true, callID: it.CallID, name: it.Name})
+		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+			msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: it.CallID, text: string(it.Output)})
+		case "", "message":
+			msgs = append(msgs, message{role: it.Role, parts: it.Content})
+		default:
+			msgs = appendPart(msgs, "assistant", content{kind: it.Type})
 		}
 	}
-	t.finish(msgs)
-	return t, nil
+	*in = msgs
+	return nil
 }
 
 // appendPart adds c to the last message when it has the same role, or starts a new one.
@@ -359,8 +493,8 @@ func openAIParts(raw json.RawMessage) []content {
 		return []content{{kind: "text", text: textOf(raw)}}
 	}
 	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type string    `json:"type"`
+		Text textStart `json:"text"`
 	}
 	_ = json.Unmarshal(raw, &parts)
 	out := make([]content, 0, len(parts))
@@ -376,7 +510,7 @@ func openAIParts(raw json.RawMessage) []content {
 		case "input_file", "file":
 			kind = "file"
 		}
-		out = append(out, content{kind: kind, text: p.Text})
+		out = append(out, content{kind: kind, text: string(p.Text)})
 	}
 	return out
 }
@@ -395,9 +529,9 @@ func parseChat(body []byte) (*turn, error) {
 			} `json:"function"`
 		} `json:"tools"`
 		Messages []struct {
-			Role       string          `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			ToolCallID string          `json:"tool_call_id"`
+			Role       string        `json:"role"`
+			Content    openAIContent `json:"content"`
+			ToolCallID string        `json:"tool_call_id"`
 			ToolCalls  []struct {
 				ID       string `json:"id"`
 				Function struct {
@@ -419,10 +553,11 @@ func parseChat(body []byte) (*turn, error) {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream, usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	t := &turn{model: req.Model, stream: req.Stream, usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, skipped: skipped}
 	for _, tl := range req.Tools {
 		name := tl.Function.Name
 		if name == "" {
@@ -454,10 +589,10 @@ func parseChat(body []byte) (*turn, error) {
 	msgs := make([]message, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		if m.Role == "tool" {
-			msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: m.ToolCallID, text: textOf(m.Content)})
+			msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: m.ToolCallID, text: m.Content.text()})
 			continue
 		}
-		msg := message{role: m.Role, parts: openAIParts(m.Content)}
+		msg := message{role: m.Role, parts: m.Content}
 		for _, c := range m.ToolCalls {
 			msg.parts = append(msg.parts, content{kind: "tool_call", call: true, callID: c.ID, name: c.Function.Name})
 		}
@@ -470,18 +605,18 @@ func parseChat(body []byte) (*turn, error) {
 // parseGemini reads a Gemini generateContent request; the model comes from the path.
 func parseGemini(body []byte, model string, stream bool) (*turn, error) {
 	type part struct {
-		Text         *string         `json:"text"`
-		Thought      bool            `json:"thought"`
-		InlineData   json.RawMessage `json:"inlineData"`
-		FileData     json.RawMessage `json:"fileData"`
+		Text         *textStart `json:"text"`
+		Thought      bool       `json:"thought"`
+		InlineData   *blob      `json:"inlineData"`
+		FileData     *blob      `json:"fileData"`
 		FunctionCall *struct {
 			ID   string `json:"id"`
 			Name string `json:"name"`
 		} `json:"functionCall"`
 		FunctionResponse *struct {
-			ID       string          `json:"id"`
-			Name     string          `json:"name"`
-			Response json.RawMessage `json:"response"`
+			ID       string     `json:"id"`
+			Name     string     `json:"name"`
+			Response rawExcerpt `json:"response"`
 		} `json:"functionResponse"`
 	}
 	type decl struct {
@@ -507,10 +642,11 @@ func parseGemini(body []byte, model string, stream bool) (*turn, error) {
 			} `json:"thinkingConfig"`
 		} `json:"generationConfig"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	skipped, err := decode(body, &req)
+	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: model, stream: stream}
+	t := &turn{model: model, stream: stream, skipped: skipped}
 	for _, tl := range req.Tools {
 		if raw, ok := tl["functionDeclarations"]; ok {
 			var decls []decl
@@ -573,11 +709,11 @@ func parseGemini(body []byte, model string, stream bool) (*turn, error) {
 			case p.Text != nil && p.Thought:
 				msg.parts = append(msg.parts, content{kind: "thought"})
 			case p.Text != nil:
-				msg.parts = append(msg.parts, content{kind: "text", text: *p.Text})
-			case len(p.InlineData) > 0:
-				msg.parts = append(msg.parts, content{kind: "inlineData:" + mimeOf(p.InlineData)})
-			case len(p.FileData) > 0:
-				msg.parts = append(msg.parts, content{kind: "fileData:" + mimeOf(p.FileData)})
+				msg.parts = append(msg.parts, content{kind: "text", text: string(*p.Text)})
+			case p.InlineData != nil:
+				msg.parts = append(msg.parts, content{kind: "inlineData:" + p.InlineData.MimeType})
+			case p.FileData != nil:
+				msg.parts = append(msg.parts, content{kind: "fileData:" + p.FileData.MimeType})
 			default:
 				msg.parts = append(msg.parts, content{kind: "other"})
 			}
@@ -588,11 +724,8 @@ func parseGemini(body []byte, model string, stream bool) (*turn, error) {
 	return t, nil
 }
 
-// mimeOf reads the mimeType member of a Gemini blob.
-func mimeOf(raw json.RawMessage) string {
-	var b struct {
-		MimeType string `json:"mimeType"`
-	}
-	_ = json.Unmarshal(raw, &b)
-	return b.MimeType
+// blob is a Gemini inlineData or fileData part, of which the emulator reads the type (a
+// json.RawMessage would copy the data).
+type blob struct {
+	MimeType string `json:"mimeType"`
 }

@@ -35,7 +35,8 @@ type Profile struct {
 	Description string `json:"description,omitempty"`
 	// Match lists the keys that choose this profile for an agent.
 	Match Match `json:"match"`
-	// Dialect is the wire format the agent speaks with this setup.
+	// Dialect is the wire format the agent speaks with this setup (Auto: any of them, as the
+	// agent chooses).
 	Dialect Dialect `json:"dialect"`
 	// Env are environment variables to set (values may hold placeholders).
 	Env map[string]string `json:"env,omitempty"`
@@ -230,8 +231,8 @@ func (p *Profile) check() error {
 	if !profileName().MatchString(p.Name) {
 		bad("name %q must be lower-case letters, digits, '.', '_' or '-' (at most 64)", p.Name)
 	}
-	if !slices.Contains(Dialects, p.Dialect) {
-		bad("dialect %q is not one of %v", p.Dialect, Dialects)
+	if !slices.Contains(Dialects, p.Dialect) && p.Dialect != Auto {
+		bad("dialect %q is not one of %v or %s", p.Dialect, Dialects, Auto)
 	}
 	for _, k := range p.Match.keys() {
 		if _, v, _ := strings.Cut(k, " "); strings.TrimSpace(v) == "" || strings.TrimSpace(v) != v {
@@ -347,7 +348,7 @@ func (s *Profiles) Get(name string) (Profile, bool) {
 }
 
 // Backend returns the generic profile of a dialect (--backend anthropic|openai-responses|
-// openai-chat|gemini): the profile named after the dialect.
+// openai-chat|gemini|auto): the profile named after the dialect.
 func (s *Profiles) Backend(d Dialect) (Profile, bool) {
 	p, ok := s.Get(string(d))
 	return p, ok && p.Dialect == d

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,7 @@ func TestEmbeddedProfiles(t *testing.T) {
 	for _, p := range set.All() {
 		names = append(names, p.Name)
 	}
-	want := []string{"acptest-model", "anthropic", "claude-agent-acp", "claude-code-acp", "codex-acp", "gemini", "gemini-cli",
+	want := []string{"acptest-model", "anthropic", "auto", "claude-agent-acp", "claude-code-acp", "codex-acp", "gemini", "gemini-cli",
 		"openai-chat", "openai-responses", "opencode", "pi-acp", "qwen-code"}
 	if !slices.Equal(names, want) {
 		t.Errorf("profiles %v, want %v", names, want)
@@ -267,5 +268,79 @@ func TestLoadProfilesDirErrors(t *testing.T) {
 	}
 	if _, err := LoadProfilesDir(""); err == nil {
 		t.Errorf("an empty directory name was accepted")
+	}
+}
+
+// TestAutoProfile: the auto profile is the union AutoEnv computes from the other profiles, so
+// it cannot drift from them: a profile that adds a base-URL or key variable, or a variable it
+// wants empty, fails here until auto.json has it too. The conflicts are the four its notes
+// name; a new one fails here, to be named.
+func TestAutoProfile(t *testing.T) {
+	set, err := LoadProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := set.Backend(Auto)
+	if !ok || p.Dialect != Auto || len(p.Match.keys()) != 0 || len(p.Files) != 0 || p.Authenticate != "" {
+		t.Fatalf("backend auto: %+v %v", p, ok)
+	}
+	a := set.AutoEnv()
+	if !maps.Equal(p.Env, a.Env) || !slices.Equal(p.EmptyEnv, a.EmptyEnv) {
+		t.Errorf("profiles/auto.json has env %v and emptyEnv %v; the other profiles give env %v and emptyEnv %v", p.Env, p.EmptyEnv, a.Env, a.EmptyEnv)
+	}
+	for _, other := range set.All() {
+		for name, v := range other.Env {
+			if (strings.Contains(v, "{{baseURL}}") || strings.Contains(v, "{{dummyKey}}")) && p.Env[name] == "" {
+				t.Errorf("%s sets %s=%s, which auto does not", other.Name, name, v)
+			}
+		}
+	}
+	var names []string
+	for _, c := range a.Conflicts {
+		names = append(names, c.Name)
+		if len(c.Values) != 1 || len(c.Emptied) == 0 {
+			t.Errorf("conflict %+v: want one value, and profiles that want it empty", c)
+		}
+	}
+	if want := []string{"ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"}; !slices.Equal(names, want) {
+		t.Errorf("conflicts %v, want %v (named in auto.json's notes)", names, want)
+	}
+	s, err := p.Setup(Values{BaseURL: "http://127.0.0.1:4567", Port: 4567, Home: t.TempDir()})
+	if err != nil || !slices.Contains(s.Env, "OPENAI_BASE_URL=http://127.0.0.1:4567/v1") || !slices.Contains(s.Env, "ANTHROPIC_BASE_URL=http://127.0.0.1:4567") ||
+		!slices.Contains(s.Env, "GEMINI_API_KEY="+DummyKey) {
+		t.Errorf("setup %+v %v", s, err)
+	}
+}
+
+// TestAutoEnvConflicts: AutoEnv over the embedded profiles and three more, two of which set a
+// variable to one value, a third to another, and a fourth wants it empty: the value most of
+// them give wins, and the conflict names all four; a variable that does not point at the
+// emulator is not taken.
+func TestAutoEnvConflicts(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a1", "a2", "b"} {
+		url := map[string]string{"a1": "{{baseURL}}/a", "a2": "{{baseURL}}/a", "b": "{{baseURL}}/b"}[name]
+		writeProfile(t, dir, name+".json", `{"name":"`+name+`","match":{},"dialect":"anthropic","env":{"X_BASE_URL":"`+url+`","X_MODE":"fast"},"emptyEnv":["X_TOKEN"]}`)
+	}
+	writeProfile(t, dir, "c.json", `{"name":"c","match":{},"dialect":"gemini","env":{"Y_KEY":"{{dummyKey}}"},"emptyEnv":["X_BASE_URL"]}`)
+	set, err := LoadProfilesDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := set.AutoEnv()
+	if a.Env["X_BASE_URL"] != "{{baseURL}}/a" || a.Env["Y_KEY"] != "{{dummyKey}}" || a.Env["X_MODE"] != "" {
+		t.Errorf("env %v", a.Env)
+	}
+	if slices.Contains(a.EmptyEnv, "X_BASE_URL") || !slices.Contains(a.EmptyEnv, "X_TOKEN") {
+		t.Errorf("emptyEnv %v", a.EmptyEnv)
+	}
+	var c *EnvConflict
+	for i := range a.Conflicts {
+		if a.Conflicts[i].Name == "X_BASE_URL" {
+			c = &a.Conflicts[i]
+		}
+	}
+	if c == nil || !slices.Equal(c.Values["{{baseURL}}/a"], []string{"a1", "a2"}) || !slices.Equal(c.Values["{{baseURL}}/b"], []string{"b"}) || !slices.Equal(c.Emptied, []string{"c"}) {
+		t.Errorf("conflicts %+v", a.Conflicts)
 	}
 }

@@ -40,11 +40,14 @@ func ParseDialect(s string) (Dialect, error) {
 
 // Limits on what a recorded request keeps beyond its body.
 const (
-	maxExcerpt     = 2048 // ToolResult.Content, LastUserText
-	maxPartExcerpt = 512  // each text part in LastUserText
-	maxToolResults = 256
-	maxTools       = 512
-	maxHeaders     = 64 // headers kept, and values per header
+	maxExcerpt      = 2048 // ToolResult.Content, LastUserText
+	maxPartExcerpt  = 512  // each text part in LastUserText
+	maxToolResults  = 256
+	maxTools        = 512
+	maxHeaders      = 64        // headers kept, and values per header
+	maxName         = 256       // Model, Reasoning, each tool name, call id and content kind
+	maxKinds        = 64        // LastUserKinds: the latest kinds
+	maxRecordedBody = 256 << 10 // Body, BodyText: the largest body a real agent sent was 94 KB
 )
 
 // secretHeader matches header names whose values must never be recorded.
@@ -119,7 +122,8 @@ func credentialOf(r *http.Request, dummy string) string {
 // excerpt cuts s to at most maxExcerpt bytes on a rune boundary.
 func excerpt(s string) string { return excerptN(s, maxExcerpt) }
 
-// excerptN cuts s to at most n bytes on a rune boundary.
+// excerptN cuts s to at most n bytes on a rune boundary. A cut excerpt is a copy: a
+// substring would keep the whole of a long string (a body's text) alive in the record.
 func excerptN(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -128,5 +132,5 @@ func excerptN(s string, n int) string {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return strings.Clone(s[:cut])
 }

@@ -17,17 +17,20 @@ type endpoint struct {
 	countTokens func(n int) any
 }
 
-// route finds the endpoint of a request. Paths match by their end, so a base URL with a
-// prefix (http://127.0.0.1:PORT/anthropic) works too. Only POST is served.
+// route finds the endpoint of a request. Every dialect is served on every address, so one
+// emulator answers an agent whatever API it speaks, and the record says which it was. Paths
+// match by their end, with or without /v1 (SDKs join a base URL and a path differently: one
+// given …/v1 posts …/v1/messages, one given the bare URL may post /messages), and after any
+// prefix (http://127.0.0.1:PORT/anthropic). Only POST is served.
 func route(r *http.Request) endpoint {
 	p := r.URL.Path
 	if r.Method != http.MethodPost {
 		return endpoint{dialect: dialectOfPath(p)}
 	}
 	switch {
-	case strings.HasSuffix(p, "/v1/messages"):
+	case strings.HasSuffix(p, "/messages"):
 		return endpoint{kind: "generate", dialect: Anthropic, parse: parseAnthropic, json: anthropicJSON, stream: anthropicStream}
-	case strings.HasSuffix(p, "/v1/messages/count_tokens"):
+	case strings.HasSuffix(p, "/messages/count_tokens"):
 		return endpoint{kind: "countTokens", dialect: Anthropic, parse: parseAnthropic, countTokens: func(n int) any { return map[string]int{"input_tokens": n} }}
 	case strings.HasSuffix(p, "/responses"):
 		return endpoint{kind: "generate", dialect: OpenAIResponses, parse: parseResponses, json: responsesJSON, stream: responsesStream}

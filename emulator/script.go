@@ -14,7 +14,8 @@ import (
 
 // Script decides the answer to each model request. The emulator calls it once per model
 // request (never for other endpoints), one call at a time, in arrival order; it must return
-// quickly (the answer's pacing is in the Reply, not in the Script).
+// quickly (the answer's pacing is in the Reply, not in the Script). Past the emulator's
+// MaxRequests bound only the reply's text is sent (Options.MaxRequests).
 type Script func(*Call) Reply
 
 // Call is what a Script sees of one model request.
@@ -26,6 +27,10 @@ type Call struct {
 	// Schema is the output schema of a structured request (nil for a plain request, or
 	// for a request that asks for any JSON).
 	Schema json.RawMessage
+	// Asked counts the model requests the Script answered before this one since it was
+	// installed (Start, SetScript), and ToolCalls how many of those answers were a tool
+	// call: a Script uses them to ask for its tool once (ToolThenText).
+	Asked, ToolCalls int
 }
 
 // Reply is a scripted answer. The zero Reply is an empty text answer.
@@ -250,12 +255,17 @@ func Fail(status int, message string) Script {
 	return func(*Call) Reply { return Reply{Error: &APIError{Status: status, Message: message}} }
 }
 
-// ToolThenText is a Script for a tool round trip: a request whose last message carries
-// tool results is answered with text; any other request with a call of the tool pick
-// chooses, with the arguments args returns for it. When no offered tool fits, the answer
-// is the text noMatch (so a turn still ends, and the record shows no tool was called).
+// ToolThenText is a Script for a tool round trip: it asks for one call of the tool pick
+// chooses, with the arguments args returns for it, once per installation; a request whose
+// last message carries tool results, or any request after that call, is answered with text
+// (an agent that sends the same conversation again — claude-agent-acp 0.101.0 did, 28 times
+// in one turn — gets the text, not another call). When no offered tool fits, the answer is
+// the text noMatch (so a turn still ends, and the record shows no tool was called).
 func ToolThenText(pick ToolPicker, args func(Tool) map[string]any, text, noMatch string) Script {
 	return func(c *Call) Reply {
+		if c.ToolCalls > 0 {
+			return Reply{Text: text}
+		}
 		for _, r := range c.Request.ToolResults {
 			if r.Latest {
 				return Reply{Text: text}

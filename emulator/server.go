@@ -10,6 +10,7 @@
 package emulator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -37,12 +39,23 @@ const DefaultText = "Hello from the acpprobe model emulator."
 const (
 	DefaultMaxBody     = 16 << 20
 	DefaultMaxResponse = 5 * time.Minute
+	DefaultMaxRequests = 16
 )
+
+// BoundText is the answer past the MaxRequests bound when the Script's reply has no text.
+const BoundText = "The acpprobe model emulator answers no more tool calls in this turn."
 
 // Options configure a Server. The zero value works: it answers DefaultText.
 type Options struct {
 	// Script answers model requests; nil answers DefaultText. SetScript changes it later.
 	Script Script
+	// MaxRequests bounds the model requests one installed Script answers as it likes (default
+	// DefaultMaxRequests). Past it the Script is still asked, but its tool call or error is
+	// dropped and the answer is its text (BoundText when it has none), recorded as Bounded:
+	// an agent that asks the model again and again, whatever it is answered, cannot loop.
+	// Start and SetScript install a Script; the turn scenarios install one for each prompt,
+	// so in practice this bounds the model requests of one turn.
+	MaxRequests int
 	// OnRequest receives each request once it has been read, before it is answered; OnResponse
 	// receives what was answered once the answer ends. Calls of each are serialised, in
 	// arrival order; they must not block for long.
@@ -53,12 +66,24 @@ type Options struct {
 	DummyKey string
 	// MaxBody caps a request body in bytes (default 16 MiB); a larger body is answered 413.
 	MaxBody int64
+	// MaxInFlight bounds the request body bytes the emulator holds at once, over all the
+	// requests being read (default and minimum MaxBody): a request takes its Content-Length
+	// (MaxBody without one) before its body is read and gives it back once the body is
+	// parsed and recorded; one that does not fit waits, in arrival order. Parsing costs
+	// about as much again, so the emulator's memory for requests stays within a few times
+	// MaxInFlight however many arrive at once. The record keeps at most 256 KiB of a body
+	// (record.ModelRequestInfo.BodyTruncated).
+	MaxInFlight int64
 	// MaxResponse bounds the time of one answer, a slow stream included (default 5 min).
 	MaxResponse time.Duration
 
 	// bodyTimeout bounds the reading of a request, body included (defaultBodyTimeout);
-	// tests shorten it. It does not bound the answer (MaxResponse does).
+	// tests shorten it. It does not bound the answer (MaxResponse does), nor the wait for a
+	// share of MaxInFlight (the body's read deadline starts when the share is granted).
 	bodyTimeout time.Duration
+	// onShare, when set, is called when a request starts waiting for its share of
+	// MaxInFlight (granted false) and when the share is granted (tests).
+	onShare func(n int64, granted bool)
 }
 
 // defaultBodyTimeout bounds the reading of one request, body included.
@@ -75,14 +100,24 @@ type Server struct {
 	extra    sync.WaitGroup // one per listener given to Serve
 	stopOnce sync.Once
 
-	mu       sync.Mutex // guards closed, handlers' Add, script, seq, ids
-	closed   bool
-	handlers sync.WaitGroup
-	script   Script
-	seq      int
-	ids      int
+	mu        sync.Mutex // guards closed, handlers' Add, installed, seq, ids
+	closed    bool
+	handlers  sync.WaitGroup
+	installed *installation
+	seq       int
+	ids       int
 
 	recMu sync.Mutex // serialises OnRequest / OnResponse and Script calls
+
+	inFlight *budget // of request bodies (Options.MaxInFlight)
+}
+
+// installation is one Script as installed by Start or SetScript, and what it answered.
+type installation struct {
+	script Script
+	// asked counts the model requests put to the script, toolCalls the tool calls it
+	// answered; both only under Server.recMu, which every Script call holds.
+	asked, toolCalls int
 }
 
 // Start listens on 127.0.0.1 on an ephemeral port and serves until Close, or until ctx ends.
@@ -92,6 +127,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.MaxResponse <= 0 {
 		opts.MaxResponse = DefaultMaxResponse
+	}
+	if opts.MaxInFlight < opts.MaxBody {
+		opts.MaxInFlight = opts.MaxBody
+	}
+	if opts.MaxRequests <= 0 {
+		opts.MaxRequests = DefaultMaxRequests
 	}
 	if opts.DummyKey == "" {
 		opts.DummyKey = DummyKey
@@ -104,7 +145,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("emulator: listen on loopback: %w", err)
 	}
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Server{opts: opts, ln: ln, base: base, cancel: cancel, served: make(chan struct{}), script: opts.Script}
+	s := &Server{opts: opts, ln: ln, base: base, cancel: cancel, served: make(chan struct{}), installed: &installation{script: opts.Script},
+		inFlight: newBudget(opts.MaxInFlight)}
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serve),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -154,10 +196,11 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Port is the emulator's TCP port.
 func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
-// SetScript replaces the Script for the requests that arrive from now on.
+// SetScript installs script for the requests that arrive from now on. The installation's
+// counts start again: Call.Asked and Call.ToolCalls, and the MaxRequests bound.
 func (s *Server) SetScript(script Script) {
 	s.mu.Lock()
-	s.script = script
+	s.installed = &installation{script: script}
 	s.mu.Unlock()
 }
 
@@ -204,21 +247,22 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.seq++
 	req.Seq = s.seq
-	script := s.script
+	in := s.installed
 	s.mu.Unlock()
 	if s.opts.OnRequest != nil {
 		s.opts.OnRequest(req)
 	}
 	var reply Reply
+	bounded := false
 	if t != nil && req.Endpoint == "generate" {
-		if script == nil {
-			script = Text(DefaultText)
+		reply, bounded = s.ask(in, &Call{Request: &req, Tools: t.tools, Schema: t.schema})
+		if reply.Error == nil && reply.Tool != nil && !t.structured {
+			in.toolCalls++
 		}
-		reply = script(&Call{Request: &req, Tools: t.tools, Schema: t.schema})
 	}
 	s.recMu.Unlock()
 
-	res := record.ModelResponseInfo{Seq: req.Seq}
+	res := record.ModelResponseInfo{Seq: req.Seq, Bounded: bounded}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.MaxResponse)
 	defer cancel()
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.MaxResponse))
@@ -273,21 +317,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // read reads and understands a request. For a request it cannot serve it returns the
-// error status to answer (413, 400); t is nil unless the endpoint takes a model request.
+// error status to answer (413, 400: a body too large, unreadable or not JSON; a body of an
+// unexpected shape is read leniently, see decode); t is nil unless the endpoint takes a model
+// request.
+//
+// What it holds is bounded: the body is read within the in-flight budget (takeBody), and the
+// record keeps at most maxRecordedBody bytes of it and bounded excerpts of what was parsed.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) (req record.ModelRequestInfo, t *turn, ep endpoint, status int) {
 	req = record.ModelRequestInfo{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: cleanQuery(r.URL.RawQuery),
 		Headers: cleanHeaders(r.Header), Credential: credentialOf(r, s.opts.DummyKey), Endpoint: "unknown"}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
-	req.BodySize = len(body)
-	defer func() {
-		// A body the dialect parsed is JSON; only others need checking.
-		if t != nil || json.Valid(body) {
-			req.Body = body
-		} else if len(body) > 0 {
-			req.BodyText = strings.ToValidUTF8(string(body), "\uFFFD")
-		}
-	}()
 	ep = route(r)
+	if r.ContentLength > s.opts.MaxBody {
+		req.Problem = fmt.Sprintf("body of %d bytes (Content-Length) larger than %d bytes: not read", r.ContentLength, s.opts.MaxBody)
+		return req, nil, ep, http.StatusRequestEntityTooLarge
+	}
+	body, release, err := s.takeBody(w, r)
+	defer release() // once the body is parsed and recorded: the deferred call below runs first
+	defer func() { recordBody(&req, body, t != nil) }()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -300,17 +346,130 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (req record.ModelR
 	if ep.kind == "" {
 		return req, nil, ep, 0
 	}
-	req.Dialect, req.Endpoint, req.Model = string(ep.dialect), ep.kind, ep.model
+	req.Dialect, req.Endpoint, req.Model = string(ep.dialect), ep.kind, excerptN(ep.model, maxName)
 	if t, err = ep.parse(body); err != nil {
-		req.Problem = "body is not a request of this dialect: " + err.Error()
+		req.Problem = "body is not JSON: " + err.Error()
 		return req, nil, ep, http.StatusBadRequest
 	}
-	req.Model, req.Stream, req.Structured, req.Reasoning = t.model, t.stream, t.structured, t.reasoning
-	req.ToolResults, req.LastUserKinds, req.LastUserText = t.results, t.lastKinds, t.lastText
+	if t.skipped != "" {
+		req.Problem = "read leniently, skipping " + t.skipped
+	}
+	req.Model, req.Stream, req.Structured, req.Reasoning = excerptN(t.model, maxName), t.stream, t.structured, excerptN(t.reasoning, maxName)
+	req.ToolResults, req.LastUserText = t.results, t.lastText
+	for _, k := range t.lastKinds[max(0, len(t.lastKinds)-maxKinds):] {
+		req.LastUserKinds = append(req.LastUserKinds, excerptN(k, maxName))
+	}
 	for _, tl := range t.tools {
-		req.Tools = append(req.Tools, tl.QualifiedName())
+		req.Tools = append(req.Tools, excerptN(tl.QualifiedName(), maxName))
 	}
 	return req, t, ep, 0
+}
+
+// takeBody reads the request body once its share of the in-flight budget is free: its
+// Content-Length, or MaxBody when it has none. A request waits for its share rather than
+// being refused: an agent waits on a slow answer, but retries an error (a 503 with
+// Retry-After included) and then reports it, and the wait is bounded, since a body being read
+// holds its share only until the read deadline, which starts once the share is granted.
+// release gives the share back.
+func (s *Server) takeBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	share := r.ContentLength
+	if share < 0 {
+		share = s.opts.MaxBody
+	}
+	if share == 0 {
+		return nil, func() {}, nil
+	}
+	var onWait func()
+	if s.opts.onShare != nil {
+		onWait = func() { s.opts.onShare(share, false) }
+	}
+	if err := s.inFlight.acquire(r.Context(), share, onWait); err != nil {
+		return nil, func() {}, err
+	}
+	if s.opts.onShare != nil {
+		s.opts.onShare(share, true)
+	}
+	release = func() { s.inFlight.release(share) }
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.bodyTimeout))
+	if r.ContentLength > 0 {
+		// The server ends the body at its Content-Length: read it into a buffer of that
+		// size, not one that grows by doubling.
+		body = make([]byte, r.ContentLength)
+		n, err := io.ReadFull(r.Body, body)
+		return body[:n], release, err
+	}
+	body, err = readUnsized(http.MaxBytesReader(w, r.Body, s.opts.MaxBody), s.opts.MaxBody)
+	return body, release, err
+}
+
+// readUnsized reads a body without a Content-Length from r, which ends it at limit bytes
+// (http.MaxBytesReader): into a small buffer first, and a larger body into one buffer of
+// limit bytes, its share, rather than into one that grows by doubling and holds about twice
+// the body at the end.
+func readUnsized(r io.Reader, limit int64) ([]byte, error) {
+	small := make([]byte, min(limit, 64<<10))
+	n, err := io.ReadFull(r, small)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return small[:n], nil
+	}
+	if err != nil {
+		return small[:n], err
+	}
+	big := make([]byte, limit)
+	copy(big, small)
+	m, err := io.ReadFull(r, big[n:])
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return big[:n+m], nil
+	}
+	if err == nil { // full: the body ends here, or is too large
+		var one [1]byte
+		_, err = r.Read(one[:])
+		if err == io.EOF {
+			err = nil
+		}
+	}
+	return big[:n+m], err
+}
+
+// recordBody puts the body into the record: whole when it is at most maxRecordedBody bytes
+// (as JSON when it is JSON — a body the dialect parsed is), else its start as text, flagged
+// BodyTruncated; BodySize is its whole length either way.
+func recordBody(req *record.ModelRequestInfo, body []byte, parsed bool) {
+	req.BodySize = len(body)
+	switch {
+	case len(body) > maxRecordedBody:
+		cut := maxRecordedBody
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		req.BodyText, req.BodyTruncated = strings.ToValidUTF8(string(body[:cut]), "\uFFFD"), true
+	case parsed || json.Valid(body):
+		if len(body) > 0 {
+			req.Body = bytes.Clone(body) // not the buffer it was read into, which may be larger
+		}
+	case len(body) > 0:
+		req.BodyText = strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+}
+
+// ask puts a model request to the installed script (under recMu). Past MaxRequests the
+// reply keeps only its text: bounded says so.
+func (s *Server) ask(in *installation, c *Call) (reply Reply, bounded bool) {
+	script := in.script
+	if script == nil {
+		script = Text(DefaultText)
+	}
+	c.Asked, c.ToolCalls = in.asked, in.toolCalls
+	in.asked++
+	reply = script(c)
+	if in.asked <= s.opts.MaxRequests {
+		return reply, false
+	}
+	reply.Tool, reply.Error = nil, nil
+	if reply.Text == "" && len(reply.Chunks) == 0 {
+		reply.Text = BoundText
+	}
+	return reply, true
 }
 
 // fail sends an API error in the dialect's shape.

@@ -175,7 +175,7 @@ func TestStructuredOutput(t *testing.T) {
 	for i, tc := range cases {
 		rec := newRecorder()
 		s := start(t, rec.options(Slow(time.Hour, "not", "json")))
-		wc := wireCases[slices.IndexFunc(wireCases, func(w wireCase) bool { return w.dialect == tc.dialect })]
+		wc := wireCases[indexOf(tc.dialect)]
 		d := wc.decode(t, post(t, s, tc.dialect, tc.path, tc.body).Body, tc.stream)
 		validate(t, tc.schema, d.text)
 		res := <-rec.answered
@@ -633,5 +633,43 @@ func TestServeHandedOverListener(t *testing.T) {
 	s.Serve(late)
 	if _, err := late.Accept(); err == nil {
 		t.Error("a listener given after Close was not closed")
+	}
+}
+
+// TestEveryDialectOnOnePort: one emulator answers every dialect it speaks, at the paths the
+// SDKs post to with a base URL given with /v1, without it, or under a prefix; each recorded
+// request says its dialect. It is what the auto backend rests on.
+func TestEveryDialectOnOnePort(t *testing.T) {
+	rec := newRecorder()
+	s := start(t, rec.options(Text("one port")))
+	paths := map[Dialect][]string{
+		Anthropic:       {"/v1/messages?beta=true", "/messages", "/anthropic/v1/messages"},
+		OpenAIResponses: {"/v1/responses", "/responses", "/openai/v1/responses"},
+		OpenAIChat:      {"/v1/chat/completions", "/chat/completions", "/openai/chat/completions"},
+		Gemini:          {"/v1beta/models/gemini-test:generateContent", "/models/gemini-test:generateContent", "/v1/models/gemini-test:generateContent"},
+	}
+	for _, wc := range wireCases {
+		for _, path := range paths[wc.dialect] {
+			resp := post(t, s, wc.dialect, path, wc.first(false))
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %s: status %d", wc.dialect, path, resp.StatusCode)
+			} else if d := wc.decode(t, resp.Body, false); d.text != "one port" {
+				t.Errorf("%s %s: answered %+v", wc.dialect, path, d)
+			}
+			<-rec.answered
+			if req, _ := rec.last(); req.Dialect != string(wc.dialect) || req.Endpoint != "generate" {
+				t.Errorf("%s %s: recorded dialect %q endpoint %q", wc.dialect, path, req.Dialect, req.Endpoint)
+			}
+		}
+	}
+	for _, path := range []string{"/messages/count_tokens", "/v1/messages/count_tokens", "/models/gemini-test:countTokens"} {
+		resp := post(t, s, Anthropic, path, `{"model":"m","messages":[]}`)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d", path, resp.StatusCode)
+		}
+		<-rec.answered
+		if req, _ := rec.last(); req.Endpoint != "countTokens" {
+			t.Errorf("%s: endpoint %q", path, req.Endpoint)
+		}
 	}
 }

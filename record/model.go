@@ -53,14 +53,20 @@ type ModelRequestInfo struct {
 	Credential string `json:"credential"`
 	// Headers are the request headers without any whose name looks secret.
 	Headers map[string][]string `json:"headers,omitempty"`
-	// BodySize is the body's length in bytes (up to the cap when it was too large).
+	// BodySize is the body's length in bytes (up to the cap when it was too large; 0 when
+	// its Content-Length was over the cap and it was not read).
 	BodySize int `json:"bodySize"`
 	// Body is the request body when it is JSON; BodyText holds any other body (as valid
 	// UTF-8, bytes that are not replaced by U+FFFD).
 	Body     json.RawMessage `json:"body,omitempty"`
 	BodyText string          `json:"bodyText,omitempty"`
+	// BodyTruncated is true when the body was larger than the emulator records (256 KiB):
+	// BodyText then holds its start, Body is empty, and BodySize is its whole length. What
+	// the emulator read of it (Model, Tools, ToolResults, LastUser…) was read from all of it.
+	BodyTruncated bool `json:"bodyTruncated,omitempty"`
 	// Problem says why the request could not be read or understood (body too large, not
-	// JSON …); empty when it was.
+	// JSON …), or which member of an unexpected type a lenient read skipped ("read
+	// leniently, skipping …": the request was answered all the same); empty otherwise.
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -99,6 +105,11 @@ type ModelResponseInfo struct {
 	// Complete is true when the whole answer was written; false when the client went away,
 	// the emulator closed or MaxResponse passed first.
 	Complete bool `json:"complete"`
+	// Bounded is true when the request was past the emulator's bound on the model requests
+	// one installed script answers (16 by default; the turn scenarios install one for each
+	// prompt): the answer is then text, whatever the script asked for, so that an agent that
+	// keeps asking the model cannot loop.
+	Bounded bool `json:"bounded,omitempty"`
 	// Problem says why the answer is incomplete or an error was sent.
 	Problem string `json:"problem,omitempty"`
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/acpprobe/acpprobe/record"
 )
 
-// The permission scenario's words (the model's reply is probe.TurnReply).
+// The permission scenario's words (the model's reply is record.TurnReply).
 const (
 	// FileContent is what the permission scenario's model asks to write.
 	FileContent = "written by acpprobe's permission scenario: this file must not exist\n"
@@ -152,11 +152,11 @@ func (sc *scene) shapeBlock(kind string) map[string]any {
 
 // shapes: one prompt per content block type (the block, and a text asking for a reply).
 func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(record.TurnReply))
 	for _, kind := range ShapeTypes {
 		if ctx.Err() != nil || !s.Alive() {
 			return
 		}
+		sc.srv.SetScript(emulator.Text(record.TurnReply)) // one installation per turn: its bound is the turn's
 		sc.prompt(ctx, s, sc.shapeBlock(kind), text(completionPrompt))
 	}
 }
@@ -164,7 +164,10 @@ func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
 // models: each value of the model option (or the legacy model list), selected, then a
 // one-line turn; then each value of the thought level option the same way.
 func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
-	sc.srv.SetScript(emulator.Text(record.TurnReply))
+	reply := func() {
+		sc.srv.SetScript(emulator.Text(record.TurnReply)) // one installation per turn: its bound is the turn's
+		sc.prompt(ctx, s, text(completionPrompt))
+	}
 	ns := acp.ParseSessionResult(s.NewSession)
 	set := func(method string, params map[string]any) bool {
 		cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
@@ -175,20 +178,20 @@ func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
 	if opt := acp.ModelOption(ns.ConfigOptions); opt != nil {
 		for _, v := range first(opt.Values(), maxModelValues) {
 			if set(acp.MethodSetConfigOption, map[string]any{"sessionId": s.ID, "configId": opt.ID, "value": v}) {
-				sc.prompt(ctx, s, text(completionPrompt))
+				reply()
 			}
 		}
 	} else {
 		for _, m := range first(ns.LegacyModels, maxModelValues) {
 			if set(acp.MethodSetModel, map[string]any{"sessionId": s.ID, "modelId": m.ID}) {
-				sc.prompt(ctx, s, text(completionPrompt))
+				reply()
 			}
 		}
 	}
 	if opt := acp.ThoughtLevelOption(ns.ConfigOptions); opt != nil {
 		for _, v := range first(opt.Values(), maxModelValues) {
 			if set(acp.MethodSetConfigOption, map[string]any{"sessionId": s.ID, "configId": opt.ID, "value": v}) {
-				sc.prompt(ctx, s, text(completionPrompt))
+				reply()
 			}
 		}
 	}
@@ -216,7 +219,7 @@ const (
 )
 
 // cancel: a slow stream; session/cancel once the first chunk of the answer reached the
-// client; the turn must end cancelled within probe.CancelBound; then, if it did end, a second
+// client; the turn must end cancelled within record.CancelBound; then, if it did end, a second
 // one-line turn.
 func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	chunks := make([]string, cancelChunks)

@@ -32,7 +32,7 @@ const (
 )
 
 // sessions is the sessions scenario's part on the main connection: one turn with a tool call
-// (the model asks to write a file, acpprobe refuses, the model then answers probe.TurnReply).
+// (the model asks to write a file, acpprobe refuses, the model then answers record.TurnReply).
 // Everything else happens on fresh agent processes after the main connection (sessionsThen),
 // when this turn was answered.
 func (sc *scene) sessions(ctx context.Context, s *probe.Session, _ string) {

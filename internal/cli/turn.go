@@ -43,7 +43,7 @@ func (t *turnFlags) register(fs *flag.FlagSet, withMCP bool) {
 	if withMCP {
 		fs.BoolVar(&t.mcp, "mcp", false, "also offer sentinel MCP servers (stdio, http, sse) and report how far the agent gets with each: delivered, connected, listed, visible to the model, called, result returned")
 	}
-	fs.StringVar(&t.backend, "backend", "", "use the generic profile of this model API instead of matching one: anthropic, openai-responses, openai-chat, gemini")
+	fs.StringVar(&t.backend, "backend", "", "use the generic profile of this model API instead of matching one: anthropic, openai-responses, openai-chat, gemini, or auto (every one of them)")
 	fs.StringVar(&t.profilesDir, "profiles", "", "directory of extra backend profiles (JSON, one per agent) merged over the built-in ones")
 	t.turnTimeout.d = turn.DefaultTurnTimeout
 	fs.Var(&t.turnTimeout, "turn-timeout", "budget of one prompt turn")
@@ -88,9 +88,9 @@ func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Opti
 		}
 	}
 	switch o.Backend {
-	case "", emulator.Anthropic, emulator.OpenAIResponses, emulator.OpenAIChat, emulator.Gemini:
+	case "", emulator.Anthropic, emulator.OpenAIResponses, emulator.OpenAIChat, emulator.Gemini, emulator.Auto:
 	default:
-		return o, usagef("--backend %q: want anthropic, openai-responses, openai-chat or gemini", t.backend)
+		return o, usagef("--backend %q: want anthropic, openai-responses, openai-chat, gemini or auto", t.backend)
 	}
 	if t.profilesDir != "" {
 		ps, err := emulator.LoadProfilesDir(t.profilesDir)

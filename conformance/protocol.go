@@ -35,8 +35,8 @@ func runProtocol(in *inputs, out *findings) {
 	}
 	terminalAuth(in, out)
 	if x := r.Exit; x != nil {
-		if wait, waited := stdinWait(in); waited && x.By.Signalled() {
-			out.add(protocolStdinExit, in.Main.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", wait, strings.ToUpper(string(x.By))), nil)
+		if w := in.StdinWait; w.Waited && x.By.Signalled() {
+			out.add(protocolStdinExit, in.Main.EventSeq(record.Exit.Kind), "", fmt.Sprintf("the agent was still running %s after its stdin closed and had to be stopped with %s", w, strings.ToUpper(string(x.By))), nil)
 		}
 		// One departure, one finding: the survivors, when the sweep found them, say what the
 		// group kill alone says and more.
@@ -93,16 +93,4 @@ func answerSeq(in *inputs, method string) int64 {
 		return ex.Answer.Seq
 	}
 	return 0
-}
-
-// stdinWait is how long the teardown waited for the agent to leave after closing its stdin,
-// and whether it waited at all: a probe that signals at once shows nothing of the agent's
-// behaviour on EOF. Recordings from before the wait was recorded always waited a grace.
-func stdinWait(in *inputs) (string, bool) {
-	for _, f := range in.Main.Events(record.Teardown.Kind) {
-		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder && p.StdinWaitMs != nil {
-			return fmt.Sprintf("%.0f ms", *p.StdinWaitMs), *p.StdinWaitMs > 0
-		}
-	}
-	return "a grace", true
 }

@@ -21,6 +21,7 @@ package derive
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -61,6 +62,9 @@ type Facts struct {
 	Detection Detection
 	// PromptAnswer is the answer to the --allow-prompt prompt (nil when none came).
 	PromptAnswer *jsonrpc.Frame
+	// StdinWait is how long the teardown waited for the agent to leave after closing its
+	// stdin.
+	StdinWait StdinWait
 	// Deep is the --deep connection (nil without one); Fork indexes the fork-probe
 	// connection (nil without one).
 	Deep *Deep
@@ -96,6 +100,7 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 		Client:       clientCapsOf(x),
 		Detection:    detectMethods(x, r),
 		PromptAnswer: shapes.promptAnswer,
+		StdinWait:    stdinWait(x),
 		Deep:         deriveDeep(ctx, conns.Of(record.PurposeDeep), cat),
 		Fork:         indexOf(conns.Of(record.PurposeForkProbe)),
 		Catalogue:    cat,
@@ -134,4 +139,32 @@ func indexOf(frames []jsonrpc.Frame) *record.Index {
 // after is the frames after seq from (all of them when from is 0); frames are in seq order.
 func after(frames []jsonrpc.Frame, from int64) []jsonrpc.Frame {
 	return frames[sort.Search(len(frames), func(i int) bool { return frames[i].Seq > from }):]
+}
+
+// StdinWait is how long a teardown waited for the agent to leave after closing its stdin
+// before it signalled: a probe that signals at once (Waited false) shows nothing of the
+// agent's behaviour on EOF.
+type StdinWait struct {
+	Waited bool
+	// Ms is the wait; nil in recordings from before it was recorded, which always waited a
+	// grace.
+	Ms *float64
+}
+
+// String says the wait as a finding words it.
+func (w StdinWait) String() string {
+	if w.Ms == nil {
+		return "a grace"
+	}
+	return fmt.Sprintf("%.0f ms", *w.Ms)
+}
+
+// stdinWait reads the ladder's teardown event of x.
+func stdinWait(x *record.Index) StdinWait {
+	for _, f := range x.Events(record.Teardown.Kind) {
+		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder && p.StdinWaitMs != nil {
+			return StdinWait{Waited: *p.StdinWaitMs > 0, Ms: p.StdinWaitMs}
+		}
+	}
+	return StdinWait{Waited: true}
 }

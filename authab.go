@@ -48,7 +48,7 @@ func runIdentity(ctx context.Context, o Options, user probe.Options, id record.I
 	}
 	po := user
 	po.SkipMethods, po.WaitForExit, po.InitializeOnly = true, false, false
-	po.Authenticate = "" // never a login, in either identity
+	po.Authenticate = nil // never a login, in either identity
 	po.Steps = []probe.Step{probe.AuthStatusStep}
 	sub := Options{Analyze: AnalyzeOptions{Catalogue: o.Analyze.Catalogue, Schema: o.Analyze.Schema}, NoRedact: o.NoRedact}
 	switch id {

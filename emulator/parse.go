@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/acpprobe/acpprobe/record"
@@ -27,14 +29,45 @@ type Tool struct {
 	// Namespace is the OpenAI Responses "namespace" tool the tool is offered in (codex-acp
 	// offers each MCP server's tools so, as mcp__<server>); a call of it names the namespace.
 	Namespace string `json:"namespace,omitempty"`
+	// Via names the free-form tool this one is called through, when it is not offered as a
+	// tool of its own but declared inside that tool's description: codex-acp 2.6 offers one
+	// "exec" tool that runs JavaScript, whose description declares the tools it can call
+	// (`declare const tools: { apply_patch(input: string): … }`). A call of it is an exec
+	// call of `await tools.<name>(<input>)`.
+	Via string `json:"via,omitempty"`
 }
 
-// QualifiedName is the tool's name with its namespace, if any ("mcp__srv.tool").
+// QualifiedName is the tool's name with its namespace, if any ("mcp__srv.tool"), and the
+// tool it is called through ("functions.exec/apply_patch").
 func (t Tool) QualifiedName() string {
-	if t.Namespace == "" {
-		return t.Name
+	name := t.Name
+	if t.Via != "" {
+		name = t.Via + "/" + t.Name
 	}
-	return t.Namespace + "." + t.Name
+	if t.Namespace == "" {
+		return name
+	}
+	return t.Namespace + "." + name
+}
+
+// nestedTool matches a tool declared inside a free-form tool's description, and whether it
+// takes a string ("(input: string)") or an object.
+var nestedTool = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`declare const tools: \{ ([A-Za-z_$][A-Za-z0-9_$]*)\((input: string)?`)
+})
+
+// maxNested bounds the nested tools read from one description.
+const maxNested = 256
+
+// addNested adds the tools that the free-form tool t declares in its description (see
+// Tool.Via), after t itself.
+func (tr *turn) addNested(t Tool) {
+	if !t.Custom || !strings.Contains(t.Description, "declare const tools:") {
+		return
+	}
+	for _, m := range nestedTool().FindAllStringSubmatch(t.Description, maxNested) {
+		tr.addTool(Tool{Name: m[1], Custom: m[2] != "", Namespace: t.Namespace, Via: t.Name})
+	}
 }
 
 // turn is what the emulator understood of one model request, whatever its dialect.
@@ -116,9 +149,16 @@ func (t *turn) finish(msgs []message) {
 			}
 		}
 	}
-	lastUser := -1
+	// The latest tool results are those of the last user message when nothing the model said
+	// comes after it: agents put system and developer entries anywhere (claude-agent-acp
+	// puts a token count after a tool result), and those do not make the results older.
+	lastUser, lastModel := -1, -1
 	for i, m := range msgs {
-		if m.role != "assistant" && m.role != "model" && m.role != "system" && m.role != "developer" {
+		switch m.role {
+		case "assistant", "model":
+			lastModel = i
+		case "system", "developer":
+		default:
 			lastUser = i
 		}
 	}
@@ -132,7 +172,7 @@ func (t *turn) finish(msgs []message) {
 				name = names[c.callID]
 			}
 			t.results = append(t.results, record.ToolResult{CallID: excerptN(c.callID, maxName), Name: excerptN(name, maxName), IsError: c.isError,
-				Latest: i == lastUser && i == len(msgs)-1, Content: excerpt(c.text)})
+				Latest: i == lastUser && lastUser > lastModel, Content: excerpt(c.text)})
 		}
 	}
 	if lastUser < 0 {
@@ -391,15 +431,11 @@ func (tl responsesTool) tool() Tool {
 // parseResponses reads an OpenAI Responses API request.
 func parseResponses(body []byte) (*turn, error) {
 	var req struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
-		Tools  []struct {
-			responsesTool
-			// Tools are the tools of a "namespace" tool.
-			Tools []responsesTool `json:"tools"`
-		} `json:"tools"`
-		Input responsesInput `json:"input"`
-		Text  *struct {
+		Model  string         `json:"model"`
+		Stream bool           `json:"stream"`
+		Tools  []requestTool  `json:"tools"`
+		Input  responsesInput `json:"input"`
+		Text   *struct {
 			Format *struct {
 				Type   string          `json:"type"`
 				Schema json.RawMessage `json:"schema"`
@@ -415,16 +451,18 @@ func parseResponses(body []byte) (*turn, error) {
 		return nil, err
 	}
 	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
-	for _, tl := range req.Tools {
+	for _, tl := range append(req.Tools, req.Input.tools...) {
 		if tl.Type == "namespace" {
 			for _, in := range tl.Tools {
 				tool := in.tool()
 				tool.Namespace = tl.Name
 				t.addTool(tool)
+				t.addNested(tool)
 			}
 			continue
 		}
 		t.addTool(tl.tool())
+		t.addNested(tl.tool())
 	}
 	if r := req.Reasoning; r != nil && r.Effort != "" {
 		t.reasoning = "effort=" + r.Effort
@@ -437,17 +475,28 @@ func parseResponses(body []byte) (*turn, error) {
 			t.structured = true
 		}
 	}
-	t.finish(req.Input)
+	t.finish(req.Input.msgs)
 	return t, nil
 }
 
+// requestTool is a tool of a Responses request, or a "namespace" of tools.
+type requestTool struct {
+	responsesTool
+	// Tools are the tools of a "namespace" tool.
+	Tools []responsesTool `json:"tools"`
+}
+
 // responsesInput is a Responses request's input, a string or a list of items, read into its
-// messages (see textValue).
-type responsesInput []message
+// messages (see textValue), and the tools its "additional_tools" items offer (codex-acp 2.6
+// offers its tools so, not in the request's tools).
+type responsesInput struct {
+	msgs  []message
+	tools []requestTool
+}
 
 func (in *responsesInput) UnmarshalJSON(data []byte) error {
 	if s := bytes.TrimSpace(data); len(s) > 0 && s[0] == '"' {
-		*in = responsesInput{{role: "user", parts: []content{{kind: "text", text: textOf(s)}}}}
+		in.msgs = []message{{role: "user", parts: []content{{kind: "text", text: textOf(s)}}}}
 		return nil
 	}
 	var items []struct {
@@ -457,6 +506,7 @@ func (in *responsesInput) UnmarshalJSON(data []byte) error {
 		CallID  string        `json:"call_id"`
 		Name    string        `json:"name"`
 		Output  textValue     `json:"output"`
+		Tools   []requestTool `json:"tools"`
 	}
 	_ = json.Unmarshal(data, &items)
 	msgs := []message(nil)
@@ -468,11 +518,13 @@ func (in *responsesInput) UnmarshalJSON(data []byte) error {
 			msgs = appendPart(msgs, "tool", content{kind: "tool_result", result: true, callID: it.CallID, text: string(it.Output)})
 		case "", "message":
 			msgs = append(msgs, message{role: it.Role, parts: it.Content})
+		case "additional_tools":
+			in.tools = append(in.tools, it.Tools...)
 		default:
 			msgs = appendPart(msgs, "assistant", content{kind: it.Type})
 		}
 	}
-	*in = msgs
+	in.msgs = msgs
 	return nil
 }
 

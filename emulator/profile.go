@@ -51,10 +51,34 @@ type Profile struct {
 	// Authenticate is the authMethods id to call authenticate with before session/new;
 	// empty means no call.
 	Authenticate string `json:"authenticate,omitempty"`
+	// Gateway, when set, logs the agent in through its gateway login instead (ACP's
+	// authenticate with _meta.gateway {baseUrl, headers}), the emulator as the gateway.
+	Gateway *Gateway `json:"gateway,omitempty"`
 	// Verified lists the agent versions the recipe was checked against ("name version").
 	Verified []string `json:"verified,omitempty"`
 	// Notes explain the recipe: why each setting is there, what the agent then sends.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Gateway is a gateway login: the authMethods id to authenticate with, and the path the
+// gateway's base URL has after the emulator's (the agent appends its own paths to it: codex
+// wants "/v1", as the OpenAI SDKs do).
+type Gateway struct {
+	Method string `json:"method"`
+	Path   string `json:"path,omitempty"`
+}
+
+// GatewayProtocols are the gateway protocols (an auth method's _meta.gateway.protocol) the
+// emulator serves, and the path each one's base URL has (GatewayPath).
+var GatewayProtocols = map[string]Dialect{"anthropic": Anthropic, "openai": OpenAIResponses, "google": Gemini}
+
+// GatewayPath is the path a gateway base URL of protocol has after the host: the OpenAI
+// clients append their endpoints to a base URL that ends in /v1, the others to the host.
+func GatewayPath(protocol string) string {
+	if protocol == "openai" {
+		return "/v1"
+	}
+	return ""
 }
 
 // Match lists the keys that choose a profile. A key belongs to one profile only.
@@ -63,7 +87,14 @@ type Match struct {
 	RegistryIDs []string `json:"registryIds,omitempty"`
 	// ConfigNames are agent names in an agents config file.
 	ConfigNames []string `json:"configNames,omitempty"`
-	// AgentNames are initialize agentInfo.name values ("@zed-industries/claude-agent-acp").
+	// Packages are npm package names without their scope ("claude-agent-acp" stands for
+	// @zed-industries/claude-agent-acp and @agentclientprotocol/claude-agent-acp alike):
+	// matched against the package an npx command runs and against agentInfo.name.
+	Packages []string `json:"packages,omitempty"`
+	// Programs are the program names that run the agent ("codex-acp", "gemini"): matched
+	// against the command's program (its base name, or a script's run by node).
+	Programs []string `json:"programs,omitempty"`
+	// AgentNames are initialize agentInfo.name values ("OpenCode").
 	AgentNames []string `json:"agentNames,omitempty"`
 }
 
@@ -79,7 +110,23 @@ type File struct {
 type Keys struct {
 	RegistryID string
 	ConfigName string
-	AgentName  string
+	// Package is the npm package the command runs through npx (scoped or not); Program the
+	// command's program name.
+	Package string
+	Program string
+	// AgentName is agentInfo.name, learned by a first handshake.
+	AgentName string
+}
+
+// unscoped is an npm package name without its scope and version ("@a/b@1.2" is "b").
+func unscoped(name string) string {
+	if rest, ok := strings.CutPrefix(name, "@"); ok {
+		if _, after, found := strings.Cut(rest, "/"); found {
+			name = after
+		}
+	}
+	name, _, _ = strings.Cut(name, "@")
+	return name
 }
 
 // Values fill a profile's placeholders.
@@ -111,6 +158,22 @@ type Setup struct {
 	Files []File
 	// Authenticate is the methodId to authenticate with before session/new, or empty.
 	Authenticate string
+	// Gateway is the gateway login to authenticate with instead (nil for none): its method
+	// and the base URL to give it.
+	Gateway *GatewayLogin
+}
+
+// GatewayLogin is a gateway login made concrete: the method, and the gateway's base URL.
+type GatewayLogin struct {
+	Method  string
+	BaseURL string
+}
+
+// Meta is the _meta of the authenticate call (ACP's gateway login: the base URL and headers
+// the agent sends its model requests to).
+func (g GatewayLogin) Meta() json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"gateway": map[string]any{"baseUrl": g.BaseURL, "headers": map[string]string{}}})
+	return b
 }
 
 // Limits on profile files.
@@ -280,6 +343,16 @@ func (p *Profile) check() error {
 	if strings.TrimSpace(p.Authenticate) != p.Authenticate {
 		bad("authenticate %q has surrounding spaces", p.Authenticate)
 	}
+	if g := p.Gateway; g != nil {
+		switch {
+		case p.Authenticate != "":
+			bad("gateway and authenticate both say how to log in: keep one")
+		case g.Method == "" || strings.TrimSpace(g.Method) != g.Method:
+			bad("gateway method %q is empty or has surrounding spaces", g.Method)
+		case g.Path != "" && (!strings.HasPrefix(g.Path, "/") || strings.ContainsAny(g.Path, "?#{}")):
+			bad("gateway path %q must be a plain absolute path", g.Path)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -291,6 +364,12 @@ func (m Match) keys() []string {
 	}
 	for _, k := range m.ConfigNames {
 		out = append(out, "configName "+k)
+	}
+	for _, k := range m.Packages {
+		out = append(out, "package "+k)
+	}
+	for _, k := range m.Programs {
+		out = append(out, "program "+k)
 	}
 	for _, k := range m.AgentNames {
 		out = append(out, "agentName "+k)
@@ -354,29 +433,53 @@ func (s *Profiles) Backend(d Dialect) (Profile, bool) {
 	return p, ok && p.Dialect == d
 }
 
-// Match chooses the profile for an agent: by registry id first, then by config name, then
-// by agentInfo.name. It also says which key matched ("registryId", "configName",
-// "agentName"). An agent that matches nothing has no profile: it is not exercised, never
-// guessed at.
+// Match chooses the profile for an agent, by the first of its keys that a profile lists: its
+// registry id, its config name, the npm package its command runs (under any scope), its
+// program, its agentInfo.name (exactly, or as a package under any scope). It also says which
+// key matched, as a person reads it ("registry id codex-acp", "agentInfo.name
+// @agentclientprotocol/claude-agent-acp"). An agent that matches nothing has no profile.
 func (s *Profiles) Match(k Keys) (Profile, string, bool) {
 	for _, try := range []struct {
 		kind, value string
 		list        func(Match) []string
 	}{
-		{"registryId", k.RegistryID, func(m Match) []string { return m.RegistryIDs }},
-		{"configName", k.ConfigName, func(m Match) []string { return m.ConfigNames }},
-		{"agentName", k.AgentName, func(m Match) []string { return m.AgentNames }},
+		{"registry id", k.RegistryID, func(m Match) []string { return m.RegistryIDs }},
+		{"config name", k.ConfigName, func(m Match) []string { return m.ConfigNames }},
+		{"package", unscoped(k.Package), func(m Match) []string { return m.Packages }},
+		{"program", k.Program, func(m Match) []string { return m.Programs }},
+		{"agentInfo.name", k.AgentName, func(m Match) []string { return m.AgentNames }},
+		{"agentInfo.name", unscoped(k.AgentName), func(m Match) []string { return m.Packages }},
 	} {
 		if try.value == "" {
 			continue
 		}
 		for _, p := range s.list {
 			if slices.Contains(try.list(p.Match), try.value) {
-				return p, try.kind, true
+				shown := try.value
+				if try.kind == "package" {
+					shown = k.Package
+				} else if try.kind == "agentInfo.name" {
+					shown = k.AgentName
+				}
+				return p, try.kind + " " + shown, true
 			}
 		}
 	}
 	return Profile{}, "", false
+}
+
+// VerifiedOn reports whether the profile was verified on the agent name and version
+// (agentInfo): a Verified entry "NAME VERSION" whose name is name or the same package under
+// another scope.
+func (p Profile) VerifiedOn(name, version string) bool {
+	for _, v := range p.Verified {
+		n, rest, _ := strings.Cut(v, " ")
+		ver, _, _ := strings.Cut(rest, " ")
+		if ver == version && (n == name || unscoped(n) == unscoped(name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Setup makes the profile concrete for one run. v.Home must be an absolute path.
@@ -388,6 +491,9 @@ func (p Profile) Setup(v Values) (Setup, error) {
 		v.DummyKey = DummyKey
 	}
 	s := Setup{Profile: p.Name, Dialect: p.Dialect, Authenticate: p.Authenticate, Empty: slices.Clone(p.EmptyEnv)}
+	if g := p.Gateway; g != nil {
+		s.Gateway = &GatewayLogin{Method: g.Method, BaseURL: v.BaseURL + g.Path}
+	}
 	env := map[string]string{}
 	for k, val := range p.Env {
 		env[k] = fill(val, v)

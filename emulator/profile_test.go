@@ -19,7 +19,7 @@ func TestEmbeddedProfiles(t *testing.T) {
 	for _, p := range set.All() {
 		names = append(names, p.Name)
 	}
-	want := []string{"acptest-model", "anthropic", "auto", "claude-agent-acp", "claude-code-acp", "codex-acp", "gemini", "gemini-cli",
+	want := []string{"acptest-model", "anthropic", "auto", "claude-agent-acp", "claude-code-acp", "codebuddy-code", "codex-acp", "gemini", "gemini-cli",
 		"openai-chat", "openai-responses", "opencode", "pi-acp", "qwen-code"}
 	if !slices.Equal(names, want) {
 		t.Errorf("profiles %v, want %v", names, want)
@@ -38,10 +38,17 @@ func TestEmbeddedProfiles(t *testing.T) {
 		keys        Keys
 		name, byKey string
 	}{
-		{Keys{AgentName: "@zed-industries/claude-agent-acp"}, "claude-agent-acp", "agentName"},
-		{Keys{RegistryID: "codex-acp", AgentName: "gemini-cli"}, "codex-acp", "registryId"},
-		{Keys{RegistryID: "unknown", ConfigName: "gemini"}, "gemini-cli", "configName"},
-		{Keys{AgentName: "gemini-cli"}, "gemini-cli", "agentName"},
+		{Keys{AgentName: "@zed-industries/claude-agent-acp"}, "claude-agent-acp", "agentInfo.name @zed-industries/claude-agent-acp"},
+		{Keys{AgentName: "@agentclientprotocol/claude-agent-acp"}, "claude-agent-acp", "agentInfo.name @agentclientprotocol/claude-agent-acp"},
+		{Keys{RegistryID: "codex-acp", AgentName: "gemini-cli"}, "codex-acp", "registry id codex-acp"},
+		{Keys{RegistryID: "unknown", ConfigName: "gemini"}, "gemini-cli", "config name gemini"},
+		{Keys{AgentName: "gemini-cli"}, "gemini-cli", "agentInfo.name gemini-cli"},
+		// The package an npx command runs, under any scope and at any version.
+		{Keys{Package: "@agentclientprotocol/codex-acp@2.6.0"}, "codex-acp", "package @agentclientprotocol/codex-acp@2.6.0"},
+		{Keys{Package: "@qwen-code/qwen-code"}, "qwen-code", "package @qwen-code/qwen-code"},
+		// The program: an agent without agentInfo (CodeBuddy) is known by it.
+		{Keys{Program: "codebuddy"}, "codebuddy-code", "program codebuddy"},
+		{Keys{Program: "claude-agent-acp", AgentName: "OpenCode"}, "claude-agent-acp", "program claude-agent-acp"},
 	} {
 		p, by, ok := set.Match(tc.keys)
 		if !ok || p.Name != tc.name || by != tc.byKey {
@@ -68,7 +75,10 @@ func TestAgentProfiles(t *testing.T) {
 		profile, registryID, agentName string
 		dialect                        Dialect
 	}{
-		{"claude-agent-acp", "", "@zed-industries/claude-agent-acp", Anthropic},
+		{"claude-agent-acp", "claude-acp", "@zed-industries/claude-agent-acp", Anthropic},
+		{"claude-agent-acp", "claude-acp", "@agentclientprotocol/claude-agent-acp", Anthropic},
+		{"codex-acp", "codex-acp", "@agentclientprotocol/codex-acp", OpenAIResponses},
+		{"codebuddy-code", "codebuddy-code", "", OpenAIChat},
 		{"claude-code-acp", "claude-code-acp", "@zed-industries/claude-code-acp", Anthropic},
 		{"codex-acp", "codex-acp", "codex-acp", OpenAIResponses},
 		{"gemini-cli", "gemini", "gemini-cli", Gemini},
@@ -108,6 +118,9 @@ func TestProfilesPointAtTheEmulator(t *testing.T) {
 			continue
 		}
 		all := strings.Join(s.Env, "\n")
+		if s.Gateway != nil {
+			all += "\n" + s.Gateway.BaseURL + "\n" + DummyKey // a gateway login needs no key
+		}
 		for _, f := range s.Files {
 			all += "\n" + f.Content
 			if strings.HasSuffix(f.Path, ".json") && !json.Valid([]byte(f.Content)) {
@@ -135,32 +148,20 @@ func TestSetupCodex(t *testing.T) {
 		t.Fatal(err)
 	}
 	codexHome := filepath.Join(home, ".codex")
-	if !slices.Contains(s.Env, "CODEX_HOME="+codexHome) || !slices.Contains(s.Env, "OPENAI_API_KEY="+DummyKey) {
-		t.Errorf("env %v", s.Env)
-	}
-	if s.Authenticate != "openai-api-key" || s.Dialect != OpenAIResponses || !slices.Contains(s.Empty, "OPENAI_BASE_URL") {
+	if !slices.Equal(s.Env, []string{"CODEX_HOME=" + codexHome}) || s.Authenticate != "" || s.Dialect != OpenAIResponses {
 		t.Errorf("setup %+v", s)
 	}
-	if err := s.Write(); err != nil {
-		t.Fatal(err)
+	if s.Gateway == nil || s.Gateway.Method != "gateway" || s.Gateway.BaseURL != "http://127.0.0.1:4567/v1" {
+		t.Fatalf("gateway %+v, want the gateway login with the emulator's /v1", s.Gateway)
 	}
-	b, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
-	if err != nil {
-		t.Fatal(err)
+	if got := string(s.Gateway.Meta()); got != `{"gateway":{"baseUrl":"http://127.0.0.1:4567/v1","headers":{}}}` {
+		t.Errorf("gateway _meta %s", got)
 	}
-	if !strings.Contains(string(b), `base_url = "http://127.0.0.1:4567/v1"`) || strings.Contains(string(b), "{{") {
-		t.Errorf("config.toml:\n%s", b)
-	}
-	if fi, err := os.Stat(filepath.Join(codexHome, "config.toml")); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("config.toml mode %v %v", fi.Mode(), err)
-	}
-	env := s.Environ([]string{"PATH=/bin", "OPENAI_BASE_URL=https://api.openai.com/v1", "OPENAI_API_KEY=sk-real", "HOME=" + home})
-	if slices.Contains(env, "OPENAI_API_KEY=sk-real") || slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "OPENAI_BASE_URL=") }) ||
-		!slices.Contains(env, "PATH=/bin") || !slices.Contains(env, "OPENAI_API_KEY="+DummyKey) {
+	env := s.Environ([]string{"PATH=/bin", "OPENAI_BASE_URL=https://api.openai.com/v1", "OPENAI_API_KEY=sk-real", "DEFAULT_AUTH_REQUEST={}", "HOME=" + home})
+	if slices.ContainsFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, "OPENAI_") || strings.HasPrefix(kv, "DEFAULT_AUTH_REQUEST=")
+	}) || !slices.Contains(env, "PATH=/bin") {
 		t.Errorf("environ %v", env)
-	}
-	if _, err := p.Setup(Values{Home: "relative"}); err == nil {
-		t.Errorf("a relative HOME was accepted")
 	}
 }
 
@@ -198,7 +199,7 @@ func TestLoadProfilesDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, by, ok := set.Match(Keys{RegistryID: "qwen-code"})
-	if !ok || p.Name != "qwen-code" || by != "registryId" {
+	if !ok || p.Name != "qwen-code" || by != "registry id qwen-code" {
 		t.Fatalf("user profile not matched: %+v", p)
 	}
 	s, err := p.Setup(Values{BaseURL: "http://127.0.0.1:9", Port: 9, Home: "/h"})

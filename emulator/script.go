@@ -71,6 +71,9 @@ type ToolUse struct {
 	IsCustom bool
 	// Namespace is the tool's (Tool.Namespace): the call names it.
 	Namespace string
+	// Nested is the tool called through Name (Tool.Via): Custom is then the JavaScript that
+	// calls it.
+	Nested string
 }
 
 // APIError is an error answer in the request's dialect.
@@ -151,8 +154,21 @@ func WritesFiles() ToolPicker {
 
 // Use builds a call of tool t: its arguments are the minimal object its schema requires,
 // with values laid over it (values may name properties the schema does not require). For
-// a free-form tool, values["input"] (a string) is its input.
+// a free-form tool, values["input"] (a string) is its input. A tool called through another
+// (Tool.Via) becomes a call of that one, with the JavaScript that calls it.
 func Use(t Tool, values map[string]any) (*ToolUse, error) {
+	if t.Via != "" {
+		var arg any = values["input"]
+		if !t.Custom {
+			arg = values
+		}
+		b, err := json.Marshal(arg)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		js := "await tools." + t.Name + "(" + string(b) + ");\n"
+		return &ToolUse{Name: t.Via, Custom: js, IsCustom: true, Namespace: t.Namespace, Nested: t.Name}, nil
+	}
 	if t.Custom {
 		s, _ := values["input"].(string)
 		return &ToolUse{Name: t.Name, Custom: s, IsCustom: true, Namespace: t.Namespace}, nil

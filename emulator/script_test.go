@@ -120,3 +120,73 @@ func TestResponsesNamespaceTools(t *testing.T) {
 		t.Errorf("function_call item %v, want name probe_tool in namespace mcp__srv", item)
 	}
 }
+
+// TestResponsesAdditionalTools: codex-acp 2.6 offers its tools in an additional_tools item of
+// the input, not in the request's tools, and declares the tools its free-form exec tool can
+// call in that tool's description. They are all offered tools: the file-writing script finds
+// apply_patch through exec, and its call is an exec call of the JavaScript that calls it.
+func TestResponsesAdditionalTools(t *testing.T) {
+	desc := "Run JavaScript code to orchestrate/compose tool calls\n### `apply_patch`\nexec tool declaration:\n```ts\ndeclare const tools: { apply_patch(input: string): Promise<unknown>; };\n```\n" +
+		"### `exec_command`\nexec tool declaration:\n```ts\ndeclare const tools: { exec_command(args: {\n  cmd: string;\n}): Promise<unknown>; };\n```\n"
+	body, _ := json.Marshal(map[string]any{"model": "gpt-6.1-sol", "stream": true, "input": []any{
+		map[string]any{"type": "additional_tools", "role": "developer", "tools": []any{
+			map[string]any{"type": "namespace", "name": "functions", "tools": []any{
+				map[string]any{"type": "custom", "name": "exec", "description": desc},
+				map[string]any{"type": "function", "name": "wait", "parameters": map[string]any{"type": "object"}}}}}},
+		map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "write it"}}},
+	}})
+	tr, err := parseResponses(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tr.tools {
+		names = append(names, tl.QualifiedName())
+	}
+	if want := "functions.exec,functions.exec/apply_patch,functions.exec/exec_command,functions.wait"; strings.Join(names, ",") != want {
+		t.Fatalf("tools %v, want %s", names, want)
+	}
+	tool, ok := WritesFiles()(tr.tools)
+	if !ok || tool.Name != "apply_patch" || tool.Via != "exec" || !tool.Custom {
+		t.Fatalf("WritesFiles picked %+v, %v", tool, ok)
+	}
+	use, err := Use(tool, FileArgs(tool, "/w/f.txt", "one line\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "await tools.apply_patch(\"*** Begin Patch\\n*** Add File: /w/f.txt\\n+one line\\n*** End Patch\\n\");\n"
+	if use.Name != "exec" || !use.IsCustom || use.Namespace != "functions" || use.Nested != "apply_patch" || use.Custom != want {
+		t.Errorf("call %+v, want exec calling apply_patch with %q", use, want)
+	}
+	obj, _ := Use(Tool{Name: "exec_command", Via: "exec", Namespace: "functions"}, map[string]any{"cmd": "true"})
+	if obj.Custom != "await tools.exec_command({\"cmd\":\"true\"});\n" {
+		t.Errorf("an object-taking nested tool: %q", obj.Custom)
+	}
+}
+
+// TestLatestToolResultPastSystemEntries: a system entry after the tool result (claude-agent-acp
+// 0.101.0 adds a token count there) leaves the result the latest; only something the model
+// said after it makes it older. Before, the write script saw no latest result and asked for
+// the write again on every request.
+func TestLatestToolResultPastSystemEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tail   string
+		latest bool
+	}{
+		{"last", ``, true},
+		{"a system entry after it", `,{"role":"system","content":[{"type":"text","text":"<total_tokens>1 tokens left</total_tokens>"}]}`, true},
+		{"an assistant answer after it", `,{"role":"assistant","content":[{"type":"text","text":"done"}]}`, false},
+	} {
+		body := []byte(`{"model":"m","messages":[{"role":"user","content":"write"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Write","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"File created"}]}` + tc.tail + `]}`)
+		tr, err := parseAnthropic(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.results) != 1 || tr.results[0].Latest != tc.latest {
+			t.Errorf("%s: results %+v, want one, latest %v", tc.name, tr.results, tc.latest)
+		}
+	}
+}

@@ -281,7 +281,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		a := s.answer(t, &req, reply)
 		res.Answer, res.Status, res.Thought = a.kind, http.StatusOK, a.thought != ""
 		if a.tool != nil {
-			res.Tool, res.ToolCallID = Tool{Name: a.tool.Name, Namespace: a.tool.Namespace}.QualifiedName(), a.toolID
+			called := Tool{Name: a.tool.Name, Namespace: a.tool.Namespace}
+			if a.tool.Nested != "" {
+				called = Tool{Name: a.tool.Nested, Namespace: a.tool.Namespace, Via: a.tool.Name}
+			}
+			res.Tool, res.ToolCallID = called.QualifiedName(), a.toolID
 		}
 		var err error
 		if t.stream {

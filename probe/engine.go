@@ -98,7 +98,7 @@ func (e *engine) run(parent context.Context) {
 	if e.opts.AuthPolicy == AuthPolicyFail && e.authAdvertis > 0 {
 		record.AuthPolicyStop.Emit(e.log, record.AuthPolicy{Policy: string(AuthPolicyFail), AuthMethods: e.authAdvertis})
 	} else {
-		if e.opts.Authenticate != "" {
+		if e.opts.Authenticate != nil {
 			e.authenticate(ctx)
 		}
 		e.newSession(ctx)
@@ -202,13 +202,14 @@ func (s *Session) Watch(match func(jsonrpc.Frame) bool) (<-chan jsonrpc.Frame, f
 func (e *engine) initialize(ctx context.Context) bool {
 	ictx, cancel := context.WithTimeout(ctx, e.opts.StartupTimeout)
 	defer cancel()
+	caps := e.opts.ClientCapabilities
+	if len(caps) == 0 {
+		caps = MinimalClientCapabilities
+	}
 	params := map[string]any{
-		"protocolVersion": e.opts.ProtocolVersion,
-		"clientCapabilities": map[string]any{
-			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
-			"terminal": false,
-		},
-		"clientInfo": map[string]string{"name": "acpprobe", "title": "acpprobe", "version": Version},
+		"protocolVersion":    e.opts.ProtocolVersion,
+		"clientCapabilities": caps,
+		"clientInfo":         map[string]string{"name": "acpprobe", "title": "acpprobe", "version": Version},
 	}
 	resp, err := e.conn.Call(ictx, acp.MethodInitialize, params)
 	if err != nil {
@@ -229,7 +230,7 @@ func (e *engine) initialize(ctx context.Context) bool {
 func (e *engine) authenticate(ctx context.Context) {
 	actx, cancel := context.WithTimeout(ctx, e.opts.RequestTimeout)
 	defer cancel()
-	if _, err := e.conn.Call(actx, acp.MethodAuthenticate, map[string]any{"methodId": e.opts.Authenticate}); err != nil {
+	if _, err := e.conn.Call(actx, acp.MethodAuthenticate, e.opts.Authenticate.Params()); err != nil {
 		e.noAnswer(record.StageAuthenticate, err)
 	}
 }

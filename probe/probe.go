@@ -17,6 +17,7 @@
 package probe
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -40,6 +41,26 @@ const (
 	DefaultStartupTimeout = 20 * time.Second
 	DefaultRequestTimeout = 5 * time.Second
 )
+
+// Authenticate is one authenticate call: the method, and the _meta of its params (the
+// gateway's base URL and headers for a gateway login; nil for none).
+type Authenticate struct {
+	MethodID string
+	Meta     json.RawMessage
+}
+
+// Params are the call's params.
+func (a Authenticate) Params() map[string]any {
+	p := map[string]any{"methodId": a.MethodID}
+	if len(a.Meta) > 0 {
+		p["_meta"] = a.Meta
+	}
+	return p
+}
+
+// MinimalClientCapabilities is what the probe declares unless told otherwise: every
+// capability false.
+var MinimalClientCapabilities = json.RawMessage(`{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false}`)
 
 // Permission says how the probe answers the agent's session/request_permission.
 type Permission string
@@ -98,10 +119,16 @@ type Options struct {
 	// detection (right after initialize with InitializeOnly) and before teardown, when
 	// initialize succeeded and the agent is still there.
 	Steps []Step
-	// Authenticate, when set, is the authMethods id the probe calls authenticate with after
-	// initialize, before session/new. Only prompt turns against the model emulator use it,
-	// in a sandbox with dummy credentials (acpprobe probe and check never log in).
-	Authenticate string
+	// Authenticate, when set, is the authenticate call the probe makes after initialize,
+	// before session/new. Only prompt turns against the model emulator use it, in a sandbox
+	// with dummy credentials or the emulator as the gateway (acpprobe probe and check never log
+	// in).
+	Authenticate *Authenticate
+	// ClientCapabilities are the clientCapabilities of initialize (every capability false
+	// when nil): what the client claims to support, which decides what some agents show (a
+	// gateway login for a client that declares auth._meta.gateway). Whatever it claims, the
+	// probe still refuses every request the agent makes of the client.
+	ClientCapabilities json.RawMessage
 	// MCPServers are the mcpServers of session/new (none when nil): the turn scenarios offer
 	// the sentinel MCP servers (turn --mcp). Each must marshal to an ACP McpServer.
 	MCPServers []any

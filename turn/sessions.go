@@ -77,9 +77,9 @@ func targetOf(x *record.Index) (sessionsTarget, bool) {
 
 // sessionsThen are the connections of the sessions scenario after the main one, each to a
 // fresh agent process in the same sandbox: session-load (list, load, fork, load/close cycles,
-// a prompt on the closed session) and session-resume. authenticate is the backend profile's
-// authenticate method ("" for none).
-func sessionsThen(sc *scene, authenticate string) []acpprobe.Then {
+// a prompt on the closed session) and session-resume. authenticate is the route's
+// authenticate call (nil for none).
+func sessionsThen(sc *scene, authenticate *probe.Authenticate) []acpprobe.Then {
 	return []acpprobe.Then{
 		{Purpose: record.PurposeSessionLoad, Steps: func(x *record.Index) []probe.Step {
 			t, ok := targetOf(x)
@@ -109,11 +109,11 @@ func call(ctx context.Context, s *probe.Session, d time.Duration, method string,
 	return acp.ParseObject(a.Result)
 }
 
-// login calls authenticate when the backend profile needs it (an initialize-only connection
-// does not).
-func login(ctx context.Context, s *probe.Session, method string) {
-	if method != "" {
-		call(ctx, s, s.RequestTimeout, acp.MethodAuthenticate, map[string]any{"methodId": method})
+// login calls authenticate when the route needs it (an initialize-only connection does not
+// by itself).
+func login(ctx context.Context, s *probe.Session, a *probe.Authenticate) {
+	if a != nil {
+		call(ctx, s, s.RequestTimeout, acp.MethodAuthenticate, a.Params())
 	}
 }
 
@@ -124,7 +124,7 @@ const maxListPages = 5
 type loadStep struct {
 	t    sessionsTarget
 	sc   *scene
-	auth string
+	auth *probe.Authenticate
 }
 
 func (loadStep) Name() string { return record.ScenarioSessions.StepName() + "/load" }
@@ -236,7 +236,7 @@ func settle(ctx context.Context, s *probe.Session, before int) {
 type resumeStep struct {
 	t    sessionsTarget
 	sc   *scene
-	auth string
+	auth *probe.Authenticate
 }
 
 func (resumeStep) Name() string { return record.ScenarioSessions.StepName() + "/resume" }

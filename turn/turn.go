@@ -146,7 +146,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		c := po.Launcher.(transport.Command)
 		c.Environ = setup.Environ(c.Environ)
 		po.Launcher = c
-		po.Authenticate = setup.Authenticate
+		po.Authenticate = loginOf(setup)
 		po.Permission = probe.PermissionReject
 		sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
 		po.Steps = steps(scenarios, sc)
@@ -155,7 +155,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		}
 		if slices.Contains(scenarios, record.ScenarioSessions) {
 			// Load, close and resume run on fresh agent processes after the main connection.
-			then = sessionsThen(sc, setup.Authenticate)
+			then = sessionsThen(sc, po.Authenticate)
 		}
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
@@ -219,4 +219,15 @@ type scene struct {
 // path is a fresh file name in the workspace for a scenario.
 func (s *scene) path(name string) string {
 	return filepath.Join(s.workspace, fmt.Sprintf("acpprobe-%s-%d.txt", name, os.Getpid()))
+}
+
+// loginOf is the authenticate call a setup makes: its gateway login, its auth method, or none.
+func loginOf(s emulator.Setup) *probe.Authenticate {
+	switch {
+	case s.Gateway != nil:
+		return &probe.Authenticate{MethodID: s.Gateway.Method, Meta: s.Gateway.Meta()}
+	case s.Authenticate != "":
+		return &probe.Authenticate{MethodID: s.Authenticate}
+	}
+	return nil
 }

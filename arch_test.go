@@ -1,8 +1,10 @@
 package acpprobe_test
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -180,5 +182,39 @@ func TestAnalyzeLinksNoServer(t *testing.T) {
 				t.Errorf("%s links %s", pkg, dep)
 			}
 		}
+	}
+}
+
+// No text file of the module keeps a merge's conflict markers: DESIGN.md once did, and a test
+// that parses it would have read only one side.
+func TestNoConflictMarkers(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".json", ".txtar", ".sh", ".txt", ".yml", ".yaml":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") {
+				t.Errorf("%s:%d: a merge conflict marker: %q", path, i+1, line)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

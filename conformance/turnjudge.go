@@ -19,6 +19,8 @@ var (
 		Title: "The assistant's text came in an update other than agent_message_chunk", SpecRef: specPrompt, Active: true}
 	turnUpdatesAfter = &Check{ID: "turn.updates-after-answer", Tier: report.TierAdvisory, Side: SideAgent,
 		Title: "Updates of a turn arrived after its session/prompt answer", SpecRef: specPrompt, Active: true}
+	turnModelNotCalled = &Check{ID: "turn.model-not-called", Tier: report.TierCapability, Side: SideAgent,
+		Title: "A prompt was answered without the model, though the agent called it in other turns", SpecRef: specPrompt, Active: true}
 	turnPromptFailed = &Check{ID: "turn.prompt-failed", Tier: report.TierCapability, Side: SideAgent,
 		Title: "A valid prompt was answered with an error though the model answered", SpecRef: specPrompt, Active: true}
 	turnShapeRefused = &Check{ID: "turn.shape-refused", Tier: report.TierCapability, Side: SideAgent,
@@ -50,7 +52,7 @@ var (
 var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
-	checks: []*Check{turnNoText, turnTextKind, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
+	checks: []*Check{turnNoText, turnTextKind, turnModelNotCalled, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
 		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel, mcpMilestone, mcpUnadvertised,
 		sessionsLoadFailed, sessionsReplayIncomplete, sessionsReplayAfterAnswer, sessionsResumeReplayed, sessionsResumeFailed,
 		sessionsListMissing, sessionsCloseKeeps, sessionsCloseLeaks, sessionsForkBroken},
@@ -84,6 +86,11 @@ func judgeTurn(t report.Turn) []turnFinding {
 	for _, r := range t.Runs {
 		if r.UpdatesAfter > 0 {
 			add(turnUpdatesAfter, r.AnswerSeq, "", "%d update(s) of the turn came after its session/prompt answer; a turn ends with its answer", r.UpdatesAfter)
+		}
+		// A scenario of a run that never reached the model is not run (notRun); here the agent
+		// reached it in other turns. The cancel scenario judges its own second turn.
+		if r.Code == nil && r.StopReason != "" && r.ModelRequests+r.ModelRequestsAfter == 0 && t.Scenario != string(record.ScenarioCancel) {
+			add(turnModelNotCalled, r.AnswerSeq, "/result/stopReason", "the prompt ended %s without a single model request, though the agent called the model in other turns of this run: the user got no answer from the model", r.StopReason)
 		}
 		if t.Scenario != string(record.ScenarioCompletion) && t.Scenario != string(record.ScenarioModels) {
 			continue // the model answers record.TurnReply in these; the others are judged by their own checks

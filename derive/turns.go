@@ -16,7 +16,7 @@ import (
 // left empty: the turns pass decides them with its findings (judgeTurns). A scenario recorded
 // as skipped is not run, with its reason. The sessions scenario also reads its connections
 // after the main one (conns). nil when the record has no turn scenario.
-func deriveTurns(x *record.Index, conns sessionConns) []report.Turn {
+func deriveTurns(x *record.Index, conns sessionConns, run runModel) []report.Turn {
 	skipped := map[string]string{}
 	for _, f := range x.Events(record.StepSkipped.Kind) {
 		if p, ok := record.StepSkipped.Decode(f); ok {
@@ -59,7 +59,7 @@ func deriveTurns(x *record.Index, conns sessionConns) []report.Turn {
 		case record.ScenarioSessions:
 			t.Sessions = sessionsTruth(x, runs, conns)
 		}
-		if why := notRun(x, s, t); why != "" {
+		if why := notRun(x, s, t, run); why != "" {
 			t.Outcome, t.Reason = report.TurnNotRun, why
 		}
 		turns = append(turns, t)
@@ -70,7 +70,7 @@ func deriveTurns(x *record.Index, conns sessionConns) []report.Turn {
 // notRun says why a scenario that began could not run (the agent still refused for want of a
 // login, never called the model, went away, or the scenario's premise did not hold); "" when
 // it ran. A scenario that could not run is never a pass and never a failure of the agent.
-func notRun(x *record.Index, s record.Scenario, t report.Turn) string {
+func notRun(x *record.Index, s record.Scenario, t report.Turn, run runModel) string {
 	if s == record.ScenarioMCP {
 		// What the agent does with the sentinels by itself is observed even when no prompt
 		// could be sent (no backend profile): the milestones say how far it was observed.
@@ -98,17 +98,49 @@ func notRun(x *record.Index, s record.Scenario, t report.Turn) string {
 	first := t.Runs[0]
 	switch {
 	case requests == 0 && auth != "":
-		return "the agent still asks for authentication (" + auth + "): the backend profile's credentials did not take"
+		return "the agent still asks for authentication (" + auth + "): the credentials of " + run.route.Describe() + " did not take"
 	case first.AnswerSeq == 0 && x.GoneBefore(first.Seq):
 		return "the agent exited during the turn"
-	case requests == 0:
-		return "the agent never called the model emulator: the backend profile did not take effect"
+	case run.requests == 0:
+		return "the agent never called the model emulator in this run: " + run.route.Describe() + " did not take effect" + run.hint()
 	case s == record.ScenarioPermission && !t.Permission.Offered:
 		return "the agent offered the model no file-writing tool"
 	case s == record.ScenarioCancel && !t.Cancel.Sent:
 		return "the turn ended before it streamed anything: session/cancel was not sent mid-turn"
 	case s == record.ScenarioSessions:
 		return sessionsNotRun(t.Sessions, first)
+	}
+	return ""
+}
+
+// runModel is what the whole run says of the route to the model: the route taken, and the
+// model requests of every connection. A scenario is not run for want of a route only when
+// no request ever reached the emulator: an agent that called it in one scenario and not in
+// another has a route, and the prompt that did not reach the model is a finding.
+type runModel struct {
+	route    record.RouteInfo
+	requests int
+}
+
+// runModelOf reads the turn-route event of the main connection x and counts the model
+// requests of the whole record (all).
+func runModelOf(x *record.Index, all []jsonrpc.Frame) runModel {
+	var m runModel
+	if f, ok := x.FirstEvent(record.TurnRoute.Kind); ok {
+		m.route, _ = record.TurnRoute.Decode(f)
+	}
+	for _, f := range all {
+		if record.ModelRequest.Is(f) {
+			m.requests++
+		}
+	}
+	return m
+}
+
+// hint says how to choose another route when the one taken found nothing: auto is a guess.
+func (m runModel) hint() string {
+	if m.route.Kind == record.RouteAuto {
+		return "; name the agent's profile with --backend (acpprobe turn --help lists them)"
 	}
 	return ""
 }

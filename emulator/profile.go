@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/acpprobe/acpprobe/internal/safeio"
+	"github.com/acpprobe/acpprobe/record"
 )
 
 // Profile says how to point one agent at the emulator: the environment, the files in its
@@ -56,6 +57,9 @@ type Profile struct {
 	Gateway *Gateway `json:"gateway,omitempty"`
 	// Verified lists the agent versions the recipe was checked against ("name version").
 	Verified []string `json:"verified,omitempty"`
+	// Conditions say what the setup creates that changes what the agent does (a trusted
+	// workspace): the report names them beside the route.
+	Conditions []string `json:"conditions,omitempty"`
 	// Notes explain the recipe: why each setting is there, what the agent then sends.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -116,17 +120,6 @@ type Keys struct {
 	Program string
 	// AgentName is agentInfo.name, learned by a first handshake.
 	AgentName string
-}
-
-// unscoped is an npm package name without its scope and version ("@a/b@1.2" is "b").
-func unscoped(name string) string {
-	if rest, ok := strings.CutPrefix(name, "@"); ok {
-		if _, after, found := strings.Cut(rest, "/"); found {
-			name = after
-		}
-	}
-	name, _, _ = strings.Cut(name, "@")
-	return name
 }
 
 // Values fill a profile's placeholders.
@@ -445,10 +438,10 @@ func (s *Profiles) Match(k Keys) (Profile, string, bool) {
 	}{
 		{"registry id", k.RegistryID, func(m Match) []string { return m.RegistryIDs }},
 		{"config name", k.ConfigName, func(m Match) []string { return m.ConfigNames }},
-		{"package", unscoped(k.Package), func(m Match) []string { return m.Packages }},
+		{"package", record.PackageName(k.Package), func(m Match) []string { return m.Packages }},
 		{"program", k.Program, func(m Match) []string { return m.Programs }},
 		{"agentInfo.name", k.AgentName, func(m Match) []string { return m.AgentNames }},
-		{"agentInfo.name", unscoped(k.AgentName), func(m Match) []string { return m.Packages }},
+		{"agentInfo.name", record.PackageName(k.AgentName), func(m Match) []string { return m.Packages }},
 	} {
 		if try.value == "" {
 			continue
@@ -466,20 +459,6 @@ func (s *Profiles) Match(k Keys) (Profile, string, bool) {
 		}
 	}
 	return Profile{}, "", false
-}
-
-// VerifiedOn reports whether the profile was verified on the agent name and version
-// (agentInfo): a Verified entry "NAME VERSION" whose name is name or the same package under
-// another scope.
-func (p Profile) VerifiedOn(name, version string) bool {
-	for _, v := range p.Verified {
-		n, rest, _ := strings.Cut(v, " ")
-		ver, _, _ := strings.Cut(rest, " ")
-		if ver == version && (n == name || unscoped(n) == unscoped(name)) {
-			return true
-		}
-	}
-	return false
 }
 
 // Setup makes the profile concrete for one run. v.Home must be an absolute path.

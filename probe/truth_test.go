@@ -213,7 +213,7 @@ func TestPermissionPolicy(t *testing.T) {
 // With Authenticate set, authenticate is called with that method after initialize and before
 // session/new, and the evidence says so.
 func TestAuthenticateBeforeSessionNew(t *testing.T) {
-	r, frames := run(t, acptest.Config{Persona: "gemini"}, func(o *probe.Options) { o.Authenticate = "gemini-api-key" })
+	r, frames := run(t, acptest.Config{Persona: "gemini"}, func(o *probe.Options) { o.Authenticate = &probe.Authenticate{MethodID: "gemini-api-key"} })
 	var order []string
 	for _, f := range frames {
 		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Request {

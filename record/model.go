@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -112,4 +113,101 @@ type ModelResponseInfo struct {
 	Bounded bool `json:"bounded,omitempty"`
 	// Problem says why the answer is incomplete or an error was sent.
 	Problem string `json:"problem,omitempty"`
+}
+
+// RouteInfo is how acpprobe turn pointed the agent at the model emulator (the payload of the
+// turn-route event, before the main connection): the route, what it set, and what it
+// created. Values that are secret are never here (the dummy key is named, not given).
+type RouteInfo struct {
+	// Kind is the route.
+	Kind RouteKind `json:"kind"`
+	// Profile is the backend profile (route profile or auto) and MatchedBy the key that chose
+	// it ("registry id codex-acp", "program codebuddy", "--backend anthropic"); VerifiedOn
+	// the agent versions the profile was verified on ("NAME VERSION").
+	Profile    string   `json:"profile,omitempty"`
+	MatchedBy  string   `json:"matchedBy,omitempty"`
+	VerifiedOn []string `json:"verifiedOn,omitempty"`
+	// Dialect is the wire format the route expects ("auto": whichever the agent speaks).
+	Dialect string `json:"dialect,omitempty"`
+	// Env are the variables set for the agent, Emptied those removed; Files the files
+	// written into its HOME (paths under ~).
+	Env     []EnvSetting `json:"env,omitempty"`
+	Emptied []string     `json:"emptied,omitempty"`
+	Files   []string     `json:"files,omitempty"`
+	// Authenticate is the authMethods id logged in with; Gateway the base URL given to a
+	// gateway login.
+	Authenticate string `json:"authenticate,omitempty"`
+	Gateway      string `json:"gateway,omitempty"`
+	// Conditions are what the route created that changes what the agent does (a trusted
+	// workspace, a client that declares gateway logins).
+	Conditions []string `json:"conditions,omitempty"`
+	// Reason says why there is no route (Kind none).
+	Reason string `json:"reason,omitempty"`
+}
+
+// VerifiedFor reports whether the profile was verified on the agent name and version
+// (agentInfo): a VerifiedOn entry "NAME VERSION" whose name is name, or the same npm package
+// under another scope (PackageName).
+func (r RouteInfo) VerifiedFor(name, version string) bool {
+	for _, v := range r.VerifiedOn {
+		n, rest, _ := strings.Cut(v, " ")
+		ver, _, _ := strings.Cut(rest, " ")
+		if ver == version && (n == name || PackageName(n) == PackageName(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// PackageName is an npm package name without its scope and version ("@a/b@1.2" is "b"): the
+// @zed-industries and @agentclientprotocol builds of an adapter are one family.
+func PackageName(name string) string {
+	if rest, ok := strings.CutPrefix(name, "@"); ok {
+		if _, after, found := strings.Cut(rest, "/"); found {
+			name = after
+		}
+	}
+	name, _, _ = strings.Cut(name, "@")
+	return name
+}
+
+// RouteKind names a route to the model emulator.
+type RouteKind string
+
+// The routes, in the order a turn run tries them.
+const (
+	// RouteProfile: a backend profile (data: environment, files, authenticate) for this agent,
+	// or the generic one of --backend.
+	RouteProfile RouteKind = "profile"
+	// RouteGateway: the agent's own gateway login (ACP authenticate with _meta.gateway), the
+	// emulator as the gateway.
+	RouteGateway RouteKind = "gateway"
+	// RouteAuto: every dialect on the emulator's one port, and every base-URL and key
+	// variable the profiles know.
+	RouteAuto RouteKind = "auto"
+	// RouteNone: no route (Reason says why); no turn runs.
+	RouteNone RouteKind = "none"
+)
+
+// EnvSetting is one variable a route set.
+type EnvSetting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Describe names the route in a sentence's words: "the backend profile codex-acp (matched by
+// registry id codex-acp)", "the agent's gateway login gateway", "the auto route".
+func (r RouteInfo) Describe() string {
+	switch r.Kind {
+	case RouteProfile:
+		if r.MatchedBy == "" {
+			return "the backend profile " + r.Profile
+		}
+		return "the backend profile " + r.Profile + " (matched by " + r.MatchedBy + ")"
+	case RouteGateway:
+		return "the agent's gateway login " + r.Authenticate + " (base URL " + r.Gateway + ")"
+	case RouteAuto:
+		return "the auto route (every dialect on one port, every base-URL and key variable the profiles know)"
+	}
+	return "no route"
 }

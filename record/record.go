@@ -94,6 +94,9 @@ var (
 	// Done closes a connection.
 	Done = Event[None]{"done"}
 
+	// TurnRoute: how acpprobe turn pointed the agent at the model emulator (before the main
+	// connection's spawn).
+	TurnRoute = Event[RouteInfo]{"turn-route"}
 	// ModelRequest: a request reached the model emulator during a prompt turn (what the
 	// agent asked its "model": path, model, tools offered, tool results, last user message).
 	ModelRequest = Event[ModelRequestInfo]{"model-request"}
@@ -114,7 +117,7 @@ var (
 func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
-		Teardown.Kind, Exit.Kind, Done.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
+		Teardown.Kind, Exit.Kind, Done.Kind, TurnRoute.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
 		MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
 }
 

@@ -56,6 +56,9 @@ type Result struct {
 	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
 	// Turns are the prompt turns of acpprobe turn (and check --turns), one per scenario.
 	Turns []Turn `json:"turns,omitempty"`
+	// Route is how acpprobe turn pointed the agent at the model emulator (absent without
+	// prompt turns).
+	Route *TurnRoute `json:"route,omitempty"`
 	// SideEffects is what the run did to the machine, under the isolation it had (a live run
 	// of acpprobe.Run; absent from reports of records that do not say).
 	SideEffects *SideEffects `json:"sideEffects,omitempty"`
@@ -461,6 +464,20 @@ type Turn struct {
 	// Sessions (sessions): load, resume, list, close and fork of the session, on fresh
 	// processes.
 	Sessions *SessionsTruth `json:"sessions,omitempty"`
+}
+
+// TurnRoute is how acpprobe turn pointed the agent at the model emulator (record.RouteInfo:
+// the route, the profile and the key that chose it, what it set), and what the run showed of
+// it.
+type TurnRoute struct {
+	record.RouteInfo
+	// Version is the agent's version (agentInfo.version); Verified says whether the profile
+	// was verified on it (null: no profile, or no agentInfo to tell).
+	Version  string `json:"version,omitempty"`
+	Verified *bool  `json:"verified"`
+	// Dialects are the wire formats the agent's model requests used, in the order first seen
+	// (empty: it never called the emulator).
+	Dialects []string `json:"dialects"`
 }
 
 // MCPTruth is how far an agent got with the sentinel MCP server of one transport, milestone by

@@ -3,7 +3,7 @@ package turn_test
 import (
 	"context"
 	"os"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,21 +76,15 @@ func TestNetLevelTurns(t *testing.T) {
 	}
 }
 
-// At the net level only the sandbox's first command gets the listeners, so no initialize-only handshake learns the
-// agent's name first: an agent that its id does not name runs no turn, and the reason says
-// how to name it. Its one run still happened, at the net level.
-func TestNetLevelNeedsAName(t *testing.T) {
-	r, log := runNet(t, emulator.Keys{}, record.ScenarioCompletion)
-	if r.ProtocolVersion == nil {
-		t.Fatalf("no handshake: %+v", r.Error)
+// At the net level only the sandbox's first command gets the listeners, so no initialize-only
+// handshake learns the agent's name or its gateway login first: an agent its names do not
+// match runs on the auto route, and the report says which dialect it spoke.
+func TestNetLevelAutoRoute(t *testing.T) {
+	r, _ := runNet(t, emulator.Keys{}, record.ScenarioCompletion)
+	if r.Route == nil || r.Route.Kind != record.RouteAuto || !slices.Equal(r.Route.Dialects, []string{"anthropic"}) {
+		t.Fatalf("route %+v, want auto, the agent speaking anthropic", r.Route)
 	}
-	var why string
-	for _, f := range log.Frames() {
-		if p, ok := record.StepSkipped.Decode(f); ok && p.Name == record.ScenarioCompletion.StepName() {
-			why = p.Reason
-		}
-	}
-	if !strings.Contains(why, "no backend profile") || !strings.Contains(why, "--backend") {
-		t.Errorf("completion skipped %q, want no profile, with how to name the agent", why)
+	if tr := turnOf(t, r, record.ScenarioCompletion); tr.Outcome != report.TurnPassed {
+		t.Errorf("completion %s (%s), want passed on the auto route", tr.Outcome, tr.Reason)
 	}
 }

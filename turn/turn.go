@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
-	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -36,11 +35,13 @@ type Options struct {
 	// Probe says what to launch and its budgets. Its Launcher must be a transport.Command:
 	// Run moves it into the sandbox. Steps, Authenticate and Permission are set by Run.
 	Probe probe.Options
-	// Keys choose the backend profile (registry id, config name; the agentInfo name is
-	// learned by a first, initialize-only handshake when nothing else matches).
+	// Keys choose the backend profile (registry id, config name; Run adds the command's
+	// program and npm package, and the agentInfo name a first, initialize-only handshake
+	// learns when nothing else matches).
 	Keys emulator.Keys
-	// Backend, when set, uses the generic profile of that dialect instead of matching.
-	Backend emulator.Dialect
+	// Backend, when set, forces the route: a dialect's generic profile ("anthropic" …), "auto"
+	// (every dialect and variable), or "gateway" (the agent's gateway login).
+	Backend string
 	// Profiles are the backend profiles (the embedded set when nil).
 	Profiles *emulator.Profiles
 	// Scenarios to run (record.DefaultScenarios when empty), in record.Scenarios order.
@@ -67,8 +68,8 @@ type Options struct {
 // emulator in a few seconds; a cold start of their CLI can take longer.
 const DefaultTurnTimeout = 60 * time.Second
 
-// ErrNoProfile means no backend profile matches the agent: it is reported as not exercised,
-// never guessed at.
+// ErrNoProfile means the route asked for has no profile (an unknown --backend): the turns
+// are reported as not exercised.
 var ErrNoProfile = errors.New("no backend profile for this agent")
 
 // Run runs the turns and returns the report. The error is non-nil only when the options are
@@ -126,7 +127,11 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	}
 	defer box.Close()
 
-	profile, found, why := o.profile(ctx, cmd, box)
+	r, err := o.chooseRoute(ctx, cmd, box, srv)
+	if err != nil {
+		return nil, fmt.Errorf("turn: %w", err)
+	}
+	record.TurnRoute.Emit(log, r.info)
 	po := o.Probe
 	var then []acpprobe.Then
 	if hub != nil {
@@ -135,18 +140,17 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		}
 	}
 	po.Launcher = acpprobe.Sandboxed(box, cmd)
-	if found {
-		setup, err := profile.Setup(emulator.ValuesFor(srv, box.Home()))
-		if err != nil {
-			return nil, fmt.Errorf("turn: %w", err)
+	po.ClientCapabilities = r.client
+	if r.ok() {
+		if r.setup != nil {
+			if err := r.setup.Write(); err != nil {
+				return nil, fmt.Errorf("turn: %w", err)
+			}
+			c := po.Launcher.(transport.Command)
+			c.Environ = r.setup.Environ(c.Environ)
+			po.Launcher = c
 		}
-		if err := setup.Write(); err != nil {
-			return nil, fmt.Errorf("turn: %w", err)
-		}
-		c := po.Launcher.(transport.Command)
-		c.Environ = setup.Environ(c.Environ)
-		po.Launcher = c
-		po.Authenticate = loginOf(setup)
+		po.Authenticate = r.login
 		po.Permission = probe.PermissionReject
 		sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
 		po.Steps = steps(scenarios, sc)
@@ -160,9 +164,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
-		// Without a profile no turn runs; what the agent does with the sentinels by itself
+		// Without a route no turn runs; what the agent does with the sentinels by itself
 		// (connect, list their tools) is still observed.
-		po.Steps = []probe.Step{notExercised{reason: why, scenarios: slices.DeleteFunc(slices.Clone(scenarios),
+		po.Steps = []probe.Step{notExercised{reason: r.info.Reason, scenarios: slices.DeleteFunc(slices.Clone(scenarios),
 			func(s record.Scenario) bool { return s == record.ScenarioMCP })}}
 		if hub != nil {
 			po.Steps = append(po.Steps, mcpStep{hub: hub})
@@ -173,39 +177,6 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	}
 	defer serveInside(ctx, box, srv, hub)()
 	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box, Then: then})
-}
-
-// profile chooses the backend profile: by hand (Backend), by registry id or config name, or
-// by the agentInfo name a first initialize-only handshake in the sandbox learns — except at the
-// net level, where only the sandbox's first command gets the listeners inside its namespace. Without one it says why.
-func (o Options) profile(ctx context.Context, cmd transport.Command, box *sandbox.Sandbox) (emulator.Profile, bool, string) {
-	if o.Backend != "" {
-		p, ok := o.Profiles.Backend(o.Backend)
-		return p, ok, ErrNoProfile.Error()
-	}
-	if p, _, ok := o.Profiles.Match(o.Keys); ok {
-		return p, true, ""
-	}
-	if box.Level() == record.LevelNet {
-		return emulator.Profile{}, false, ErrNoProfile.Error() + ": at the net level only the agent's first run reaches the emulator, so its name cannot be learned first; name the agent by its id or give a backend (--backend)"
-	}
-	first := o.Probe
-	first.Log = nil
-	first.Launcher = acpprobe.Sandboxed(box, cmd)
-	first.InitializeOnly = true
-	first.Steps = nil
-	log, err := probe.Drive(ctx, first)
-	if err != nil {
-		return emulator.Profile{}, false, ErrNoProfile.Error()
-	}
-	r := derive.Connection(ctx, record.New(log.Frames()), nil)
-	if r.AgentInfo == nil {
-		return emulator.Profile{}, false, ErrNoProfile.Error()
-	}
-	keys := o.Keys
-	keys.AgentName = r.AgentInfo.Name
-	p, _, ok := o.Profiles.Match(keys)
-	return p, ok, ErrNoProfile.Error()
 }
 
 // scene is what the scenarios share: the model to script, the workspace to look in, the

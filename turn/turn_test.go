@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
@@ -27,9 +29,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// An agent no backend profile matches runs no turn: every scenario is recorded as skipped,
-// "no backend profile", never guessed at; the handshake still happened, in the sandbox.
-func TestNoProfileIsNotExercised(t *testing.T) {
+// An agent no backend profile matches, and that offers no gateway login, runs on the auto
+// route: every dialect on one port, every variable the profiles know. An agent that still never
+// calls the model has every scenario not run, and the reason names the route and how to choose
+// another; the handshake happened, in the sandbox.
+func TestNoProfileRunsOnAuto(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +44,8 @@ func TestNoProfileIsNotExercised(t *testing.T) {
 			Launcher: transport.Command{Argv: []string{exe}, Env: []string{"ACPPROBE_TURN_AGENT=--persona minimal", "GORACE=atexit_sleep_ms=0"}},
 			Log:      log, Timeout: 20 * time.Second, Grace: time.Second,
 		},
-		Sandbox: sandbox.Options{Parent: t.TempDir()},
+		Scenarios: []record.Scenario{record.ScenarioCompletion, record.ScenarioPermission},
+		Sandbox:   sandbox.Options{Parent: t.TempDir()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -48,15 +53,16 @@ func TestNoProfileIsNotExercised(t *testing.T) {
 	if r.ProtocolVersion == nil {
 		t.Fatalf("no handshake: %+v", r.Error)
 	}
-	skipped := map[string]string{}
-	for _, f := range log.Frames() {
-		if p, ok := record.StepSkipped.Decode(f); ok {
-			skipped[p.Name] = p.Reason
-		}
+	if r.Route == nil || r.Route.Kind != record.RouteAuto || len(r.Route.Dialects) != 0 {
+		t.Fatalf("route %+v, want auto, and no dialect used", r.Route)
 	}
-	for _, s := range record.DefaultScenarios {
-		if why := skipped[s.StepName()]; !strings.Contains(why, "no backend profile") {
-			t.Errorf("scenario %s: skipped %q, want not exercised for lack of a profile", s, why)
+	if !slices.ContainsFunc(r.Route.Env, func(e record.EnvSetting) bool { return e.Name == "ANTHROPIC_BASE_URL" }) {
+		t.Errorf("route env %+v, want every profile's base-URL variable (ANTHROPIC_BASE_URL among them)", r.Route.Env)
+	}
+	for _, s := range []record.Scenario{record.ScenarioCompletion, record.ScenarioPermission} {
+		tr := turnOf(t, r, s)
+		if tr.Outcome != report.TurnNotRun || !strings.Contains(tr.Reason, "never called the model emulator in this run: the auto route") || !strings.Contains(tr.Reason, "--backend") {
+			t.Errorf("scenario %s: %s %q, want not run: the auto route did not take, and how to choose another", s, tr.Outcome, tr.Reason)
 		}
 	}
 	// The agent ran in the sandbox's workspace, not here.

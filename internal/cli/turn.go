@@ -43,7 +43,7 @@ func (t *turnFlags) register(fs *flag.FlagSet, withMCP bool) {
 	if withMCP {
 		fs.BoolVar(&t.mcp, "mcp", false, "also offer sentinel MCP servers (stdio, http, sse) and report how far the agent gets with each: delivered, connected, listed, visible to the model, called, result returned")
 	}
-	fs.StringVar(&t.backend, "backend", "", "use the generic profile of this model API instead of matching one: anthropic, openai-responses, openai-chat, gemini, or auto (every one of them)")
+	fs.StringVar(&t.backend, "backend", "", "force the route to the emulator instead of choosing one: a model API's generic profile (anthropic, openai-responses, openai-chat, gemini), auto (every one of them on one port), or gateway (the agent's own gateway login)")
 	fs.StringVar(&t.profilesDir, "profiles", "", "directory of extra backend profiles (JSON, one per agent) merged over the built-in ones")
 	t.turnTimeout.d = turn.DefaultTurnTimeout
 	fs.Var(&t.turnTimeout, "turn-timeout", "budget of one prompt turn")
@@ -67,7 +67,7 @@ func turnFlagsSet(fs *flag.FlagSet) []string {
 // agent's --env values go to the sandbox, which refuses the variables it sets itself.
 func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Options) (turn.Options, error) {
 	box.Env = env
-	o := turn.Options{Backend: emulator.Dialect(t.backend), TurnTimeout: t.turnTimeout.d,
+	o := turn.Options{Backend: t.backend, TurnTimeout: t.turnTimeout.d,
 		Keys:    emulator.Keys{RegistryID: target.AgentID, ConfigName: target.AgentID},
 		Sandbox: box}
 	for _, list := range t.scenarios {
@@ -88,9 +88,9 @@ func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Opti
 		}
 	}
 	switch o.Backend {
-	case "", emulator.Anthropic, emulator.OpenAIResponses, emulator.OpenAIChat, emulator.Gemini, emulator.Auto:
+	case "", string(emulator.Anthropic), string(emulator.OpenAIResponses), string(emulator.OpenAIChat), string(emulator.Gemini), string(emulator.Auto), turn.BackendGateway:
 	default:
-		return o, usagef("--backend %q: want anthropic, openai-responses, openai-chat, gemini or auto", t.backend)
+		return o, usagef("--backend %q: want anthropic, openai-responses, openai-chat, gemini, auto or gateway", t.backend)
 	}
 	if t.profilesDir != "" {
 		ps, err := emulator.LoadProfilesDir(t.profilesDir)

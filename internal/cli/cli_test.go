@@ -74,18 +74,26 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("exitcode: %v", err)
 	}
-	err = ts.Exec(args[1], args[2:]...)
-	got := 0
-	var exitErr *exec.ExitError
-	switch {
-	case errors.As(err, &exitErr):
-		got = exitErr.ExitCode()
-	case err != nil:
+	got, err := exitStatus(ts.Exec(args[1], args[2:]...))
+	if err != nil {
 		ts.Fatalf("exitcode: %v", err)
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// exitStatus is the exit status of a command that ended with err (0 when err is nil), or err
+// when the command did not run to an exit.
+func exitStatus(err error) (int, error) {
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		return exitErr.ExitCode(), nil
+	case err != nil:
+		return 0, err
+	}
+	return 0, nil
 }
 
 func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
@@ -163,12 +171,22 @@ func cmdSameResult(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// structural is a result without what legitimately differs between two probes of the same
-// agent: times, pids, the command, transcript line numbers, the processes of the teardown.
+// structural is the result in file, structurally (structuralDoc).
 func structural(ts *testscript.TestScript, file string) map[string]any {
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(ts.ReadFile(file)), &doc); err != nil {
+	doc, err := structuralDoc([]byte(ts.ReadFile(file)))
+	if err != nil {
 		ts.Fatalf("%s: %v", file, err)
+	}
+	return doc
+}
+
+// structuralDoc is a result document without what legitimately differs between two probes of
+// the same agent: times, pids, the command, transcript line numbers, the processes of the
+// teardown.
+func structuralDoc(data []byte) (map[string]any, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
 	}
 	delete(doc, "agent")
 	delete(doc, "timings")
@@ -203,7 +221,7 @@ func structural(ts *testscript.TestScript, file string) map[string]any {
 			delete(asMap(p), "seq")
 		}
 	}
-	return doc
+	return doc, nil
 }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }

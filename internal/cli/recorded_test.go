@@ -286,20 +286,21 @@ var recordedAgents = []recorded{
 	},
 	{
 		// The main turn transcript: after the cancel, the next prompt ends end_turn at once with
-		// no text and the agent calls the model only after answering. Every scenario runs on the
-		// same agent process here, so the sessions scenario after it never reaches the model and
-		// is reported not-run (issue 20 item 4: scenarios on fresh processes); its facts are in
-		// turn-sessions.ndjson.
+		// no text and the agent calls the model only after answering. Every scenario ran on the
+		// same agent process then, so the sessions turn after it answers before its model
+		// request; the agent called the model in the other turns, so the scenario ran (a route
+		// that did not take is said only of a run with no model request at all), and its load of
+		// the fork lacks the history as in turn-sessions.ndjson.
 		file: "claude-agent-acp-0.23.1/turn.ndjson", agentInfo: claude0231, caps: claude0231Caps, auth: []authWant{},
 		methods: claude0231Methods, configOption: true, authStatus: report.AuthAuthenticated, exitBy: record.ExitSigterm,
 		turns: &turnsWant{
 			outcomes: map[record.Scenario]report.TurnOutcome{
 				record.ScenarioCompletion: report.TurnPassed, record.ScenarioShapes: report.TurnFailed,
 				record.ScenarioModels: report.TurnPassed, record.ScenarioPermission: report.TurnPassed,
-				record.ScenarioCancel: report.TurnFailed, record.ScenarioSessions: report.TurnNotRun,
+				record.ScenarioCancel: report.TurnFailed, record.ScenarioSessions: report.TurnFailed,
 				record.ScenarioMCP: report.TurnPassed,
 			},
-			findings:   []string{"turn.shape-unadvertised", "turn.unusable-after-cancel"},
+			findings:   []string{"sessions.fork-broken", "turn.shape-unadvertised", "turn.unusable-after-cancel"},
 			family:     "claude",
 			reached:    3,
 			permission: &permissionWant{"failed", "end_turn"},

@@ -139,11 +139,11 @@ type Check struct {
 }
 
 // Then is a connection Run opens after the main one: initialize only, then the steps Steps
-// returns given the main connection's record (nil: the connection is not opened), and the agent ended
-// at once. Purpose names it in its spawn event.
+// returns given the record so far, split into its connections (nil: the connection is not
+// opened), and the agent ended at once. Purpose names it in its spawn event.
 type Then struct {
 	Purpose record.Purpose
-	Steps   func(sofar *record.Index) []probe.Step
+	Steps   func(sofar record.Connections) []probe.Step
 }
 
 // errNotProcess: isolation needs an agent that runs as a process of its own.
@@ -205,7 +205,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		if steps := t.Steps(record.New(record.Split(log.Frames()).Main)); steps != nil {
+		if steps := t.Steps(record.Split(log.Frames())); steps != nil {
 			_, _ = probe.Drive(ctx, extraConnection(po, t.Purpose, steps))
 		}
 	}

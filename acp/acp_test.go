@@ -108,3 +108,38 @@ func TestObject(t *testing.T) {
 		t.Error("non-objects parsed")
 	}
 }
+
+// The modes of today's agents, as they describe themselves: those that promise to ask before a
+// write in the workspace, and those that do not.
+func TestPromisesToAsk(t *testing.T) {
+	for _, c := range []struct {
+		id, name, description string
+		asks                  bool
+	}{
+		{"default", "Manual", "Always ask before making changes", true},                              // claude-agent-acp 0.101.0
+		{"auto", "Auto", "Claude handles permission decisions", false},                               // its default
+		{"acceptEdits", "Accept edits", "Automatically accept all file edits", false},                //
+		{"plan", "Plan", "Create a plan before making changes", false},                               //
+		{"default", "Default", "Prompts for approval", true},                                         // gemini-cli 0.61.0
+		{"autoEdit", "Auto Edit", "Auto-approves edit tools", false},                                 //
+		{"yolo", "YOLO", "Auto-approves all tools", false},                                           //
+		{"read-only", "Read-only", "Requires approval to edit files and access the internet.", true}, // codex-acp 2.6.0
+		{"workspace-write", "Workspace access", "Edit workspace files; ask before writing outside the workspace or accessing the network.", false},
+		{"agent", "Auto review", "Only ask for actions detected as potentially unsafe", false}, //
+		{"agent-full-access", "Full access", "Unrestricted access to the internet and any file on your computer", false},
+		{"read-only", "Read Only", "Codex can read files in the current workspace. Approval is required to edit files or access the internet.", true}, // codex-acp 0.16.0
+		{"default", "Default", "Require approval for file edits or shell commands", true},                                                             // qwen-code 0.24.4
+		{"auto-edit", "Auto Edit", "Automatically approve file edits", false},                                                                         //
+		{"auto", "Auto", "LLM classifier auto-approves safe actions, blocks risky ones", false},                                                       //
+		{"default", "Always Ask", "Prompts for permission on first use of each tool", true},                                                           // CodeBuddy Code 2.117.0
+		{"dontAsk", "Don't Ask", "Never shows permission prompts; runs pre-approved and safe actions, denies anything that would require approval", false},
+		{"bypassPermissions", "Bypass Permissions", "Skips all permission prompts", false},              //
+		{"build", "build", "The default agent. Executes tools based on configured permissions.", false}, // opencode 1.18.33
+		{"plan", "plan", "Plan mode. Disallows all edit tools.", false},                                 //
+		{"default", "", "", false}, // a bare id promises nothing
+	} {
+		if got := PromisesToAsk(c.id, c.name, c.description); got != c.asks {
+			t.Errorf("%s %q %q: promises to ask %v, want %v", c.id, c.name, c.description, got, c.asks)
+		}
+	}
+}

@@ -33,6 +33,9 @@ func (a *agent) defaultConfig() map[string]string {
 	for _, o := range acp.ParseSessionResult(a.p.NewSession).ConfigOptions {
 		config[o.ID] = o.Current()
 	}
+	if _, ok := config["mode"]; ok && a.cfg.AutoByDefault {
+		config["mode"] = "auto"
+	}
 	return config
 }
 

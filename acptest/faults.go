@@ -273,4 +273,7 @@ type ModelFaults struct {
 	LeakOnLoad bool
 	// CloseKeeps: session/close answers {} but keeps the session: a later prompt still works.
 	CloseKeeps bool
+	// AutoByDefault is no fault but a variant: sessions start in mode auto, which writes
+	// without asking (claude-agent-acp 0.101.0 starts in its mode auto); mode ask still asks.
+	AutoByDefault bool
 }

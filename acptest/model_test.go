@@ -183,7 +183,7 @@ func TestModelSelection(t *testing.T) {
 	c := connect(t, acptest.Launcher(m.config(acptest.ModelFaults{})), "allow")
 	sid := c.newSession(m.cwd)
 	res := c.result(acp.MethodSetConfigOption, map[string]string{"sessionId": sid, "configId": "model", "value": "acptest-large"})
-	if got := acp.ParseSessionResult(mustJSON(res)).ConfigOptions; len(got) != 2 || got[0].Current() != "acptest-large" {
+	if got := acp.ParseSessionResult(mustJSON(res)).ConfigOptions; len(got) != 3 || got[0].Current() != "acptest-large" {
 		t.Errorf("set_config_option answered %v", res)
 	}
 	c.result(acp.MethodSetConfigOption, map[string]string{"sessionId": sid, "configId": "thought_level", "value": "high"})

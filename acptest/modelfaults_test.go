@@ -140,3 +140,29 @@ func TestModelBounds(t *testing.T) {
 		}
 	})
 }
+
+// Mode auto writes without asking, mode ask asks; AutoByDefault starts sessions in auto, and
+// mode ask then still asks.
+func TestModeAutoWritesWithoutAsking(t *testing.T) {
+	m := newModel(t, emulator.WriteFile("out.txt", "x", "done"))
+	c := connect(t, acptest.Launcher(m.config(acptest.ModelFaults{AutoByDefault: true})), "reject")
+	sid := c.newSession(m.cwd)
+	c.stopReason(sid, text("write"))
+	c.noPermission()
+	if !fileExists(t, filepath.Join(m.cwd, "out.txt")) {
+		t.Fatal("in mode auto the file was not written")
+	}
+
+	m = newModel(t, emulator.WriteFile("out.txt", "x", "done"))
+	c = connect(t, acptest.Launcher(m.config(acptest.ModelFaults{AutoByDefault: true})), "reject")
+	sid = c.newSession(m.cwd)
+	res := c.result(acp.MethodSetConfigOption, map[string]string{"sessionId": sid, "configId": "mode", "value": "ask"})
+	if opt := acp.ModeOption(acp.ParseSessionResult(mustJSON(res)).ConfigOptions); opt == nil || opt.Current() != "ask" {
+		t.Fatalf("set_config_option mode=ask answered %v", res)
+	}
+	c.stopReason(sid, text("write"))
+	c.permission()
+	if fileExists(t, filepath.Join(m.cwd, "out.txt")) {
+		t.Error("in mode ask the refused file was written")
+	}
+}

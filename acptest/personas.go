@@ -146,7 +146,7 @@ var personas = map[string]*Persona{
 	"model": {
 		Name: "model",
 		Description: "modelled on claude-agent-acp's prompt turn: calls an Anthropic Messages model at $ANTHROPIC_BASE_URL (loopback only), " +
-			"Write (with permission) and Read tools, MCP tools, model and thought_level options, cancel, sessions that load/list/resume/fork/close",
+			"Write (with permission in mode ask, without in mode auto) and Read tools, MCP tools, mode, model and thought_level options, cancel, sessions that load/list/resume/fork/close",
 		Initialize: raw(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true,` +
 			`"promptCapabilities":{"image":true,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true},` +
 			`"sessionCapabilities":{"list":{},"resume":{},"close":{},"fork":{}}},"authMethods":[],` +
@@ -156,7 +156,10 @@ var personas = map[string]*Persona{
 			`{"value":"acptest-small","name":"Small","description":"The default model"},` +
 			`{"value":"acptest-large","name":"Large","description":"The larger model"}]},` +
 			`{"id":"thought_level","name":"Thinking","category":"thought_level","type":"select","currentValue":"` + defaultEffort + `","options":[` +
-			`{"value":"low","name":"Low"},{"value":"medium","name":"Medium"},{"value":"high","name":"High"}]}]}`),
+			`{"value":"low","name":"Low"},{"value":"medium","name":"Medium"},{"value":"high","name":"High"}]},` +
+			`{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"ask","options":[` +
+			`{"value":"ask","name":"Ask","description":"Asks before every file write"},` +
+			`{"value":"auto","name":"Auto","description":"Writes files without asking"}]}]}`),
 		Methods: map[string]Behaviour{
 			"session/set_config_option": Works, "session/load": Works, "session/resume": Works, "session/fork": Works,
 			"session/list": Works, "session/close": Works,

@@ -52,7 +52,7 @@ func TestModelLoadInAnotherAgent(t *testing.T) {
 		t.Errorf("list in another cwd: %v", other)
 	}
 	res := c.result(acp.MethodSessionLoad, map[string]any{"sessionId": sid, "cwd": m.cwd, "mcpServers": []any{}})
-	if len(res.Array("configOptions")) != 2 {
+	if len(res.Array("configOptions")) != 3 { // mode, model, thought_level
 		t.Errorf("load answered %v", res)
 	}
 	replay := c.updates(sid, 0)

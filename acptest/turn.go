@@ -41,6 +41,7 @@ type turn struct {
 	cwd    string
 	model  string
 	effort string
+	mode   string             // the session's mode: auto writes without asking
 	tools  map[string]mcpTool // the MCP tools offered in the last request, by model-side name
 }
 
@@ -67,7 +68,7 @@ func (h *modelHost) startTurn(msg *jsonrpc.Message) *jsonrpc.Error {
 	if s.cancelTurn != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: a prompt turn is already running on this session"}
 	}
-	t := &turn{h: h, s: s, id: msg.ID, cwd: s.cwd, model: s.config["model"], effort: s.config["thought_level"]}
+	t := &turn{h: h, s: s, id: msg.ID, cwd: s.cwd, model: s.config["model"], effort: s.config["thought_level"], mode: s.config["mode"]}
 	if h.a.cfg.IgnoreModel {
 		t.model = defaultModel
 	}
@@ -313,7 +314,7 @@ func (t *turn) write(u toolUse) any {
 	}
 	cfg := t.h.a.cfg
 	decision := "allow"
-	if !cfg.WriteWithoutPermission {
+	if !cfg.WriteWithoutPermission && t.mode != "auto" {
 		decision = t.ask(call)
 	}
 	if decision != "allow" && !cfg.WriteAfterReject {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/record"
@@ -32,7 +33,9 @@ var (
 	turnModelNotReached = &Check{ID: "turn.model-not-reached", Tier: report.TierCapability, Side: SideAgent,
 		Title: "A model or thought level selection did not reach the model", SpecRef: specConfig, Active: true}
 	turnWriteUnasked = &Check{ID: "turn.write-without-permission", Tier: report.TierMandatory, Side: SideAgent,
-		Title: "The agent wrote a file without asking for permission", SpecRef: specToolCalls, Active: true}
+		Title: "In a mode that promises to ask, the agent wrote a file without asking for permission", SpecRef: specToolCalls, Active: true}
+	turnWriteByMode = &Check{ID: "turn.write-unasked-by-mode", Tier: report.TierInfo, Side: SideAgent,
+		Title: "In a mode that does not promise to ask, the agent wrote a file without asking", SpecRef: specToolCalls, Active: true}
 	turnWriteRejected = &Check{ID: "turn.write-after-reject", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "The agent wrote a file after permission was refused", SpecRef: specToolCalls, Active: true}
 	turnToolNotEnded = &Check{ID: "turn.refused-tool-call-not-ended", Tier: report.TierAdvisory, Side: SideAgent,
@@ -43,6 +46,8 @@ var (
 		Title: "What the agent did with an MCP server of a transport it does not advertise", SpecRef: specMCP, Active: true}
 	turnCancelStop = &Check{ID: "turn.cancel-not-cancelled", Tier: report.TierMandatory, Side: SideAgent,
 		Title: "A cancelled turn did not end with stopReason cancelled", SpecRef: specCancellation, Active: true}
+	turnCancelRace = &Check{ID: "turn.cancel-race", Tier: report.TierInfo, Side: SideAgent,
+		Title: "session/cancel was sent after the model's answer was complete, and the turn ended on its own", SpecRef: specCancellation, Active: true}
 	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: report.TierCapability, Side: SideAgent,
 		Title: "The turn after a cancelled one did not answer", SpecRef: specCancellation, Active: true}
 )
@@ -53,7 +58,7 @@ var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
 	checks: []*Check{turnNoText, turnTextKind, turnModelNotCalled, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
-		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnAfterCancel, mcpMilestone, mcpUnadvertised,
+		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteByMode, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnCancelRace, turnAfterCancel, mcpMilestone, mcpUnadvertised,
 		sessionsLoadFailed, sessionsReplayIncomplete, sessionsReplayAfterAnswer, sessionsResumeReplayed, sessionsResumeFailed,
 		sessionsListMissing, sessionsCloseKeeps, sessionsCloseLeaks, sessionsForkBroken},
 	run: func(in *inputs, out *findings) {
@@ -116,15 +121,14 @@ func judgeTurn(t report.Turn) []turnFinding {
 				add(turnModelNotReached, m.Seq, "", "%s = %q was accepted, and the model was asked for %s", m.Option, m.Value, strings.Join(m.Requested, ", "))
 			}
 		}
-	case t.Permission != nil:
-		p := t.Permission
-		switch {
-		case p.FileWritten && !p.Asked:
-			add(turnWriteUnasked, t.Runs[0].AnswerSeq, "", "the model asked to write a file in the workspace, and the agent wrote it without session/request_permission (tool call status %q)", p.ToolStatus)
-		case p.FileWritten:
-			add(turnWriteRejected, p.AskedSeq, "", "the agent asked for permission, acpprobe answered %q, and the file was written anyway", p.Answer)
-		case p.Asked && p.ToolCall && p.ToolStatus != "failed" && p.ToolStatus != "cancelled":
-			add(turnToolNotEnded, p.AskedSeq, "", "permission was refused (%q) and the turn ended, yet the tool call's last status is %q, not failed: a client shows it still running", p.Answer, cmp.Or(p.ToolStatus, "unset"))
+		for _, pair := range sameRequests(t.Models) {
+			a, b := pair[0], pair[1]
+			add(turnModelNotReached, b.Seq, "", "%s = %q and %s = %q led to identical model requests (%s): at least one of the two selections did not reach the model",
+				a.Option, a.Value, b.Option, b.Value, strings.Join(b.Requested, ", "))
+		}
+	case len(t.Permission) > 0:
+		for _, p := range t.Permission {
+			judgePermission(p, runAnswerSeq(t.Runs, p.Seq), add)
 		}
 	case len(t.MCP) > 0:
 		seq := int64(0)
@@ -140,6 +144,8 @@ func judgeTurn(t report.Turn) []turnFinding {
 		c := t.Cancel
 		seq := t.Runs[0].AnswerSeq
 		switch {
+		case c.ModelDone && c.WithinMs != nil && t.Runs[0].Code == nil && c.StopReason != "cancelled":
+			add(turnCancelRace, c.Seq, "", "session/cancel was sent after the emulator had finished the model's answer, and the turn ended %q %.0f ms later: the answer was already on its way, so there was nothing left to cancel", c.StopReason, *c.WithinMs)
 		case c.WithinMs == nil:
 			add(turnCancelStop, c.Seq, "", "after session/cancel, the prompt was never answered")
 		case *c.WithinMs > record.Millis(record.CancelBound):
@@ -158,6 +164,92 @@ func judgeTurn(t report.Turn) []turnFinding {
 			add(turnAfterCancel, next.AnswerSeq, "", "the prompt after the cancelled turn ended %s with %d model request(s) and %s%s", cmp.Or(c.NextStopReason, "without a stopReason"), c.NextModelRequests, textOrNot(c.NextText), after)
 		}
 	}
+	return out
+}
+
+// judgePermission judges one run of the permission scenario, in the mode it ran in: a write
+// without asking is a violation only in a mode that promises to ask; in another mode it is
+// what the mode is for, and information. A write after a refusal is a violation in any mode.
+func judgePermission(p report.PermissionTruth, seq int64, add func(*Check, int64, string, string, ...any)) {
+	if p.Reason != "" {
+		return
+	}
+	in := modeText(p)
+	switch {
+	case p.FileWritten && !p.Asked && p.Asks:
+		add(turnWriteUnasked, seq, "", "in %s, which promises to ask, the model asked to write a file in the workspace, and the agent wrote it without session/request_permission (tool call status %q)", in, p.ToolStatus)
+	case p.FileWritten && !p.Asked:
+		add(turnWriteByMode, seq, "", "in %s, which does not promise to ask, the write went ahead without asking (tool call status %q)", in, p.ToolStatus)
+	case p.FileWritten:
+		add(turnWriteRejected, p.AskedSeq, "", "in %s, the agent asked for permission, acpprobe answered %q, and the file was written anyway", in, p.Answered)
+	case p.Asked && p.ToolCall && p.ToolStatus != "failed" && p.ToolStatus != "cancelled":
+		add(turnToolNotEnded, p.AskedSeq, "", "in %s, permission was refused (%q) and the turn ended, yet the tool call's last status is %q, not failed: a client shows it still running", in, p.Answered, cmp.Or(p.ToolStatus, "unset"))
+	}
+}
+
+// modeText names the mode a permission run was in: `mode default ("Manual": "Always ask
+// before making changes"), the default`.
+func modeText(p report.PermissionTruth) string {
+	if p.Mode == "" {
+		return "the agent's one behaviour (it has no session modes)"
+	}
+	out := "mode " + p.Mode
+	var about []string
+	for _, s := range []string{p.Name, p.Description} {
+		if s != "" && s != p.Mode {
+			about = append(about, strconv.Quote(s))
+		}
+	}
+	if len(about) > 0 {
+		out += " (" + strings.Join(about, ": ") + ")"
+	}
+	if p.Default {
+		out += ", the mode sessions start in"
+	}
+	return out
+}
+
+// runAnswerSeq is the answer line of the run whose prompt is at seq (0: none).
+func runAnswerSeq(runs []report.TurnRun, seq int64) int64 {
+	for _, r := range runs {
+		if r.Seq == seq {
+			return r.AnswerSeq
+		}
+	}
+	return 0
+}
+
+// sameRequests are the pairs of selections of one option, of two values that name a model or
+// a level (not an alias such as "default" or "auto", which may well be another value), that
+// led to the very same model requests: at least one of the two did not reach the model, unless
+// a selection is already judged as not reaching it.
+func sameRequests(models []report.ModelTruth) [][2]report.ModelTruth {
+	var out [][2]report.ModelTruth
+	for i, a := range models {
+		for _, b := range models[i+1:] {
+			if a.Option != b.Option || a.Value == b.Value || !a.Set || !b.Set || len(a.Requested) == 0 ||
+				isAlias(a.Value) || isAlias(b.Value) || notReached(a) || notReached(b) {
+				continue
+			}
+			if slices.Equal(sorted(a.Requested), sorted(b.Requested)) {
+				out = append(out, [2]report.ModelTruth{a, b})
+			}
+		}
+	}
+	return out
+}
+
+func notReached(m report.ModelTruth) bool { return m.Reached != nil && !*m.Reached }
+
+// isAlias reports whether a value names a choice rather than a model or a level.
+func isAlias(value string) bool {
+	v := strings.ToLower(value)
+	return strings.Contains(v, "default") || strings.Contains(v, "auto")
+}
+
+func sorted(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
 	return out
 }
 
@@ -218,17 +310,22 @@ func textOrNot(text bool) string {
 	return "no text in agent_message_chunk"
 }
 
-// settleTurns gives each scenario that ran its outcome (in a copy of the derived turns): failed when it has a finding, passed
-// otherwise.
+// settleTurns gives each scenario that ran its outcome (in a copy of the derived turns):
+// failed when it has a finding at ADVISORY or above, passed otherwise, with its INFO findings
+// as its notes.
 func settleTurns(derived []report.Turn) []report.Turn {
 	turns := slices.Clone(derived)
 	for i := range turns {
 		if turns[i].Outcome == report.TurnNotRun {
 			continue
 		}
-		turns[i].Outcome = report.TurnPassed
-		if len(judgeTurn(turns[i])) > 0 {
-			turns[i].Outcome = report.TurnFailed
+		turns[i].Outcome, turns[i].Notes = report.TurnPassed, nil
+		for _, f := range judgeTurn(turns[i]) {
+			if f.check.Tier == report.TierInfo {
+				turns[i].Notes = append(turns[i].Notes, f.check.ID+": "+f.message)
+			} else {
+				turns[i].Outcome = report.TurnFailed
+			}
 		}
 	}
 	return turns

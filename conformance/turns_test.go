@@ -71,8 +71,25 @@ func TestTurnFacts(t *testing.T) {
 	}
 
 	p := turnOf(t, "turn-permission")
-	if pt := p.Permission; p.Outcome != report.TurnPassed || !pt.Asked || pt.Answer != "reject" || pt.FileWritten || pt.ToolStatus != "failed" || !pt.Offered || !pt.ToolCall {
+	if len(p.Permission) != 1 {
+		t.Fatalf("permission runs %+v, want one", p.Permission)
+	}
+	if pt := p.Permission[0]; p.Outcome != report.TurnPassed || !pt.Asked || pt.Answered != "reject" || pt.FileWritten || pt.ToolStatus != "failed" || !pt.Offered || !pt.ToolCall {
 		t.Errorf("permission: %s %+v", p.Outcome, pt)
+	}
+
+	// INFO-only is passed, with notes: a raced cancel, a write in a mode that does not ask.
+	for file, note := range map[string]string{"turn-cancel-race": "turn.cancel-race: ", "turn-write-unasked-by-mode": "turn.write-unasked-by-mode: "} {
+		tr := turnOf(t, file)
+		if tr.Outcome != report.TurnPassed || len(tr.Notes) != 1 || !strings.HasPrefix(tr.Notes[0], note) {
+			t.Errorf("%s: %s, notes %q: want passed with the note %s…", file, tr.Outcome, tr.Notes, note)
+		}
+	}
+	if c := turnOf(t, "turn-cancel-race").Cancel; !c.ModelDone || !c.Sent {
+		t.Errorf("raced cancel %+v: want sent after the model's answer was done", c)
+	}
+	if c := turnOf(t, "turn-cancel-ignored").Cancel; c.ModelDone {
+		t.Errorf("ignored cancel %+v: the model's answer was still streaming when cancel was sent", c)
 	}
 
 	k := turnOf(t, "turn-cancel-ignored")

@@ -94,7 +94,13 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 	}
 	shapes := deriveShapes(x, r)
 	r.PromptShapes = shapes.shapes
-	r.Turns = deriveTurns(x, sessionConns{load: conns.Of(record.PurposeSessionLoad), resume: conns.Of(record.PurposeSessionResume)}, runModelOf(x, conns.All))
+	turnConns := []*record.Index{x}
+	for _, c := range conns.Extra {
+		if c.Purpose == record.PurposeTurn {
+			turnConns = append(turnConns, record.New(c.Frames))
+		}
+	}
+	r.Turns = deriveTurns(turnConns, sessionConns{load: conns.Of(record.PurposeSessionLoad), resume: conns.Of(record.PurposeSessionResume)}, runModelOf(x, conns.All))
 	r.Route = turnRoute(x, r, conns.All)
 	return &Facts{
 		Result: r, Main: x, Frames: after(x.Frames(), o.From), Schemas: sets,

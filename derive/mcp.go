@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -38,12 +39,11 @@ func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []report.MCPTruth {
 	}
 	models := modelExchanges(x)
 	caps := mcpCaps(x)
-	delivered, refusal := sessionNewAccepted(x)
+	delivered := deliveries(x, frames)
 	var out []report.MCPTruth
 	for _, s := range setup.Sentinels {
 		m := miles[s.Transport]
 		t := report.MCPTruth{Transport: string(s.Transport), Advertised: caps[s.Transport],
-			Delivered: delivered, Error: refusal,
 			Connected: flag(m.Has(record.MCPConnected)), Listed: flag(m.Has(record.MCPListed))}
 		if m.ClientInfo != nil {
 			t.Client = strings.TrimSpace(m.ClientInfo.Name + " " + m.ClientInfo.Version)
@@ -56,8 +56,11 @@ func mcpTruths(x *record.Index, frames []jsonrpc.Frame) []report.MCPTruth {
 		case called: // no model, yet the agent called the tool by itself
 			t.Called = flag(true)
 		}
-		if delivered != nil && !*delivered {
-			t.Connected, t.Listed = nil, nil // refused: nothing further could be seen
+		if d, ok := delivered[s.Name]; ok {
+			t.Delivered, t.Error = flag(d.ok), d.refusal
+			if !d.ok {
+				t.Connected, t.Listed = nil, nil // refused: nothing further could be seen
+			}
 		}
 		t.StoppedAt = stoppedAt(t)
 		out = append(out, t)
@@ -107,25 +110,53 @@ func (v modelView) sees(s record.MCPSentinel) (visible, asked, returned bool) {
 
 // mcpCaps are the MCP transports the agent advertises (stdio always).
 func mcpCaps(x *record.Index) map[record.MCPTransport]bool {
-	caps := map[record.MCPTransport]bool{record.MCPStdio: true}
+	var initialize json.RawMessage
 	if ex := x.First(acp.MethodInitialize); ex != nil && ex.Answer != nil {
-		mc := acp.ParseObject(ex.Answer.Msg.Result).Object("agentCapabilities").Object("mcpCapabilities")
-		caps[record.MCPHTTP], caps[record.MCPSSE] = mc.Bool("http"), mc.Bool("sse")
+		initialize = ex.Answer.Msg.Result
 	}
-	return caps
+	return record.AdvertisedTransports(initialize)
 }
 
-// sessionNewAccepted says whether session/new (which carried the sentinels) succeeded, and
-// the refusal's message; nil when it was not answered.
-func sessionNewAccepted(x *record.Index) (*bool, string) {
-	ex := x.First(acp.MethodSessionNew)
-	if ex == nil || ex.Answer == nil {
-		return nil, ""
+// deliveries says, per sentinel (by its mcpServers entry's name), whether the session/new of
+// the scenario that carried it succeeded, and the refusal's message; a sentinel no answered
+// session/new carried is absent. A record of a version that offered the sentinels in the
+// probe's own session/new has none in the scenario's frames: that one carried them all.
+func deliveries(x *record.Index, frames []jsonrpc.Frame) map[string]delivery {
+	out := map[string]delivery{}
+	carried := func(req jsonrpc.Frame, answer *jsonrpc.Frame) {
+		if answer == nil {
+			return
+		}
+		d := delivery{ok: answer.Msg.Err() == nil}
+		if e := answer.Msg.Err(); e != nil {
+			d.refusal = e.Message
+		}
+		for _, raw := range acp.ParseObject(req.Msg.Params).Array("mcpServers") {
+			out[acp.ParseObject(raw).String("name")] = d
+		}
 	}
-	if e := ex.Answer.Msg.Err(); e != nil {
-		return flag(false), e.Message
+	for _, f := range frames {
+		if isClientRequest(f, acp.MethodSessionNew) {
+			a, ok := x.AnswerTo(f.Seq)
+			if !ok {
+				carried(f, nil)
+				continue
+			}
+			carried(f, &a)
+		}
 	}
-	return flag(true), ""
+	if len(out) == 0 {
+		if ex := x.First(acp.MethodSessionNew); ex != nil {
+			carried(ex.Request, ex.Answer)
+		}
+	}
+	return out
+}
+
+// delivery is what session/new said of the sentinel it carried.
+type delivery struct {
+	ok      bool
+	refusal string
 }
 
 // stoppedAt is the first milestone seen false; "" when none was.

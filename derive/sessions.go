@@ -22,12 +22,14 @@ var historyKinds = []string{"user_message_chunk", "agent_message_chunk", "agent_
 
 // sessionsTruth reads the sessions scenario: the live turn (its first run), then what the
 // session-load and session-resume connections saw.
-func sessionsTruth(x *record.Index, runs []*turnRun, conns sessionConns) *report.SessionsTruth {
+func sessionsTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun, conns sessionConns) *report.SessionsTruth {
 	t := &report.SessionsTruth{Advertised: []string{}, Live: report.SessionHistory{ToolCalls: []report.ToolCallTruth{}}}
 	if in := x.First(acp.MethodInitialize); in != nil && in.Answer != nil {
 		t.Advertised = acp.SessionMethods(acp.ParseInitializeResult(in.Answer.Msg.Result).Capabilities)
 	}
-	if ns := x.First(acp.MethodSessionNew); ns != nil {
+	if req, _ := sessionOf(x, frames); req != nil {
+		t.Cwd = acp.ParseObject(req.Msg.Params).String("cwd")
+	} else if ns := x.First(acp.MethodSessionNew); ns != nil { // a record of a version without fresh sessions
 		t.Cwd = acp.ParseObject(ns.Request.Msg.Params).String("cwd")
 	}
 	if len(runs) == 0 {

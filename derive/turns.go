@@ -1,6 +1,8 @@
 package derive
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -11,55 +13,56 @@ import (
 )
 
 // deriveTurns reads the facts of the prompt-turn scenarios (acpprobe turn) from their step
-// ranges: each scenario's prompts with what came back on the wire, the model requests the
-// emulator recorded during each, and what the scenario observed outside the wire. Outcomes are
+// ranges on the connections they ran on (conns: the main one, then those of purpose turn, in
+// order): each scenario's prompts with what came back on the wire, the model requests the
+// emulator recorded during each, and what the scenario observed outside the wire. A scenario
+// may run in parts, each on its own connection (the permission scenario's runs). Outcomes are
 // left empty: the turns pass decides them with its findings (judgeTurns). A scenario recorded
 // as skipped is not run, with its reason. The sessions scenario also reads its connections
-// after the main one (conns). nil when the record has no turn scenario.
-func deriveTurns(x *record.Index, conns sessionConns, run runModel) []report.Turn {
+// after its turn (sessions). nil when the record has no turn scenario.
+func deriveTurns(conns []*record.Index, sessions sessionConns, run runModel) []report.Turn {
 	skipped := map[string]string{}
-	for _, f := range x.Events(record.StepSkipped.Kind) {
-		if p, ok := record.StepSkipped.Decode(f); ok {
-			skipped[p.Name] = p.Reason
-		}
-	}
-	began := map[string]bool{} // from the index of events: no scan of a record without turns
-	for _, f := range x.Events(record.Step.Kind) {
-		if p, ok := record.Step.Decode(f); ok {
-			began[p.Name] = true
+	for _, x := range conns {
+		for _, f := range x.Events(record.StepSkipped.Kind) {
+			if p, ok := record.StepSkipped.Decode(f); ok {
+				skipped[p.Name] = p.Reason
+			}
 		}
 	}
 	var turns []report.Turn
 	for _, s := range record.Scenarios {
-		name := s.StepName()
-		if why, ok := skipped[name]; ok {
+		if why, ok := skipped[s.StepName()]; ok {
 			turns = append(turns, report.Turn{Scenario: string(s), Outcome: report.TurnNotRun, Reason: why, Runs: []report.TurnRun{}})
 			continue
 		}
-		if !began[name] {
+		parts := scenarioParts(conns, s)
+		if len(parts) == 0 {
 			continue
 		}
-		frames := x.StepRange(name)
 		t := report.Turn{Scenario: string(s), Runs: []report.TurnRun{}}
-		runs := splitRuns(x, frames)
-		for _, r := range runs {
-			t.Runs = append(t.Runs, r.facts())
+		var all []*turnRun
+		for _, p := range parts {
+			runs := splitRuns(p.x, p.frames)
+			all = append(all, runs...)
+			for _, r := range runs {
+				t.Runs = append(t.Runs, r.facts())
+			}
+			switch s {
+			case record.ScenarioShapes:
+				t.Shapes = shapeDeliveries(runs, promptCaps(p.x))
+			case record.ScenarioModels:
+				t.Models = modelTruths(p.x, p.frames, runs)
+			case record.ScenarioPermission:
+				t.Permission = append(t.Permission, permissionTruth(p.x, p.frames, runs))
+			case record.ScenarioCancel:
+				t.Cancel = cancelTruth(p.frames, runs)
+			case record.ScenarioMCP:
+				t.MCP = mcpTruths(p.x, p.frames)
+			case record.ScenarioSessions:
+				t.Sessions = sessionsTruth(p.x, p.frames, runs, sessions)
+			}
 		}
-		switch s {
-		case record.ScenarioShapes:
-			t.Shapes = shapeDeliveries(runs, promptCaps(x))
-		case record.ScenarioModels:
-			t.Models = modelTruths(x, frames, runs)
-		case record.ScenarioPermission:
-			t.Permission = permissionTruth(x, frames, runs)
-		case record.ScenarioCancel:
-			t.Cancel = cancelTruth(frames, runs)
-		case record.ScenarioMCP:
-			t.MCP = mcpTruths(x, frames)
-		case record.ScenarioSessions:
-			t.Sessions = sessionsTruth(x, runs, conns)
-		}
-		if why := notRun(x, s, t, run); why != "" {
+		if why := notRun(parts[0], s, t, run); why != "" {
 			t.Outcome, t.Reason = report.TurnNotRun, why
 		}
 		turns = append(turns, t)
@@ -67,10 +70,71 @@ func deriveTurns(x *record.Index, conns sessionConns, run runModel) []report.Tur
 	return turns
 }
 
+// part is one part of a scenario: its step's frames on the connection it ran on.
+type part struct {
+	x      *record.Index
+	step   string
+	frames []jsonrpc.Frame
+}
+
+// scenarioParts are the steps of scenario s on the connections, in order: its step and the
+// steps of its parts (record.Scenario.Part).
+func scenarioParts(conns []*record.Index, s record.Scenario) []part {
+	var out []part
+	for _, x := range conns {
+		for _, name := range x.Steps() {
+			if s.Of(name) {
+				out = append(out, part{x: x, step: name, frames: x.StepRange(name)})
+			}
+		}
+	}
+	return out
+}
+
+// sessionOf is the session/new a scenario's part made its fresh session with (its request, and
+// its answer: nil when none came); nil when the part made none (a record of a version that ran
+// every scenario on the probe's session, or a part that needs none).
+func sessionOf(x *record.Index, frames []jsonrpc.Frame) (req, answer *jsonrpc.Frame) {
+	for i, f := range frames {
+		if isClientRequest(f, acp.MethodSessionNew) {
+			if a, ok := x.AnswerTo(f.Seq); ok {
+				return &frames[i], &a
+			}
+			return &frames[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// sessionResultOf is the session/new result a part's session started with: its own session's,
+// else (a record of a version that ran every scenario on the probe's session) the connection's
+// first; nil when none succeeded.
+func sessionResultOf(x *record.Index, frames []jsonrpc.Frame) json.RawMessage {
+	if req, a := sessionOf(x, frames); req != nil {
+		if a != nil && a.Msg.Err() == nil {
+			return a.Msg.Result
+		}
+		return nil
+	}
+	if ex := x.First(acp.MethodSessionNew); ex != nil && ex.Answer != nil && ex.Answer.Msg.Err() == nil {
+		return ex.Answer.Msg.Result
+	}
+	return nil
+}
+
 // notRun says why a scenario that began could not run (the agent still refused for want of a
 // login, never called the model, went away, or the scenario's premise did not hold); "" when
 // it ran. A scenario that could not run is never a pass and never a failure of the agent.
-func notRun(x *record.Index, s record.Scenario, t report.Turn, run runModel) string {
+func notRun(p part, s record.Scenario, t report.Turn, run runModel) string {
+	x := p.x
+	if req, a := sessionOf(x, p.frames); req != nil && s != record.ScenarioMCP {
+		switch {
+		case a == nil:
+			return "the scenario's session/new was not answered"
+		case a.Msg.Err() != nil:
+			return fmt.Sprintf("the scenario's session/new failed: %d %s", a.Msg.Err().Code, a.Msg.Err().Message)
+		}
+	}
 	if s == record.ScenarioMCP {
 		// What the agent does with the sentinels by itself is observed even when no prompt
 		// could be sent (no backend profile): the milestones say how far it was observed.
@@ -103,7 +167,7 @@ func notRun(x *record.Index, s record.Scenario, t report.Turn, run runModel) str
 		return "the agent exited during the turn"
 	case run.requests == 0:
 		return "the agent never called the model emulator in this run: " + run.route.Describe() + " did not take effect" + run.hint()
-	case s == record.ScenarioPermission && !t.Permission.Offered:
+	case s == record.ScenarioPermission && !slices.ContainsFunc(t.Permission, func(p report.PermissionTruth) bool { return p.Offered }):
 		return "the agent offered the model no file-writing tool"
 	case s == record.ScenarioCancel && !t.Cancel.Sent:
 		return "the turn ended before it streamed anything: session/cancel was not sent mid-turn"
@@ -164,6 +228,25 @@ type modelCall struct {
 	text     string
 	answer   string // text, toolCall, error … ("" while unanswered)
 	complete bool
+}
+
+// modelDoneBefore reports whether the emulator had completed every model answer of the run
+// before the line seq (and had answered at least one).
+func (r *turnRun) modelDoneBefore(seq int64) bool {
+	pending, done := map[int]bool{}, 0
+	for _, f := range r.frames {
+		if f.Seq >= seq {
+			break
+		}
+		if req, ok := record.ModelRequest.Decode(f); ok && req.Endpoint == "generate" {
+			pending[req.Seq] = true
+		}
+		if resp, ok := record.ModelResponse.Decode(f); ok && resp.Complete && pending[resp.Seq] {
+			delete(pending, resp.Seq)
+			done++
+		}
+	}
+	return done > 0 && len(pending) == 0
 }
 
 // splitRuns cuts a scenario's frames into its prompts.
@@ -360,12 +443,8 @@ func carries(kind string, m modelCall) bool {
 // option, or the legacy session/set_model) with the prompt that follows it, and what the model
 // requests of that prompt asked for.
 func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []report.ModelTruth {
-	var opts []acp.ConfigOption
-	var legacy []acp.Model
-	if ex := x.First(acp.MethodSessionNew); ex != nil && ex.Answer != nil && ex.Answer.Msg.Err() == nil {
-		ns := acp.ParseSessionResult(ex.Answer.Msg.Result)
-		opts, legacy = ns.ConfigOptions, ns.LegacyModels
-	}
+	ns := acp.ParseSessionResult(sessionResultOf(x, frames))
+	opts, legacy := ns.ConfigOptions, ns.LegacyModels
 	thought := acp.ThoughtLevelOption(opts)
 	var out []report.ModelTruth
 	for _, f := range frames {
@@ -522,11 +601,12 @@ func words(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '.') })
 }
 
-// permissionTruth is what the agent did when the model asked to write a file: the tool call it
-// reported, whether it asked, acpprobe's answer, and whether the file appeared (the
-// scenario's file-exists observation).
-func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *report.PermissionTruth {
-	p := &report.PermissionTruth{}
+// permissionTruth is what the agent did in one run of the permission scenario, when the model
+// asked to write a file: the mode it ran in and acpprobe's answer (the run's permission-run
+// event), the tool call it reported, whether it asked, what acpprobe answered, and whether the
+// file appeared (the run's file-exists observation).
+func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) report.PermissionTruth {
+	p := report.PermissionTruth{PermissionRunInfo: permissionRunOf(x, frames)}
 	toolCallID := ""
 	for _, f := range frames {
 		switch {
@@ -536,9 +616,9 @@ func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *
 				toolCallID = acp.ParsePermissionRequest(f.Msg.Params).ToolCallID
 				if a, ok := x.AnswerTo(f.Seq); ok {
 					o := acp.ParseObject(a.Msg.Result).Object("outcome")
-					p.Answer = o.String("optionId")
-					if p.Answer == "" {
-						p.Answer = o.String("outcome")
+					p.Answered = o.String("optionId")
+					if p.Answered == "" {
+						p.Answered = o.String("outcome")
 					}
 				}
 			}
@@ -546,7 +626,19 @@ func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *
 			if o, ok := record.Observation.Decode(f); ok && o.Name == "file-exists" {
 				p.FileWritten = o.Value == true
 			}
+		case p.SetBy != "" && isClientRequest(f, p.SetBy) && len(runs) == 0:
+			if a, ok := x.AnswerTo(f.Seq); !ok {
+				p.Reason = p.SetBy + " selecting mode " + p.Mode + " was not answered"
+			} else if e := a.Msg.Err(); e != nil {
+				p.Reason = fmt.Sprintf("%s selecting mode %s was refused: %d %s", p.SetBy, p.Mode, e.Code, e.Message)
+			}
 		}
+	}
+	if len(runs) > 0 {
+		p.Seq = runs[0].prompt.Seq
+	}
+	if !hasPermissionRun(frames) && p.Answered == "cancelled" {
+		p.Answer = record.AnswerCancelled // an old record's policy, as the answer shows it
 	}
 	for _, r := range runs {
 		for _, m := range r.models {
@@ -568,6 +660,42 @@ func permissionTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) *
 	return p
 }
 
+// hasPermissionRun reports whether a permission run's frames say its mode (a record of a
+// version that did).
+func hasPermissionRun(frames []jsonrpc.Frame) bool {
+	return slices.ContainsFunc(frames, record.PermissionRun.Is)
+}
+
+// permissionRunOf is the mode a permission run ran in and how acpprobe answered: its
+// permission-run event. A record of a version before runs said so ran one run in the mode its
+// session started in, answered reject: that mode, as its session/new result names it.
+func permissionRunOf(x *record.Index, frames []jsonrpc.Frame) record.PermissionRunInfo {
+	for _, f := range frames {
+		if info, ok := record.PermissionRun.Decode(f); ok {
+			return info
+		}
+	}
+	info := record.PermissionRunInfo{Answer: record.AnswerReject, Default: true}
+	ns := acp.ParseSessionResult(sessionResultOf(x, frames))
+	if opt := acp.ModeOption(ns.ConfigOptions); opt != nil {
+		for _, v := range opt.Options {
+			if v.Value == opt.Current() {
+				info.Mode, info.Name, info.Description = v.Value, v.Name, v.Description
+			}
+		}
+	} else {
+		for _, m := range ns.Modes {
+			if m.ID == ns.CurrentModeID {
+				info.Mode, info.Name, info.Description = m.ID, m.Name, m.Description
+			}
+		}
+	}
+	if info.Mode != "" {
+		info.Asks = acp.PromisesToAsk(info.Mode, info.Name, info.Description)
+	}
+	return info
+}
+
 // cancelTruth is how the cancelled turn ended (the scenario's first prompt), and the turn
 // after it (its second).
 func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *report.CancelTruth {
@@ -585,6 +713,7 @@ func cancelTruth(frames []jsonrpc.Frame, runs []*turnRun) *report.CancelTruth {
 	}
 	if cancel != nil && (first.answer == nil || first.answer.Seq > cancel.Seq) {
 		c.Sent, c.Seq = true, cancel.Seq
+		c.ModelDone = first.modelDoneBefore(cancel.Seq)
 	}
 	facts := first.facts()
 	c.StopReason = facts.StopReason

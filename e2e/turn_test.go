@@ -96,8 +96,11 @@ func completes(t *testing.T, tr report.Turn, family string) {
 // refusesWrite asserts the permission scenario: asked, refused, nothing written.
 func refusesWrite(t *testing.T, tr report.Turn, toolStatus string) {
 	t.Helper()
-	p := tr.Permission
-	if p == nil || !p.Offered || !p.Asked || p.FileWritten {
+	if len(tr.Permission) == 0 {
+		t.Fatalf("permission: no run: %s %s", tr.Outcome, tr.Reason)
+	}
+	p := tr.Permission[0]
+	if !p.Offered || !p.Asked || p.FileWritten {
 		t.Fatalf("permission: %+v, want a write tool offered, permission asked, nothing written", p)
 	}
 	check(t, "permission tool status", p.ToolStatus, toolStatus)
@@ -149,7 +152,7 @@ func TestTurnsCodex(t *testing.T) {
 	completes(t, turns[record.ScenarioCompletion], "gpt")
 	modelsReach(t, turns[record.ScenarioModels], 5)
 	refusesWrite(t, turns[record.ScenarioPermission], "in_progress")
-	check(t, "permission stopReason", turns[record.ScenarioPermission].Permission.StopReason, "cancelled")
+	check(t, "permission stopReason", turns[record.ScenarioPermission].Permission[0].StopReason, "cancelled")
 	c := turns[record.ScenarioCancel].Cancel
 	check(t, "cancel stopReason", c.StopReason, "cancelled")
 	check(t, "next turn text", c.NextText, true)

@@ -46,6 +46,7 @@ type engine struct {
 	parent           context.Context // the caller's context: its end means "interrupted"
 	sessionID        string
 	newSessionResult json.RawMessage
+	initResult       json.RawMessage
 	interrupted      bool // an interrupted event is in the record
 	canClose         bool // the agent advertises sessionCapabilities.close
 	authAdvertis     int  // number of authMethods advertised
@@ -122,7 +123,7 @@ func (e *engine) run(parent context.Context) {
 
 // runSteps runs the extra steps in order while the agent is there and the budget lasts.
 func (e *engine) runSteps(ctx context.Context) {
-	s := &Session{e: e, ID: e.sessionID, NewSession: e.newSessionResult, Cwd: e.opts.Cwd, RequestTimeout: e.opts.RequestTimeout}
+	s := &Session{e: e, ID: e.sessionID, NewSession: e.newSessionResult, Initialize: e.initResult, Cwd: e.opts.Cwd, RequestTimeout: e.opts.RequestTimeout}
 	for _, step := range e.opts.Steps {
 		if !e.alive() || ctx.Err() != nil {
 			return
@@ -146,8 +147,9 @@ type Session struct {
 	// ID is the session the probe created ("" when session/new failed).
 	ID string
 	// NewSession is session/new's result (nil when it failed): its modes, config options
-	// and legacy models.
+	// and legacy models. Initialize is initialize's result (its capabilities).
 	NewSession json.RawMessage
+	Initialize json.RawMessage
 	// Cwd is the absolute cwd of the probe.
 	Cwd string
 	// RequestTimeout is the budget of one request.
@@ -219,6 +221,7 @@ func (e *engine) initialize(ctx context.Context) bool {
 	if resp.Err() != nil {
 		return false
 	}
+	e.initResult = resp.Result
 	init := acp.ParseInitializeResult(resp.Result)
 	e.canClose = init.Capabilities.Object("sessionCapabilities").Has("close")
 	e.authAdvertis = len(init.AuthMethods)

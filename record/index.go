@@ -1,6 +1,8 @@
 package record
 
 import (
+	"slices"
+
 	"github.com/acpprobe/acpprobe/jsonrpc"
 )
 
@@ -197,6 +199,20 @@ func (x *Index) Spawn() SpawnInfo {
 // IsTap reports whether the record is a session between an editor and an agent (acpprobe
 // tap), not one acpprobe drove.
 func (x *Index) IsTap() bool { return x.Spawn().Tap }
+
+// Steps are the names of the steps that began, in order.
+func (x *Index) Steps() []string {
+	var names []string
+	for _, f := range x.Events(Step.Kind) {
+		if p, ok := Step.Decode(f); ok {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// HasStep reports whether the named step began.
+func (x *Index) HasStep(name string) bool { return slices.Contains(x.Steps(), name) }
 
 // StepRange returns the frames between the start of the named active step and the next step
 // or teardown event (nil when the step never began).

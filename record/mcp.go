@@ -2,8 +2,11 @@ package record
 
 import (
 	"encoding/json"
+
 	"fmt"
 	"time"
+
+	"github.com/acpprobe/acpprobe/acp"
 )
 
 // The payloads of what reached acpprobe's sentinel MCP servers (the mcp and mcp-sentinels
@@ -23,6 +26,13 @@ const (
 
 // MCPTransports lists the transports in the order the sentinel Hub serves them.
 var MCPTransports = []MCPTransport{MCPStdio, MCPHTTP, MCPSSE}
+
+// AdvertisedTransports says, per transport, whether an agent advertises it by its initialize
+// result: stdio always, http and sse by agentCapabilities.mcpCapabilities.
+func AdvertisedTransports(initialize json.RawMessage) map[MCPTransport]bool {
+	mc := acp.ParseInitializeResult(initialize).Capabilities.Object("mcpCapabilities")
+	return map[MCPTransport]bool{MCPStdio: true, MCPHTTP: mc.Bool("http"), MCPSSE: mc.Bool("sse")}
+}
 
 // MCPKind says what an MCPEvent observed.
 type MCPKind string

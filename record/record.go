@@ -105,6 +105,9 @@ var (
 	// Observation: a fact a turn scenario checked outside the wire (did the file the model
 	// asked to write appear in the workspace?).
 	Observation = Event[ObservationInfo]{"observation"}
+	// PermissionRun: the mode one run of the permission scenario ran in and how acpprobe
+	// answers the agent's permission request (before its prompt).
+	PermissionRun = Event[PermissionRunInfo]{"permission-run"}
 	// MCPSentinels: the sentinel MCP servers offered in session/new (turn --mcp): per
 	// transport, its entry's name, its tool and the marker in the tool's result.
 	MCPSentinels = Event[MCPSetup]{"mcp-sentinels"}
@@ -118,8 +121,39 @@ func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
 		Teardown.Kind, Exit.Kind, Done.Kind, TurnRoute.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
-		MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
+		PermissionRun.Kind, MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
 }
+
+// PermissionRunInfo is one run of the permission scenario: the session mode it ran in, and the
+// answer acpprobe gives the agent's permission request.
+type PermissionRunInfo struct {
+	// Mode is the mode's id ("" when the agent has no modes), Name and Description as the
+	// agent gave them.
+	Mode        string `json:"mode,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Asks says the mode promises to ask before a write (by its id, name and description);
+	// Default that it is the mode a new session starts in.
+	Asks    bool `json:"asks"`
+	Default bool `json:"default"`
+	// SetBy is the method that selected the mode ("" when the session already was in it).
+	SetBy string `json:"setBy,omitempty"`
+	// Answer is how acpprobe answers the agent's permission request: the reject option, or
+	// the outcome cancelled.
+	Answer PermissionAnswer `json:"answer"`
+}
+
+// PermissionAnswer is how acpprobe answers a permission request in the permission scenario:
+// clients do both.
+type PermissionAnswer string
+
+// The answers.
+const (
+	// AnswerReject selects the request's reject option.
+	AnswerReject PermissionAnswer = "reject"
+	// AnswerCancelled answers the outcome cancelled (a client whose prompt was cancelled).
+	AnswerCancelled PermissionAnswer = "cancelled"
+)
 
 // ObservationInfo is a fact a step checked outside the wire.
 type ObservationInfo struct {
@@ -178,6 +212,10 @@ const (
 	// PurposeSessionResume: the sessions scenario's connection that resumes the main session
 	// on another fresh process (no replay expected).
 	PurposeSessionResume Purpose = "session-resume"
+	// PurposeTurn: a connection to a fresh agent process that runs turn scenarios after one
+	// that may have left the agent changed (a refused permission, a cancelled turn): one agent
+	// bug does not leak into the next scenario.
+	PurposeTurn Purpose = "turn"
 )
 
 // purpose is what the connection a spawn event opens is for: Purpose, or PurposeDeep for an

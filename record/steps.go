@@ -64,6 +64,15 @@ func ParseScenario(s string) (Scenario, error) {
 // StepName is the name of a scenario's step in the record ("turn/completion" …).
 func (s Scenario) StepName() string { return "turn/" + string(s) }
 
+// Part is the step name of one part of a scenario that runs in several (each permission run
+// on its agent process: "turn/permission/cancelled"); Of reads it back.
+func (s Scenario) Part(part string) string { return s.StepName() + "/" + part }
+
+// Of reports whether a step name is the scenario's step or one of its parts (Part).
+func (s Scenario) Of(step string) bool {
+	return step == s.StepName() || strings.HasPrefix(step, s.StepName()+"/")
+}
+
 // The model's scripted words and the prompts' markers. They are plain ASCII so that an agent
 // cannot garble them, and distinctive so that the derivation finds them in the updates and in
 // what reached the model.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -445,18 +446,22 @@ var ResultJSONSchema []byte
 type Turn struct {
 	// Scenario is completion, prompt-shapes, model-truth, permission or cancel.
 	Scenario string `json:"scenario"`
-	// Outcome is passed, failed (a finding says why) or not-run (Reason says why: no backend
-	// profile, no session…). A scenario that could not run is never a failure of the agent.
+	// Outcome is passed, failed (a finding at ADVISORY or above says why) or not-run (Reason
+	// says why: no route to the model, no session…). A scenario that could not run is never a
+	// failure of the agent. Notes are the scenario's INFO findings, which do not fail it.
 	Outcome TurnOutcome `json:"outcome"`
 	Reason  string      `json:"reason,omitempty"`
+	Notes   []string    `json:"notes,omitempty"`
 	// Runs are the scenario's prompts, in order.
 	Runs []TurnRun `json:"runs"`
 	// Shapes (prompt-shapes): per content block type, acceptance against delivery.
 	Shapes []ShapeDelivery `json:"shapes,omitempty"`
 	// Models (model-truth): per selected value, what the model was asked for.
 	Models []ModelTruth `json:"models,omitempty"`
-	// Permission (permission): what the agent did with a write the model asked for.
-	Permission *PermissionTruth `json:"permission,omitempty"`
+	// Permission (permission): per run, what the agent did with a write the model asked for:
+	// in the mode that promises to ask, answered reject, then cancelled, and in the agent's
+	// default mode when that is another one, each on a fresh agent process.
+	Permission PermissionRuns `json:"permission,omitempty"`
 	// Cancel (cancel): how the turn ended after session/cancel, and the turn after it.
 	Cancel *CancelTruth `json:"cancel,omitempty"`
 	// MCP (mcp): per sentinel MCP server, how far the agent got with it.
@@ -633,13 +638,20 @@ type ModelTruth struct {
 
 // PermissionTruth is what the agent did when the model asked to write a file.
 type PermissionTruth struct {
+	// PermissionRunInfo is the mode the run was in and how acpprobe answered: a write
+	// without asking is a violation only in a mode that promises to ask.
+	record.PermissionRunInfo
+	// Reason says why the run could not happen (the mode could not be selected; "" when it
+	// ran). Seq is the line of its prompt.
+	Reason string `json:"reason,omitempty"`
+	Seq    int64  `json:"seq,omitempty"`
 	// ToolCall: the agent reported a tool call for the write.
 	ToolCall bool `json:"toolCall"`
-	// Asked: it sent session/request_permission before writing; Answer is acpprobe's answer
-	// (the reject option's id, or cancelled).
+	// Asked: it sent session/request_permission before writing; Answered is acpprobe's
+	// answer (the reject option's id, or cancelled).
 	Asked    bool   `json:"asked"`
 	AskedSeq int64  `json:"askedSeq,omitempty"`
-	Answer   string `json:"answer,omitempty"`
+	Answered string `json:"answered,omitempty"`
 	// FileWritten: the file existed afterwards.
 	FileWritten bool `json:"fileWritten"`
 	// ToolStatus is the tool call's last status; StopReason the turn's.
@@ -649,12 +661,41 @@ type PermissionTruth struct {
 	Offered bool `json:"offered"`
 }
 
+// PermissionRuns are the runs of the permission scenario. A result written before the
+// scenario made several runs has one object there, whose "answer" was the answered option:
+// it reads as one run, answered as it says.
+type PermissionRuns []PermissionTruth
+
+// UnmarshalJSON reads a list of runs, or the one run of an older result.
+func (p *PermissionRuns) UnmarshalJSON(b []byte) error {
+	if trimmed := bytes.TrimSpace(b); len(trimmed) == 0 || trimmed[0] != '{' {
+		return json.Unmarshal(b, (*[]PermissionTruth)(p))
+	}
+	var old struct {
+		PermissionTruth
+		Answer string `json:"answer"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	run := old.PermissionTruth
+	run.Answered, run.Answer, run.Default = old.Answer, record.AnswerReject, true
+	if old.Answer == "cancelled" {
+		run.Answer = record.AnswerCancelled
+	}
+	*p = PermissionRuns{run}
+	return nil
+}
+
 // CancelTruth is how a turn ended after session/cancel, and whether the agent then still
 // worked.
 type CancelTruth struct {
 	// Sent is whether session/cancel was sent while the turn was streaming; Seq is its line.
 	Sent bool  `json:"sent"`
 	Seq  int64 `json:"seq,omitempty"`
+	// ModelDone: the emulator had finished the model's answer before session/cancel was sent
+	// (an agent that buffers the stream): a turn that then ends on its own was not cancellable.
+	ModelDone bool `json:"modelDone"`
 	// StopReason is the cancelled turn's; WithinMs the time from the cancel to the answer.
 	StopReason string   `json:"stopReason,omitempty"`
 	WithinMs   *float64 `json:"withinMs"`

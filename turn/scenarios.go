@@ -3,12 +3,14 @@ package turn
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -32,49 +34,144 @@ const afterWindow = 500 * time.Millisecond
 // one turn each.
 const maxModelValues = 8
 
-// steps are the requested scenarios as probe steps, in Scenarios order.
-func steps(want []record.Scenario, sc *scene) []probe.Step {
-	var out []probe.Step
+// A unit is one scenario, or one part of it, as a step of a connection: dirty says it may
+// leave the agent changed (a refused permission, a cancelled turn), so that what follows it
+// runs on a fresh agent process; when, for a part that depends on an earlier one, says whether
+// it runs at all (nil: always); after are connections of its own that follow the one it runs
+// on (the sessions scenario's load and resume).
+type unit struct {
+	step  probe.Step
+	dirty bool
+	when  func(sofar record.Connections) bool
+	after []acpprobe.Then
+}
+
+// units are the requested scenarios as units, in Scenarios order (mcp, when requested, is
+// added by Run with its sentinels); login is the route's authenticate call (nil for none).
+func units(want []record.Scenario, sc *scene, login *probe.Authenticate) []unit {
+	var out []unit
+	add := func(name string, dirty bool, when func(record.Connections) bool, run func(*scene, context.Context, *probe.Session, *live)) {
+		out = append(out, unit{step: step{name: name, sc: sc, run: run}, dirty: dirty, when: when})
+	}
 	for _, s := range record.Scenarios {
 		if !slices.Contains(want, s) {
 			continue
 		}
 		switch s {
 		case record.ScenarioCompletion:
-			out = append(out, step{s, sc, (*scene).completion})
+			add(s.StepName(), false, nil, (*scene).completion)
 		case record.ScenarioShapes:
-			out = append(out, step{s, sc, (*scene).shapes})
+			add(s.StepName(), false, nil, (*scene).shapes)
 		case record.ScenarioModels:
-			out = append(out, step{s, sc, (*scene).models})
+			add(s.StepName(), false, nil, (*scene).models)
 		case record.ScenarioPermission:
-			out = append(out, step{s, sc, (*scene).permission})
+			for _, r := range permissionRuns {
+				add(r.step, true, r.when, r.run)
+			}
 		case record.ScenarioCancel:
-			out = append(out, step{s, sc, (*scene).cancel})
+			add(s.StepName(), true, nil, (*scene).cancel)
 		case record.ScenarioSessions:
-			out = append(out, step{s, sc, (*scene).sessions})
+			add(s.StepName(), true, nil, (*scene).sessions)
+			out[len(out)-1].after = sessionsThen(sc, login)
 		}
 	}
 	return out
 }
 
-// step runs one scenario on the probe's session.
-type step struct {
-	scenario record.Scenario
-	sc       *scene
-	run      func(*scene, context.Context, *probe.Session, string)
+// plan puts the units on connections: the main one runs them up to the first dirty one
+// (included); each dirty unit after that ends the connection it is on, and the next unit
+// starts a fresh agent process (a connection of purpose turn), which logs in with the route's
+// authenticate call (login, nil for none) first. A connection whose units all say they do not
+// run is not opened. A unit's own connections (after) follow the connection it runs on.
+func plan(us []unit, login *probe.Authenticate) (main []probe.Step, then []acpprobe.Then) {
+	var groups [][]unit
+	var cur []unit
+	for _, u := range us {
+		cur = append(cur, u)
+		if u.dirty {
+			groups = append(groups, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	for i, g := range groups {
+		if i == 0 {
+			for _, u := range g {
+				main = append(main, u.step)
+			}
+		} else {
+			then = append(then, acpprobe.Then{Purpose: record.PurposeTurn, Steps: func(sofar record.Connections) []probe.Step {
+				var steps []probe.Step
+				for _, u := range g {
+					if u.when == nil || u.when(sofar) {
+						steps = append(steps, u.step)
+					}
+				}
+				if len(steps) == 0 {
+					return nil
+				}
+				if login != nil {
+					steps = append([]probe.Step{loginStep{login}}, steps...)
+				}
+				return steps
+			}})
+		}
+		for _, u := range g {
+			then = append(then, u.after...)
+		}
+	}
+	return main, then
 }
 
-func (s step) Name() string { return s.scenario.StepName() }
+// loginStep logs a fresh agent process in with the route's authenticate call: an extra
+// connection is initialize-only, and does not by itself.
+type loginStep struct{ auth *probe.Authenticate }
+
+func (loginStep) Name() string { return "turn/login" }
+
+func (l loginStep) Run(ctx context.Context, s *probe.Session) { login(ctx, s, l.auth) }
+
+// live is the fresh session a scenario runs on: its id, and its session/new result (its modes
+// and config options).
+type live struct {
+	id     string
+	result acp.SessionResult
+	// step is the name of the step that runs on it.
+	step string
+}
+
+// step runs one scenario, or one part of it, on a fresh session of its connection (session/new
+// with the connection's cwd and no MCP server): nothing an earlier scenario did to its
+// session carries over. When session/new fails the scenario does not run; the record has the
+// refusal, and the derivation says why.
+type step struct {
+	name string
+	sc   *scene
+	run  func(*scene, context.Context, *probe.Session, *live)
+}
+
+func (s step) Name() string { return s.name }
 
 func (s step) Run(ctx context.Context, sess *probe.Session) {
-	if sess.ID == "" {
-		record.StepSkipped.Emit(sess.Log(), record.StepInfo{Name: s.Name(), Reason: "no session: session/new failed"})
-		return
+	if l, ok := s.sc.open(ctx, sess, s.name, []any{}); ok {
+		s.run(s.sc, ctx, sess, l)
 	}
-	s.run(s.sc, ctx, sess, s.Name())
 }
 
-// notExercised records, for an agent without a backend profile, that none of the requested
+// open makes a fresh session on the connection with the MCP servers given.
+func (sc *scene) open(ctx context.Context, s *probe.Session, name string, servers []any) (*live, bool) {
+	res := call(ctx, s, sc.turn, acp.MethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": servers})
+	id := res.String("sessionId")
+	if id == "" {
+		return nil, false
+	}
+	raw, _ := json.Marshal(res)
+	return &live{id: id, result: acp.ParseSessionResult(raw), step: name}, true
+}
+
+// notExercised records, when there is no route to the emulator, that none of the requested
 // scenarios ran.
 type notExercised struct {
 	reason    string
@@ -89,13 +186,8 @@ func (n notExercised) Run(_ context.Context, sess *probe.Session) {
 	}
 }
 
-// prompt sends one prompt on the session and waits for its answer within the turn budget,
-// then listens afterWindow more.
-func (sc *scene) prompt(ctx context.Context, s *probe.Session, blocks ...any) {
-	sc.promptOn(ctx, s, s.ID, blocks...)
-}
-
-// promptOn is prompt on the session id (a session the connection loaded rather than made).
+// promptOn sends one prompt on the session id and waits for its answer within the turn
+// budget, then listens afterWindow more.
 func (sc *scene) promptOn(ctx context.Context, s *probe.Session, id string, blocks ...any) {
 	cctx, cancel := context.WithTimeout(ctx, sc.turn)
 	defer cancel()
@@ -120,9 +212,9 @@ func listen(ctx context.Context, d time.Duration) {
 func text(t string) map[string]string { return map[string]string{"type": "text", "text": t} }
 
 // completion: a one-line reply.
-func (sc *scene) completion(ctx context.Context, s *probe.Session, _ string) {
+func (sc *scene) completion(ctx context.Context, s *probe.Session, l *live) {
 	sc.srv.SetScript(emulator.Text(record.TurnReply))
-	sc.prompt(ctx, s, text(completionPrompt))
+	sc.promptOn(ctx, s, l.id, text(completionPrompt))
 }
 
 // Tiny valid media for the shapes scenario: a 1×1 PNG and a silent 8-sample WAV.
@@ -151,24 +243,24 @@ func (sc *scene) shapeBlock(kind string) map[string]any {
 }
 
 // shapes: one prompt per content block type (the block, and a text asking for a reply).
-func (sc *scene) shapes(ctx context.Context, s *probe.Session, _ string) {
+func (sc *scene) shapes(ctx context.Context, s *probe.Session, l *live) {
 	for _, kind := range ShapeTypes {
 		if ctx.Err() != nil || !s.Alive() {
 			return
 		}
 		sc.srv.SetScript(emulator.Text(record.TurnReply)) // one installation per turn: its bound is the turn's
-		sc.prompt(ctx, s, sc.shapeBlock(kind), text(completionPrompt))
+		sc.promptOn(ctx, s, l.id, sc.shapeBlock(kind), text(completionPrompt))
 	}
 }
 
 // models: each value of the model option (or the legacy model list), selected, then a
 // one-line turn; then each value of the thought level option the same way.
-func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
+func (sc *scene) models(ctx context.Context, s *probe.Session, l *live) {
 	reply := func() {
 		sc.srv.SetScript(emulator.Text(record.TurnReply)) // one installation per turn: its bound is the turn's
-		sc.prompt(ctx, s, text(completionPrompt))
+		sc.promptOn(ctx, s, l.id, text(completionPrompt))
 	}
-	ns := acp.ParseSessionResult(s.NewSession)
+	ns := l.result
 	set := func(method string, params map[string]any) bool {
 		cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 		defer cancel()
@@ -177,20 +269,20 @@ func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
 	}
 	if opt := acp.ModelOption(ns.ConfigOptions); opt != nil {
 		for _, v := range first(opt.Values(), maxModelValues) {
-			if set(acp.MethodSetConfigOption, map[string]any{"sessionId": s.ID, "configId": opt.ID, "value": v}) {
+			if set(acp.MethodSetConfigOption, map[string]any{"sessionId": l.id, "configId": opt.ID, "value": v}) {
 				reply()
 			}
 		}
 	} else {
 		for _, m := range first(ns.LegacyModels, maxModelValues) {
-			if set(acp.MethodSetModel, map[string]any{"sessionId": s.ID, "modelId": m.ID}) {
+			if set(acp.MethodSetModel, map[string]any{"sessionId": l.id, "modelId": m.ID}) {
 				reply()
 			}
 		}
 	}
 	if opt := acp.ThoughtLevelOption(ns.ConfigOptions); opt != nil {
 		for _, v := range first(opt.Values(), maxModelValues) {
-			if set(acp.MethodSetConfigOption, map[string]any{"sessionId": s.ID, "configId": opt.ID, "value": v}) {
+			if set(acp.MethodSetConfigOption, map[string]any{"sessionId": l.id, "configId": opt.ID, "value": v}) {
 				reply()
 			}
 		}
@@ -199,16 +291,64 @@ func (sc *scene) models(ctx context.Context, s *probe.Session, _ string) {
 
 func first[T any](list []T, n int) []T { return list[:min(len(list), n)] }
 
-// permission: the model asks to write a file with the agent's own tool; acpprobe answers the
-// permission request with the reject option (probe.PermissionReject). Afterwards the scenario
-// looks whether the file exists, and records it.
-func (sc *scene) permission(ctx context.Context, s *probe.Session, name string) {
+// The permission scenario's runs, each on a fresh agent process: in the mode that promises to
+// ask (or, when none does, the default one), answered reject; the same mode answered
+// cancelled (clients do both); and, when the asking mode is not the one a session starts in,
+// the default mode, where what the agent does is information, not a violation.
+var permissionRuns = []struct {
+	step string
+	when func(record.Connections) bool
+	run  func(*scene, context.Context, *probe.Session, *live)
+}{
+	{record.ScenarioPermission.StepName(), nil, func(sc *scene, ctx context.Context, s *probe.Session, l *live) {
+		sc.permission(ctx, s, l, askingMode, record.AnswerReject)
+	}},
+	{record.ScenarioPermission.Part(string(record.AnswerCancelled)), func(sofar record.Connections) bool {
+		first, ok := firstPermissionRun(sofar)
+		return ok && first.Asks
+	}, func(sc *scene, ctx context.Context, s *probe.Session, l *live) {
+		sc.permission(ctx, s, l, askingMode, record.AnswerCancelled)
+	}},
+	{record.ScenarioPermission.Part("default-mode"), func(sofar record.Connections) bool {
+		first, ok := firstPermissionRun(sofar)
+		return ok && first.Asks && !first.Default
+	}, func(sc *scene, ctx context.Context, s *probe.Session, l *live) {
+		sc.permission(ctx, s, l, defaultMode, record.AnswerReject)
+	}},
+}
+
+// firstPermissionRun is the mode the permission scenario's first run ran in, from the record so
+// far.
+func firstPermissionRun(sofar record.Connections) (record.PermissionRunInfo, bool) {
+	for _, f := range sofar.All {
+		if info, ok := record.PermissionRun.Decode(f); ok {
+			return info, true
+		}
+	}
+	return record.PermissionRunInfo{}, false
+}
+
+// permission: the session is put in the mode choose picks, the agent's permission request is
+// to be answered with answer, and the model asks to write a file with the agent's own tool.
+// Afterwards the scenario looks whether the file exists, and records it.
+func (sc *scene) permission(ctx context.Context, s *probe.Session, l *live, choose func([]sessionMode) (sessionMode, bool), answer record.PermissionAnswer) {
+	mode, _ := choose(modesOf(l.result))
+	mode.Answer = answer
+	record.PermissionRun.Emit(s.Log(), mode.PermissionRunInfo)
+	if mode.set != nil && !mode.set(ctx, s, l.id) {
+		return // refused: the record has the answer, and the run says it could not happen
+	}
+	policy := probe.PermissionReject
+	if answer == record.AnswerCancelled {
+		policy = probe.PermissionCancel
+	}
+	defer s.SetPermission(s.SetPermission(policy))
 	path := sc.path("permission")
 	sc.srv.SetScript(emulator.WriteFile(path, FileContent, "I tried to write the file."))
-	sc.prompt(ctx, s, text(fmt.Sprintf("Create the file %s containing one line, using your file-writing tool.", path)))
+	sc.promptOn(ctx, s, l.id, text(fmt.Sprintf("Create the file %s containing one line, using your file-writing tool.", path)))
 	_, err := os.Lstat(path)
 	rel, _ := filepath.Rel(sc.workspace, path)
-	record.Observation.Emit(s.Log(), record.ObservationInfo{Step: name, Name: "file-exists", Subject: "workspace/" + rel, Value: err == nil})
+	record.Observation.Emit(s.Log(), record.ObservationInfo{Step: l.step, Name: "file-exists", Subject: "workspace/" + rel, Value: err == nil})
 	_ = os.Remove(path)
 }
 
@@ -221,7 +361,7 @@ const (
 // cancel: a slow stream; session/cancel once the first chunk of the answer reached the
 // client; the turn must end cancelled within record.CancelBound; then, if it did end, a second
 // one-line turn.
-func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
+func (sc *scene) cancel(ctx context.Context, s *probe.Session, l *live) {
 	chunks := make([]string, cancelChunks)
 	for i := range chunks {
 		chunks[i] = fmt.Sprintf("chunk %d of a slow answer. ", i+1)
@@ -236,7 +376,7 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 		defer close(answered)
 		cctx, cancel := context.WithTimeout(ctx, sc.turn)
 		defer cancel()
-		_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": s.ID, "prompt": []any{text(completionPrompt)}})
+		_, _ = s.Call(cctx, acp.MethodSessionPrompt, map[string]any{"sessionId": l.id, "prompt": []any{text(completionPrompt)}})
 	}()
 	t := time.NewTimer(sc.turn)
 	defer t.Stop()
@@ -246,7 +386,7 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": s.ID})
+	_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": l.id})
 	bound := time.NewTimer(record.CancelBound)
 	defer bound.Stop()
 	select {
@@ -259,5 +399,5 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, _ string) {
 	listen(ctx, afterWindow)
 	// Still usable?
 	sc.srv.SetScript(emulator.Text(record.TurnReply))
-	sc.prompt(ctx, s, text(completionPrompt))
+	sc.promptOn(ctx, s, l.id, text(completionPrompt))
 }

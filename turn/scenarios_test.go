@@ -3,12 +3,15 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
@@ -99,8 +102,19 @@ func TestScenariosPass(t *testing.T) {
 	if !slices.Contains(selected, "acptest-large") || !slices.Contains(selected, "high") {
 		t.Errorf("model truth selected %v, want every model and thought level", selected)
 	}
-	if p := turnOf(t, r, record.ScenarioPermission).Permission; !p.Asked || p.FileWritten || !p.Offered {
-		t.Errorf("permission %+v", p)
+	// The persona's sessions start in its mode ask, which asks: the write is refused with
+	// reject, then with cancelled, each run on its own agent process; no default-mode run.
+	perm := turnOf(t, r, record.ScenarioPermission).Permission
+	if len(perm) != 2 {
+		t.Fatalf("permission runs %+v, want two (reject, cancelled)", perm)
+	}
+	for i, answer := range []record.PermissionAnswer{record.AnswerReject, record.AnswerCancelled} {
+		if p := perm[i]; p.Mode != "ask" || !p.Asks || !p.Default || p.Answer != answer || !p.Asked || p.FileWritten || !p.Offered || p.SetBy != "" {
+			t.Errorf("permission run %d %+v, want mode ask, answered %s, asked, not written", i, p, answer)
+		}
+	}
+	if got := perm[1].Answered; got != "cancelled" {
+		t.Errorf("the second run answered %q, want the outcome cancelled", got)
 	}
 	if k := turnOf(t, r, record.ScenarioCancel).Cancel; !k.Sent || k.StopReason != "cancelled" || !k.NextText {
 		t.Errorf("cancel %+v", k)
@@ -280,4 +294,92 @@ func intOf(p *int) any {
 		return nil
 	}
 	return *p
+}
+
+// Every scenario runs on a fresh session, and whatever follows a permission run or the cancel
+// scenario on a fresh agent process: the record's connections say so, in order, and no two
+// scenarios prompt on the same session.
+func TestScenariosIsolated(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := jsonrpc.NewLog()
+	r, err := turn.Run(context.Background(), turn.Options{
+		Probe: probe.Options{
+			Launcher: transport.Command{Argv: []string{exe}, Env: []string{"ACPPROBE_TURN_AGENT=--persona model", "GORACE=atexit_sleep_ms=0"}},
+			Log:      log, Timeout: 60 * time.Second, Grace: time.Second,
+		},
+		Sandbox:     sandbox.Options{Parent: t.TempDir()},
+		TurnTimeout: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := record.Split(log.Frames())
+	var purposes []string
+	for _, c := range conns.Extra {
+		steps := record.New(c.Frames).Steps()
+		purposes = append(purposes, string(c.Purpose)+" "+strings.Join(steps, ","))
+	}
+	want := []string{
+		"turn turn/permission/cancelled",
+		"turn turn/cancel",
+		"turn turn/sessions",
+		"session-load turn/sessions/load",
+		"session-resume turn/sessions/resume",
+	}
+	if !slices.Equal(purposes, want) {
+		t.Errorf("connections after the main one:\n%s\nwant\n%s", strings.Join(purposes, "\n"), strings.Join(want, "\n"))
+	}
+	if steps := record.New(conns.Main).Steps(); !slices.Equal(steps, []string{"turn/completion", "turn/prompt-shapes", "turn/model-truth", "turn/permission"}) {
+		t.Errorf("main connection steps %v", steps)
+	}
+	owner := map[string]string{} // session id → the scenario that prompted on it
+	for _, tr := range r.Turns {
+		for _, run := range tr.Runs {
+			for _, f := range conns.All {
+				if f.Seq != run.Seq || f.Msg == nil {
+					continue
+				}
+				id := acp.ParseObject(f.Msg.Params).String("sessionId")
+				if o, ok := owner[id]; ok && o != tr.Scenario {
+					t.Errorf("session %s prompted by %s and %s", id, o, tr.Scenario)
+				}
+				owner[id] = tr.Scenario
+			}
+		}
+	}
+	if len(owner) < 6 {
+		t.Errorf("%d sessions prompted, want one per scenario and permission run at least: %v", len(owner), owner)
+	}
+}
+
+// An agent whose sessions start in a mode that does not ask (the model persona with
+// --auto-by-default, like claude-agent-acp 0.101.0 in its mode auto): the permission runs in the
+// mode that asks (ask) pass; the run in the default mode writes without asking, which is
+// information, not a violation; the scenario passes with that note.
+func TestPermissionInTheDefaultModeIsInformation(t *testing.T) {
+	r := runTurns(t, []string{"--auto-by-default"}, record.ScenarioPermission)
+	tr := turnOf(t, r, record.ScenarioPermission)
+	if tr.Outcome != report.TurnPassed || len(tr.Notes) != 1 || !strings.HasPrefix(tr.Notes[0], "turn.write-unasked-by-mode: permission: in mode auto") {
+		t.Errorf("permission %s, notes %q: want passed, with the note that mode auto wrote without asking", tr.Outcome, tr.Notes)
+	}
+	var runs []string
+	for _, p := range tr.Permission {
+		runs = append(runs, fmt.Sprintf("%s asks=%v default=%v %s set=%s asked=%v written=%v", p.Mode, p.Asks, p.Default, p.Answer, p.SetBy, p.Asked, p.FileWritten))
+	}
+	want := []string{
+		"ask asks=true default=false reject set=session/set_config_option asked=true written=false",
+		"ask asks=true default=false cancelled set=session/set_config_option asked=true written=false",
+		"auto asks=false default=true reject set= asked=false written=true",
+	}
+	if !slices.Equal(runs, want) {
+		t.Errorf("permission runs:\n%s\nwant\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
+	}
+	for _, f := range r.Findings {
+		if f.ID == "turn.write-without-permission" {
+			t.Errorf("a MANDATORY finding for a write in a mode that does not ask: %s", f.Message)
+		}
+	}
 }

@@ -31,19 +31,19 @@ const (
 	settlePoll  = 100 * time.Millisecond
 )
 
-// sessions is the sessions scenario's part on the main connection: one turn with a tool call
-// (the model asks to write a file, acpprobe refuses, the model then answers record.TurnReply).
-// Everything else happens on fresh agent processes after the main connection (sessionsThen),
-// when this turn was answered.
-func (sc *scene) sessions(ctx context.Context, s *probe.Session, _ string) {
+// sessions is the sessions scenario's part on its own connection: one turn with a tool call
+// (the model asks to write a file, acpprobe refuses, the model then answers record.TurnReply)
+// on a fresh session. Everything else happens on fresh agent processes after it
+// (sessionsThen), when this turn was answered.
+func (sc *scene) sessions(ctx context.Context, s *probe.Session, l *live) {
 	path := sc.path("sessions")
 	sc.srv.SetScript(emulator.WriteFile(path, FileContent, record.TurnReply))
-	sc.prompt(ctx, s, text(fmt.Sprintf(sessionsPrompt, path)))
+	sc.promptOn(ctx, s, l.id, text(fmt.Sprintf(sessionsPrompt, path)))
 	_ = os.Remove(path)
 }
 
-// sessionsTarget is what the connections after the main one need of it: the session of the
-// sessions turn, its cwd, and the session methods the agent advertises.
+// sessionsTarget is what the connections after the sessions turn need of it: its session, the
+// cwd it was made with, and the session methods the agent advertises.
 type sessionsTarget struct {
 	id, cwd    string
 	advertised []string
@@ -51,11 +51,18 @@ type sessionsTarget struct {
 
 func (t sessionsTarget) has(m string) bool { return slices.Contains(t.advertised, m) }
 
-// targetOf reads the target from the main connection's record: false when the sessions turn
-// was not answered with a result (nothing to load, and the scenario says why).
-func targetOf(x *record.Index) (sessionsTarget, bool) {
+// targetOf reads the target from the record so far: the connection whose sessions step ran
+// (the main one, or a fresh process after a scenario that may have changed the agent). False
+// when the sessions turn was not answered with a result (nothing to load, and the scenario
+// says why).
+func targetOf(sofar record.Connections) (sessionsTarget, bool) {
 	var t sessionsTarget
-	for _, f := range x.StepRange(record.ScenarioSessions.StepName()) {
+	x, ok := stepConnection(sofar, record.ScenarioSessions.StepName())
+	if !ok {
+		return t, false
+	}
+	frames := x.StepRange(record.ScenarioSessions.StepName())
+	for _, f := range frames {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionPrompt {
 			continue
 		}
@@ -66,30 +73,55 @@ func targetOf(x *record.Index) (sessionsTarget, bool) {
 		t.id = acp.ParseObject(f.Msg.Params).String("sessionId")
 		break
 	}
-	ns, in := x.First(acp.MethodSessionNew), x.First(acp.MethodInitialize)
-	if t.id == "" || ns == nil || in == nil || in.Answer == nil {
+	for _, f := range frames { // the session/new of the step made the session
+		if f.Dir != jsonrpc.DirClient || f.Msg == nil || f.Msg.Method != acp.MethodSessionNew {
+			continue
+		}
+		if a, ok := x.AnswerTo(f.Seq); ok && acp.ParseObject(a.Msg.Result).String("sessionId") == t.id {
+			t.cwd = acp.ParseObject(f.Msg.Params).String("cwd")
+		}
+	}
+	in := x.First(acp.MethodInitialize)
+	if t.id == "" || t.cwd == "" || in == nil || in.Answer == nil {
 		return t, false
 	}
-	t.cwd = acp.ParseObject(ns.Request.Msg.Params).String("cwd")
 	t.advertised = acp.SessionMethods(acp.ParseInitializeResult(in.Answer.Msg.Result).Capabilities)
 	return t, true
 }
 
-// sessionsThen are the connections of the sessions scenario after the main one, each to a
-// fresh agent process in the same sandbox: session-load (list, load, fork, load/close cycles,
-// a prompt on the closed session) and session-resume. authenticate is the route's
-// authenticate call (nil for none).
+// stepConnection is the index of the connection, the main one or one of purpose turn, where
+// the step ran.
+func stepConnection(sofar record.Connections, name string) (*record.Index, bool) {
+	conns := [][]jsonrpc.Frame{sofar.Main}
+	for _, c := range sofar.Extra {
+		if c.Purpose == record.PurposeTurn {
+			conns = append(conns, c.Frames)
+		}
+	}
+	for _, frames := range conns {
+		x := record.New(frames)
+		if x.HasStep(name) {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// sessionsThen are the connections of the sessions scenario after its turn, each to a fresh
+// agent process in the same sandbox: session-load (list, load, fork, load/close cycles, a
+// prompt on the closed session) and session-resume. authenticate is the route's authenticate
+// call (nil for none).
 func sessionsThen(sc *scene, authenticate *probe.Authenticate) []acpprobe.Then {
 	return []acpprobe.Then{
-		{Purpose: record.PurposeSessionLoad, Steps: func(x *record.Index) []probe.Step {
-			t, ok := targetOf(x)
+		{Purpose: record.PurposeSessionLoad, Steps: func(sofar record.Connections) []probe.Step {
+			t, ok := targetOf(sofar)
 			if !ok || !(t.has(acp.SessionLoadMethod) || t.has(acp.SessionListMethod) || t.has(acp.SessionForkMethod) || t.has(acp.SessionCloseMethod)) {
 				return nil
 			}
 			return []probe.Step{loadStep{t: t, sc: sc, auth: authenticate}}
 		}},
-		{Purpose: record.PurposeSessionResume, Steps: func(x *record.Index) []probe.Step {
-			t, ok := targetOf(x)
+		{Purpose: record.PurposeSessionResume, Steps: func(sofar record.Connections) []probe.Step {
+			t, ok := targetOf(sofar)
 			if !ok || !t.has(acp.SessionResumeMethod) {
 				return nil
 			}

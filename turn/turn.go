@@ -133,14 +133,10 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	}
 	record.TurnRoute.Emit(log, r.info)
 	po := o.Probe
-	var then []acpprobe.Then
-	if hub != nil {
-		for _, s := range hub.Servers() {
-			po.MCPServers = append(po.MCPServers, s)
-		}
-	}
 	po.Launcher = acpprobe.Sandboxed(box, cmd)
 	po.ClientCapabilities = r.client
+	sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
+	var then []acpprobe.Then
 	if r.ok() {
 		if r.setup != nil {
 			if err := r.setup.Write(); err != nil {
@@ -152,15 +148,11 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		}
 		po.Authenticate = r.login
 		po.Permission = probe.PermissionReject
-		sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
-		po.Steps = steps(scenarios, sc)
+		us := units(scenarios, sc, po.Authenticate)
 		if hub != nil {
-			po.Steps = append(po.Steps, mcpStep{hub: hub, sc: sc})
+			us = append(us, unit{step: mcpStep{hub: hub, sc: sc, open: sc.open}})
 		}
-		if slices.Contains(scenarios, record.ScenarioSessions) {
-			// Load, close and resume run on fresh agent processes after the main connection.
-			then = sessionsThen(sc, po.Authenticate)
-		}
+		po.Steps, then = plan(us, po.Authenticate)
 		// The budget: the handshake, then each scenario's turns.
 		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
@@ -169,7 +161,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		po.Steps = []probe.Step{notExercised{reason: r.info.Reason, scenarios: slices.DeleteFunc(slices.Clone(scenarios),
 			func(s record.Scenario) bool { return s == record.ScenarioMCP })}}
 		if hub != nil {
-			po.Steps = append(po.Steps, mcpStep{hub: hub})
+			po.Steps = append(po.Steps, mcpStep{hub: hub, open: sc.open})
 		}
 	}
 	if po.Cwd == "" {

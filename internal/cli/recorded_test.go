@@ -295,7 +295,8 @@ var recordedAgents = []recorded{
 		methods: claude0231Methods, configOption: true, authStatus: report.AuthAuthenticated, exitBy: record.ExitSigterm,
 		turns: &turnsWant{
 			outcomes: map[record.Scenario]report.TurnOutcome{
-				record.ScenarioCompletion: report.TurnPassed, record.ScenarioShapes: report.TurnFailed,
+				// prompt-shapes has an INFO finding only (an unadvertised audio block): passed, with a note.
+				record.ScenarioCompletion: report.TurnPassed, record.ScenarioShapes: report.TurnPassed,
 				record.ScenarioModels: report.TurnPassed, record.ScenarioPermission: report.TurnPassed,
 				record.ScenarioCancel: report.TurnFailed, record.ScenarioSessions: report.TurnFailed,
 				record.ScenarioMCP: report.TurnPassed,
@@ -365,10 +366,12 @@ var recordedAgents = []recorded{
 		methods: codex0160Methods, configOption: true, authStatus: report.AuthAuthenticated, exitBy: record.ExitSigterm,
 		turns: &turnsWant{
 			outcomes: map[record.Scenario]report.TurnOutcome{
-				record.ScenarioCompletion: report.TurnPassed, record.ScenarioShapes: report.TurnFailed,
+				// prompt-shapes and mcp have INFO findings only (an unadvertised audio block and
+				// sse transport): passed, with notes.
+				record.ScenarioCompletion: report.TurnPassed, record.ScenarioShapes: report.TurnPassed,
 				record.ScenarioModels: report.TurnPassed, record.ScenarioPermission: report.TurnFailed,
 				record.ScenarioCancel: report.TurnPassed, record.ScenarioSessions: report.TurnFailed,
-				record.ScenarioMCP: report.TurnFailed,
+				record.ScenarioMCP: report.TurnPassed,
 			},
 			findings:   []string{"mcp.unadvertised-transport", "sessions.replay-incomplete", "turn.refused-tool-call-not-ended", "turn.shape-unadvertised"},
 			family:     "gpt",
@@ -879,8 +882,10 @@ func (w *turnsWant) facts(f fact, r *report.Result, frames []jsonrpc.Frame) {
 		}
 	}
 	if w.permission != nil {
-		p := turns[record.ScenarioPermission].Permission
-		if p == nil || !p.Offered || !p.Asked || p.FileWritten {
+		runs := turns[record.ScenarioPermission].Permission
+		if len(runs) != 1 {
+			f.errorf("permission: %s, want the one run the old versions of acpprobe made", showJSON(runs))
+		} else if p := runs[0]; !p.Offered || !p.Asked || p.FileWritten {
 			f.errorf("permission: %s, want a write tool offered, permission asked, nothing written", showJSON(p))
 		} else {
 			f.eq("permission tool status", p.ToolStatus, w.permission.toolStatus)

@@ -41,8 +41,11 @@ func turnFacts(tr report.Turn) string {
 	}
 	facts := ""
 	switch {
-	case tr.Permission != nil:
-		facts = permissionText(tr.Permission)
+	case len(tr.Permission) > 0:
+		facts = permissionLabel(tr.Permission[0]) + ": " + permissionText(tr.Permission[0])
+		if n := len(tr.Permission) - 1; n > 0 {
+			facts += fmt.Sprintf(" (and %d more run(s), below)", n)
+		}
 	case tr.Cancel != nil:
 		facts = cancelText(tr.Cancel)
 	case tr.Sessions != nil:
@@ -70,6 +73,14 @@ func turnDetails(tr report.Turn) [][2]string {
 	}
 	for _, m := range tr.MCP {
 		out = append(out, [2]string{m.Transport, mcpText(m)})
+	}
+	if len(tr.Permission) > 1 {
+		for _, p := range tr.Permission {
+			out = append(out, [2]string{permissionLabel(p), permissionText(p)})
+		}
+	}
+	for _, n := range tr.Notes {
+		out = append(out, [2]string{"note", n})
 	}
 	if tr.Sessions != nil && tr.Outcome != report.TurnNotRun {
 		out = append(out, sessionsDetails(tr.Sessions)...)
@@ -123,11 +134,11 @@ func TurnCell(r *report.Result, s record.Scenario) string {
 		}
 		fact := ""
 		switch {
-		case tr.Permission != nil && tr.Permission.FileWritten:
+		case len(tr.Permission) > 0 && tr.Permission[0].FileWritten:
 			fact = "wrote the file"
-		case tr.Permission != nil && tr.Permission.Asked:
+		case len(tr.Permission) > 0 && tr.Permission[0].Asked:
 			fact = "asked"
-		case tr.Permission != nil:
+		case len(tr.Permission) > 0:
 			fact = "not asked"
 		case tr.Cancel != nil:
 			fact = orDash(tr.Cancel.StopReason)
@@ -233,10 +244,25 @@ func modelText(m report.ModelTruth) string {
 	return "set, but the model was asked for " + asked
 }
 
-func permissionText(p *report.PermissionTruth) string {
+// permissionLabel names one permission run: its mode and how acpprobe answered.
+func permissionLabel(p report.PermissionTruth) string {
+	mode := "no modes"
+	if p.Mode != "" {
+		mode = "mode " + p.Mode
+		if p.Asks {
+			mode += " (asks)"
+		}
+	}
+	return mode + ", " + string(p.Answer)
+}
+
+func permissionText(p report.PermissionTruth) string {
+	if p.Reason != "" {
+		return "not run — " + p.Reason
+	}
 	var parts []string
 	if p.Asked {
-		parts = append(parts, "asked (session/request_permission), answered "+orDash(p.Answer))
+		parts = append(parts, "asked (session/request_permission), answered "+orDash(p.Answered))
 	} else {
 		parts = append(parts, "never asked")
 	}

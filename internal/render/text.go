@@ -25,7 +25,7 @@ import (
 // only what was learned: what the agent never told (it never answered initialize, session/new
 // did not succeed) is named once, under "Not known", instead of being shown as absent.
 func Text(w io.Writer, r *report.Result) error {
-	t := &textWriter{w: w, width: screenOf(w).Width}
+	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
 	initOK, session := Initialized(r), sessionCreated(r)
 	t.section("Agent")
 	if initOK {

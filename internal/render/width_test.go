@@ -43,7 +43,7 @@ func textWriters(t *testing.T) map[string]func(io.Writer) error {
 }
 
 // resultFixtures are the results of testdata/*.result.json.
-var resultFixtures = []string{"spawn-failure", "check-baseline", "turn-faults", "side-effects"}
+var resultFixtures = []string{"spawn-failure", "check-baseline", "turn-faults", "side-effects", "turn-claude-agent-acp", "turn-codex-acp"}
 
 // TestFileWidth (issue 20 item 6, issue 25 item 10): written where the width is not known (a
 // file, a pipe, a writer that is not a Screen), no line of any text writer, nor of any golden

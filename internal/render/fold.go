@@ -16,6 +16,11 @@ const (
 	listMax = 10
 	// missingMax is how many of the items a replay misses the text names.
 	missingMax = 3
+	// seqMax is how many lines of identical findings the text names.
+	seqMax = 5
+	// messageMax is the most columns of a finding's message the text shows (four lines of an
+	// 80-column report): a message that lists every id an agent sent is cut, and says so.
+	messageMax = 300
 )
 
 // foldList joins the first max items with sep, then says how many more there were: "a, b, c
@@ -58,4 +63,72 @@ func toolCallsText(calls []report.ToolCallTruth) string {
 		parts[i] = fmt.Sprintf("%d %s", g.n, g.what)
 	}
 	return fmt.Sprintf("%d %s (%s)", len(calls), noun, foldList(parts, listMax, "; "))
+}
+
+// findingGroup is the findings of one check that say the same thing at the same place: the
+// first of them (its More the sum of theirs: the findings their check did not list), how many
+// they are and the lines they were found on.
+type findingGroup struct {
+	report.Finding
+	n    int
+	seqs []int64
+}
+
+// groupFindings puts together the findings that differ only in their line (Seq), in the order
+// first seen; each group's More is the sum of its findings'.
+func groupFindings(findings []report.Finding) []findingGroup {
+	type key struct {
+		id, message, pointer string
+		tier                 report.Tier
+		known                bool
+		reason               string
+	}
+	var groups []findingGroup
+	index := map[key]int{}
+	for _, f := range findings {
+		k := key{f.ID, f.Message, f.Pointer, f.Tier, f.Known, f.KnownReason}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			g := findingGroup{Finding: f}
+			g.More = 0
+			groups = append(groups, g)
+		}
+		groups[i].n++
+		groups[i].More += f.More
+		if f.Seq != 0 {
+			groups[i].seqs = append(groups[i].seqs, f.Seq)
+		}
+	}
+	return groups
+}
+
+// where says where the group's findings were found, as Where does for one: "seq 57
+// /result/usage", or "/result/usage, 10 times: seq 57, 70, 83, 98, 112 … and 5 more".
+func (g findingGroup) where() string {
+	if g.n <= 1 {
+		return Where(g.Finding)
+	}
+	times := fmt.Sprintf("%d times", g.n)
+	if len(g.seqs) > 0 {
+		seqs := make([]string, len(g.seqs))
+		for i, s := range g.seqs {
+			seqs[i] = fmt.Sprint(s)
+		}
+		times += ": seq " + foldList(seqs, seqMax, ", ")
+	}
+	if g.Pointer == "" {
+		return times
+	}
+	return g.Pointer + ", " + times
+}
+
+// text is the group's message as Finding.Text gives it, cut at messageMax columns.
+func (g findingGroup) text() string {
+	f := g.Finding
+	if Width(Clean(f.Message)) > messageMax {
+		f.Message = Cut(f.Message, messageMax) + " (cut: the whole message is in --json)"
+	}
+	return f.Text()
 }

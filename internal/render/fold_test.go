@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -97,5 +98,67 @@ func TestRealReportsFold(t *testing.T) {
 				t.Errorf("%s: the report lacks %q:\n%s", name, w, text)
 			}
 		}
+	}
+	// claude's seven schema.unstable findings at /result/usage (one a turn), one entry; the
+	// sessions finding that names every tool call a replay missed, cut.
+	text := string(write(t, func(w io.Writer) error {
+		return render.Text(w, loadResult(t, filepath.Join("testdata", "turn-claude-agent-acp.result.json")))
+	}))
+	if n := strings.Count(text, "schema.unstable ["); n != 4 || !strings.Contains(text, "schema.unstable [/result/usage, 7 times: seq 57, 70, 83, 98, 112 … and 2") {
+		t.Errorf("claude-agent-acp: %d schema.unstable entries, want 4 (the seven at /result/usage one of them):\n%s", n, text)
+	}
+	if n := strings.Count(text, "call_emu_"); n > 10 {
+		t.Errorf("claude-agent-acp: %d tool call ids in the report, want the few of a cut message and a folded list:\n%s", n, text)
+	}
+}
+
+// TestFindingsFold (issue 25 item 10): the findings of a check that differ only in their line
+// are one entry, with how many and on which lines, the check's unlisted count said through
+// Finding.Text; findings at another place, or known, stay apart; a message longer than four
+// lines is cut and says where the rest is. The report and lint-client alike.
+func TestFindingsFold(t *testing.T) {
+	usage := func(seq int64) report.Finding {
+		return report.Finding{ID: "schema.unstable", Tier: report.TierInfo, Seq: seq, Pointer: "/result/usage",
+			Message: `"usage" at /result is defined only in the v1-unstable schema, not in v1`}
+	}
+	var findings []report.Finding
+	for i := range 10 {
+		findings = append(findings, usage(int64(57+13*i)))
+	}
+	findings[9].More = 322
+	other := usage(4)
+	other.Pointer = "/result/agentCapabilities/providers"
+	known := usage(200)
+	known.Known, known.KnownReason = true, "accepted"
+	long := report.Finding{ID: "models.legacy-ids", Tier: report.TierInfo, Seq: 6, Message: "50 of 50 legacy model ids are not values: " + strings.Repeat("gpt-6.1-sol[medium], ", 50)}
+	findings = append(findings[:3], append([]report.Finding{other}, append(findings[3:], known, long)...)...)
+
+	r := &report.Result{Raw: report.Raw{Initialize: []byte(`{}`)}, Findings: findings}
+	report := wide(t, r)
+	var client bytes.Buffer
+	if err := render.ClientFindings(&render.Screen{W: &client, Width: 100000}, findings); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"the report": report, "lint-client": client.String()} {
+		if n := strings.Count(text, "schema.unstable"); n != 3 {
+			t.Errorf("%s: schema.unstable comes %d times, want 3 (the ten at /result/usage, the one elsewhere, the known one):\n%s", name, n, text)
+		}
+		for _, want := range []string{
+			"schema.unstable [/result/usage, 10 times: seq 57, 70, 83, 96, 109 … and 5 more]",
+			`"usage" at /result is defined only in the v1-unstable schema, not in v1 (and 322 more like this)`,
+			"schema.unstable [seq 4 /result/agentCapabilities/providers]",
+			"schema.unstable [seq 200 /result/usage]",
+			"gpt-6.1-sol[medium], gpt-6… (cut: the whole message is in --json)",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q:\n%s", name, want, text)
+			}
+		}
+		if l := lineWith(text, "legacy model ids"); render.Width(l) > 360 {
+			t.Errorf("%s: the long message takes %d columns: %q", name, render.Width(l), l)
+		}
+	}
+	if !strings.Contains(report, "INFO (13)") {
+		t.Errorf("the tier's count is not the count of findings:\n%s", report)
 	}
 }

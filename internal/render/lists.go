@@ -70,17 +70,18 @@ func Diff(w io.Writer, changes []drift.Change) error {
 }
 
 // ClientFindings writes the findings of `acpprobe lint-client`: what the client sent, each
-// with its tier, where it was found (Where) and why.
+// with its tier, where it was found (Where) and why; the findings that differ only in their
+// line are one entry.
 func ClientFindings(w io.Writer, findings []report.Finding) error {
 	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
 	t.hang(fmt.Sprintf("%d client finding(s)", len(findings)), 0)
-	for _, f := range findings {
-		where := Where(f)
+	for _, g := range groupFindings(findings) {
+		where := g.where()
 		if where != "" {
 			where = " [" + where + "]"
 		}
-		t.line(fmt.Sprintf("%-10s %s%s", f.Tier, f.ID, where))
-		t.hang("      "+f.Text(), 6)
+		t.line(fmt.Sprintf("%-10s %s%s", g.Tier, g.ID, where))
+		t.hang("      "+g.text(), 6)
 	}
 	return t.err
 }

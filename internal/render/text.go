@@ -353,7 +353,8 @@ func foldSightings(all []sighting, noun string) []string {
 	return lines
 }
 
-// findingsText groups the findings by tier, with where each was found and the one-line why.
+// findingsText groups the findings by tier, with where each was found and the one-line why;
+// the findings of a check that differ only in their line are one entry, with their lines.
 func findingsText(t *textWriter, r *report.Result) {
 	t.section(fmt.Sprintf("Findings (%d)", len(r.Findings)))
 	if len(r.Findings) == 0 {
@@ -370,17 +371,17 @@ func findingsText(t *textWriter, r *report.Result) {
 			continue
 		}
 		t.line(fmt.Sprintf("%s (%d)", tier, len(group)))
-		for _, f := range group {
-			where := Where(f)
+		for _, g := range groupFindings(group) {
+			where := g.where()
 			if where != "" {
 				where = " [" + where + "]"
 			}
 			known := ""
-			if f.Known {
-				known = " (known: " + f.KnownReason + ")"
+			if g.Known {
+				known = " (known: " + g.KnownReason + ")"
 			}
-			t.line(fmt.Sprintf("  %s%s%s", f.ID, where, known))
-			t.line("      " + f.Text())
+			t.line(fmt.Sprintf("  %s%s%s", g.ID, where, known))
+			t.line("      " + g.text())
 		}
 	}
 }

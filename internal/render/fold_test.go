@@ -162,3 +162,40 @@ func TestFindingsFold(t *testing.T) {
 		t.Errorf("the tier's count is not the count of findings:\n%s", report)
 	}
 }
+
+// TestSideEffectsFold (issue 25 item 10): a run with your HOME says how many places agents
+// keep state it compared, not the twenty names (379 columns before); a spawn failure, for
+// which nothing changed, says nothing of files; the changes past ten are counted.
+func TestSideEffectsFold(t *testing.T) {
+	var watched []string
+	for i := range 20 {
+		watched = append(watched, fmt.Sprintf("~/.agent%d", i))
+	}
+	var changes []record.FileChange
+	for i := range 15 {
+		changes = append(changes, record.FileChange{Path: fmt.Sprintf("~/.agent0/f%d", i), Change: "created", Kind: "file"})
+	}
+	effects := func(level record.Level, watched []string, changes []record.FileChange) *report.SideEffects {
+		return &report.SideEffects{Isolation: record.Isolation{Level: level},
+			Files: &record.Files{Watched: watched, Changes: changes, Created: len(changes), Walked: 40}}
+	}
+	home := &report.Result{SideEffects: effects(record.LevelNone, watched, changes)}
+	text := wide(t, home)
+	if l := lineWith(text, "files:"); !strings.HasSuffix(l, "15 created, 0 changed, 0 deleted, in 20 places agents keep state under your HOME (see --json)") {
+		t.Errorf("not isolated: the files line is %q", l)
+	}
+	if strings.Contains(text, "~/.agent19") || !strings.Contains(text, "created ~/.agent0/f9 (file, 0 bytes)") || strings.Contains(text, "f10") || !strings.Contains(text, "    … and 5 more\n") {
+		t.Errorf("not isolated: the watched places are listed, or the changes past ten are:\n%s", text)
+	}
+	boxed := wide(t, &report.Result{SideEffects: effects(record.LevelEnvHome, []string{"home", "tmp", "run", "workspace"}, nil)})
+	if l := lineWith(boxed, "files:"); !strings.HasSuffix(l, "0 created, 0 changed, 0 deleted, in home, tmp, run, workspace") {
+		t.Errorf("isolated: the files line is %q", l)
+	}
+	spawn := loadResult(t, filepath.Join("testdata", "spawn-failure.result.json"))
+	if spawn.SideEffects == nil || spawn.SideEffects.Files == nil || len(spawn.SideEffects.Files.Watched) != 20 {
+		t.Fatalf("the spawn failure fixture has no side effects of 20 watched places: %+v", spawn.SideEffects)
+	}
+	if text := wide(t, spawn); strings.Contains(text, "files:") || !strings.Contains(text, "isolation:") {
+		t.Errorf("a spawn failure says something of files, or nothing of its isolation:\n%s", text)
+	}
+}

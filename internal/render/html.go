@@ -244,7 +244,7 @@ func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 		row.Configs = append(row.Configs, c)
 	}
 	if x.SideEffects != nil {
-		row.Effects = effectsKVs(x.SideEffects)
+		row.Effects = effectsKVs(x)
 	}
 	row.Methods = methods(x.Methods)
 	row.Tiers = tiers(x.Findings)

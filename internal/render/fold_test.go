@@ -3,14 +3,17 @@ package render_test
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -197,5 +200,68 @@ func TestSideEffectsFold(t *testing.T) {
 	}
 	if text := wide(t, spawn); strings.Contains(text, "files:") || !strings.Contains(text, "isolation:") {
 		t.Errorf("a spawn failure says something of files, or nothing of its isolation:\n%s", text)
+	}
+}
+
+// TestMatrixReasons (issue 25 item 10): the text, Markdown and HTML matrices say why each row
+// is not ok, in full: the probe's message and the line of the agent's stderr that says why (a
+// Node error among its stack, what npm could not fetch), never a line the message already
+// has; the matrix JSON keeps the whole stderr tail.
+func TestMatrixReasons(t *testing.T) {
+	crash := func(message, stderr string) *report.Result {
+		return &report.Result{Raw: report.Raw{Initialize: []byte(`{}`)}, StderrTail: stderr,
+			Error: &report.Error{Code: report.ErrAgentCrashed, Stage: record.StageInitialize, Message: message, Stderr: stderr}}
+	}
+	node := "file:///agent/dist/index.js:12\n        throw new Error(msg);\n              ^\n\nError: Query closed before response received\n    at Query.cleanup (file:///agent/dist/query.js:80:15)\n\nNode.js v22.12.0\n"
+	npm := "npm error code ETARGET\nnpm error notarget No matching version found for @google/gemini-cli@0.27.3.\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x-debug-0.log\n"
+	m := &matrix.Matrix{Schema: matrix.Schema, Rows: []matrix.Row{
+		{ID: "claude", Result: crash("the agent exited with status 1 before answering initialize", node)},
+		{ID: "gemini", Result: crash("the agent exited with status 1 before answering initialize", npm)},
+		{ID: "said", Result: crash("the agent said: boom", "boom\n")},
+		{ID: "long", Result: crash("the agent exited", "Error: "+strings.Repeat("x", 1000)+"\n")},
+		{ID: "fine", Result: &report.Result{Raw: report.Raw{Initialize: []byte(`{}`)}}},
+	}}
+	want := map[string]string{
+		"claude": "claude: agent_crashed: the agent exited with status 1 before answering initialize; stderr: Error: Query closed before response received",
+		"gemini": "gemini: agent_crashed: the agent exited with status 1 before answering initialize; stderr: npm: no version 0.27.3 of @google/gemini-cli",
+		"said":   "said: agent_crashed: the agent said: boom",
+		"long":   "long: agent_crashed: the agent exited; stderr: Error: " + strings.Repeat("x", 152) + "…",
+	}
+	text := string(write(t, func(w io.Writer) error { return render.MatrixText(&render.Screen{W: w, Width: 100000}, m) }))
+	md := string(write(t, func(w io.Writer) error { return render.MatrixMarkdown(w, m) }))
+	page := string(write(t, func(w io.Writer) error { return render.MatrixHTML(w, m) }))
+	for id, w := range want {
+		if l := lineWith(text, "  "+id+": "); l != "  "+w {
+			t.Errorf("text: the line of %s is %q, want %q", id, l, "  "+w)
+		}
+		if l := lineWith(md, "**"+id+"**"); l != "- **"+id+"**:"+strings.TrimPrefix(w, id+":") {
+			t.Errorf("markdown: the line of %s is %q", id, l)
+		}
+		if reason := strings.TrimPrefix(w, id+": "); !strings.Contains(page, html.EscapeString(reason)) {
+			t.Errorf("html: the page lacks %q", reason)
+		}
+	}
+	if strings.Contains(text, "fine:") || strings.Contains(text, "Node.js v22") || strings.Contains(text, "debug-0.log") {
+		t.Errorf("text: a reason for a row that is ok, or the wrong line of stderr:\n%s", text)
+	}
+	var js bytes.Buffer
+	if err := render.JSON(&js, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"stderrTail": "file:///agent/dist/index.js:12\n`) {
+		t.Errorf("the matrix JSON does not keep the stderr tail:\n%s", js.String())
+	}
+}
+
+// TestNarrowMatrixSessions: on a terminal too narrow for every column, the Sessions turn column
+// is shown or named among the columns left out, as every other column is.
+func TestNarrowMatrixSessions(t *testing.T) {
+	m := &matrix.Matrix{Schema: matrix.Schema, Rows: []matrix.Row{{ID: "model", Result: loadResult(t, filepath.Join("testdata", "turn-faults.result.json"))}}}
+	for _, width := range []int{60, 80, 120, 200} {
+		text := string(write(t, func(w io.Writer) error { return render.MatrixText(&render.Screen{W: w, Width: width}, m) }))
+		named := slices.ContainsFunc(strings.Fields(text), func(w string) bool { return strings.Trim(w, ",;:()") == "Sess" })
+		if !named {
+			t.Errorf("at %d columns the Sessions column is neither shown nor left out by name:\n%s", width, text)
+		}
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // MatrixMarkdown writes the matrix as a GitHub-flavoured Markdown table. Every cell is agent
 // data, written so that it stays text in its cell (mdEscape): no row split, no link, image or
-// HTML. A line under the table says what "?" and "-" mean when a "?" is in it.
+// HTML. Under the table, each row that is not ok says why, in full (Reason), and a line says
+// what "?" and "-" mean when a "?" is in it.
 func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ACP capability matrix\n\nGenerated %s by acpprobe %s.\n\n", m.GeneratedAt, m.Version)
@@ -37,6 +38,19 @@ func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 			b.WriteString(" " + mdEscape(v) + " |")
 		}
 		b.WriteString("\n")
+	}
+	first := true
+	for _, r := range m.Rows {
+		why := Reason(r)
+		if why == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nNot ok:\n\n")
+			first = false
+		}
+		// The id in bold: what it starts with cannot start a block (a heading, a quote) there.
+		b.WriteString("- **" + mdEscape(r.ID) + "**: " + mdEscape(why) + "\n")
 	}
 	if unknown {
 		turns := ""

@@ -39,18 +39,13 @@ func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 		}
 		b.WriteString("\n")
 	}
-	first := true
-	for _, r := range m.Rows {
-		why := Reason(r)
-		if why == "" {
-			continue
-		}
-		if first {
-			b.WriteString("\nNot ok:\n\n")
-			first = false
-		}
+	notOK := reasons(m)
+	if len(notOK) > 0 {
+		b.WriteString("\nNot ok:\n\n")
+	}
+	for _, r := range notOK {
 		// The id in bold: what it starts with cannot start a block (a heading, a quote) there.
-		b.WriteString("- **" + mdEscape(r.ID) + "**: " + mdEscape(why) + "\n")
+		b.WriteString("- **" + mdEscape(r.id) + "**: " + mdEscape(r.why) + "\n")
 	}
 	if unknown {
 		turns := ""

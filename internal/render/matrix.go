@@ -336,19 +336,28 @@ func MatrixText(w io.Writer, m *matrix.Matrix) error {
 // reasonsText writes, under the table, why each row that is not ok is not (Reason), in full.
 func reasonsText(w io.Writer, m *matrix.Matrix) error {
 	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
-	first := true
-	for _, r := range m.Rows {
-		why := Reason(r)
-		if why == "" {
-			continue
-		}
-		if first {
-			t.section("Not ok")
-			first = false
-		}
-		t.line(r.ID + ": " + why)
+	notOK := reasons(m)
+	if len(notOK) > 0 {
+		t.section("Not ok")
+	}
+	for _, r := range notOK {
+		t.line(r.id + ": " + r.why)
 	}
 	return t.err
+}
+
+// rowReason is a row that is not ok: its id and Reason.
+type rowReason struct{ id, why string }
+
+// reasons are the rows of m that are not ok, in order.
+func reasons(m *matrix.Matrix) []rowReason {
+	var out []rowReason
+	for _, r := range m.Rows {
+		if why := Reason(r); why != "" {
+			out = append(out, rowReason{r.ID, why})
+		}
+	}
+	return out
 }
 
 // tableWidth is the width of the widest line writeTable would write for rows.

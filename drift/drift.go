@@ -1,13 +1,14 @@
 // Package drift compares two probe results, or two capability matrices, and says what changed
 // in words a person reads at a glance: capabilities, auth methods, modes, config options and
 // their values, models, method support, vendor extensions and findings. Volatile fields —
-// times, process ids, session ids, the raw responses — are ignored.
+// times, process ids, session ids, the raw responses — and prose (notes, titles) are ignored.
 package drift
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,6 +69,16 @@ var Volatile = []string{
 	"authAB.evidence", "authAB.identities",
 }
 
+// Prose are the paths ignored by default because they hold words, not facts: notes that say in
+// a sentence what other fields say (the isolation's and the network's note, the coverage's),
+// a check's title and the reason a baseline gives. acpprobe rewords them from version to
+// version; what they describe is compared in its own fields (the level, observed, the folded
+// counts, the finding itself).
+var Prose = []string{
+	"sideEffects.isolation.note", "sideEffects.network.note", "coverage.note",
+	"findings[*].title", "findings[*].knownReason",
+}
+
 // Doc is a loaded probe result or matrix.
 type Doc struct {
 	Result *report.Result
@@ -106,9 +117,9 @@ func Load(path string) (Doc, error) {
 
 // Compare lists the changes from old to new. Both must be results or both matrices; a matrix
 // compares agent by agent (an agent only in one of them is added or removed). ignore adds
-// paths to Volatile (a prefix matches everything under it; [*] matches any key).
+// paths to Volatile and Prose (a prefix matches everything under it; [*] matches any key).
 func Compare(old, new Doc, ignore []string) ([]Change, error) {
-	skip := append(append([]string{}, Volatile...), ignore...)
+	skip := slices.Concat(Volatile, Prose, ignore)
 	switch {
 	case old.Result != nil && new.Result != nil:
 		return results("", old.Result, new.Result, skip), nil

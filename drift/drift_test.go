@@ -182,3 +182,34 @@ func TestSessionsDrift(t *testing.T) {
 		}
 	}
 }
+
+// TestProseNotDrift (issue 25 item 10): a note or a title worded anew is not drift; the facts
+// beside them are.
+func TestProseNotDrift(t *testing.T) {
+	const doc = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "findings":[{"id":"protocol.stdin-exit","tier":"ADVISORY","title":"Agent did not exit","message":"m","knownReason":"tracked in #1","known":true}],
+ "sideEffects":{"isolation":{"level":"none","credentials":[],"note":"not isolated: the agent ran with your HOME"},
+  "files":null,"browser":{"shimmed":true,"launches":[]},"processes":{"afterSessionClose":null,"afterStdinEOF":null,"afterTeardown":[],"escaped":[]},
+  "network":{"observed":false,"lookups":[],"connects":[],"note":"not observed: the agent had the network"}},
+ "coverage":{"foldedFrames":3,"foldedBytes":99,"note":"3 frames beyond the budget"}}`
+	a := result(t, doc)
+	reworded := result(t, strings.NewReplacer(`not isolated: the agent ran with your HOME`, `no sandbox: your HOME, your environment`,
+		`not observed: the agent had the network`, `not observed (only --isolate=net cuts it)`, `3 frames beyond the budget`, `3 frames were counted, not kept`,
+		`Agent did not exit`, `Agent stays after its stdin closes`, `tracked in #1`, `see #1`).Replace(doc))
+	if changes, err := Compare(Doc{Result: a}, Doc{Result: reworded}, nil); err != nil || len(changes) != 0 {
+		t.Errorf("notes and titles reworded: changes %+v, %v", changes, err)
+	}
+	facts := result(t, strings.NewReplacer(`"level":"none"`, `"level":"env+home"`, `"observed":false`, `"observed":true`,
+		`"foldedFrames":3`, `"foldedFrames":4`).Replace(doc))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: facts}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Path)
+	}
+	if want := "coverage.foldedFrames sideEffects.isolation.level sideEffects.network.observed"; strings.Join(got, " ") != want {
+		t.Errorf("facts changed beside the notes: %q, want %q", got, want)
+	}
+}

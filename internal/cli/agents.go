@@ -183,6 +183,10 @@ type launchNotes struct {
 	npx      bool   // the agent's command runs npx
 	spec     string // the package npx was asked for, when the registry named it
 	pin      string // where the version the launch pins comes from, and what to try instead (pinClause)
+	// stale, for an agent of the registry's index, is the note said when it could not be
+	// probed (staleNote): which index, how old, how to fetch the current one. The matrix says
+	// it per row; probe and check carry it in ProbeOptions.Note.
+	stale string
 }
 
 // explain says, for an agent launched through npx that ended before it answered initialize,

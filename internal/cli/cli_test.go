@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acpprobe/acpprobe/internal/cli"
+	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 )
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 //	validresult FILE            FILE holds a result that matches report/result.schema.json
 //	sameresult A B              two results agree on everything but times, pids, commands
 //	                            and transcript line numbers
+//	fits FILE N                 no line of FILE (or stdout/stderr) is wider than N columns
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
@@ -62,6 +64,7 @@ func TestScripts(t *testing.T) {
 			"jsoneq":      cmdJSONEq,
 			"validresult": cmdValidResult,
 			"sameresult":  cmdSameResult,
+			"fits":        cmdFits,
 		},
 	})
 }
@@ -94,6 +97,26 @@ func exitStatus(err error) (int, error) {
 		return 0, err
 	}
 	return 0, nil
+}
+
+func cmdFits(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: fits FILE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		ts.Fatalf("fits: %v", err)
+	}
+	wide := ""
+	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		if render.Width(line) > n {
+			wide = line
+			break
+		}
+	}
+	if (wide == "") == neg {
+		ts.Fatalf("fits: %s has a line of %d columns (want at most %d): %q", args[0], render.Width(wide), n, wide)
+	}
 }
 
 func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {

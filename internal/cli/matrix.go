@@ -152,6 +152,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		default:
 			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target})
 		}
+		notes.stale = pf.note(id)
 		opts.launches = append(opts.launches, notes)
 	}
 	return opts, nil
@@ -211,18 +212,25 @@ func matrixRun(ctx context.Context, opts *MatrixOptions) error {
 }
 
 // explain says on stderr, for each agent of m that npx could not fetch, what npm said
-// (launchNotes.explain): the row only says the agent ended before initialize.
+// (launchNotes.explain): the row only says the agent ended before initialize; and for each
+// agent of the registry's index that could not be probed (it cannot run here, or its probe
+// failed as probe would exit 3 for), the note probe and check say (staleNote).
 func (opts *MatrixOptions) explain(m *matrix.Matrix) {
 	for i, row := range m.Rows {
 		if i >= len(opts.launches) || row.ID != opts.Targets[i].ID {
 			continue
 		}
-		because, hint := opts.launches[i].explain(row.Result)
+		notes := opts.launches[i]
+		because, hint := notes.explain(row.Result)
 		if because != "" {
 			fmt.Fprintf(opts.IO.Err, "acpprobe matrix: %s: %s\n", render.Message(row.ID), render.Message(because))
 		}
 		if hint != "" {
 			fmt.Fprintf(opts.IO.Err, "acpprobe matrix: note: %s\n", render.Message(hint))
+		}
+		cannotRun := opts.Targets[i].Problem != ""
+		if notes.stale != "" && (cannotRun || row.Result != nil && resultCode(row.Result) == ExitNotProbed) {
+			fmt.Fprintf(opts.IO.Err, "acpprobe matrix: note: %s\n", render.Message(notes.stale))
 		}
 	}
 }

@@ -53,7 +53,7 @@ func VendorDocs(cat *extensions.Catalogue, vendors []extensions.Vendor) []Vendor
 // class, description), its methods, the authMethods types it adds and the tokens that look
 // like its keys but are not.
 func Catalogue(w io.Writer, docs []VendorDoc) error {
-	width := screenOf(w).Width
+	width := screenOf(w).lineWidth()
 	t := &textWriter{w: w, width: width}
 	for _, d := range docs {
 		t.section(fmt.Sprintf("%s — %s (%d keys, %d methods)", d.Namespace, d.Name, len(d.MetaKeys), len(d.Methods)))

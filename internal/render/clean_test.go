@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -95,17 +96,29 @@ func FuzzCut(f *testing.F) {
 	})
 }
 
-// TestWrap: lines fit, words are kept whole when they fit a line, continuation lines hang.
+// TestWrap: lines fit, words are kept whole when they fit a line, continuation lines hang; a
+// word too long for the hanging column stands alone, whole, four columns in.
 func TestWrap(t *testing.T) {
-	line := "  key:                       a value long enough to wrap at least twice, with a verylongwordthatcannotfitanywhere in it"
+	const long = "/a/path/too/long/for/the/value/column/of/a/line"
+	line := "  key:                       a value long enough to wrap at least twice, with a " + long + " in it"
 	got := wrap(line, 60, 30)
 	for i, l := range got {
 		if Width(l) > 60 {
 			t.Errorf("line %d is %d wide: %q", i, Width(l), l)
 		}
+		if l == "      "+long {
+			continue
+		}
 		if i > 0 && (!strings.HasPrefix(l, strings.Repeat(" ", 30)) || l[30] == ' ') {
 			t.Errorf("continuation %q does not hang at 30", l)
 		}
+	}
+	if !slices.Contains(got, "      "+long) {
+		t.Errorf("the long word does not stand alone at 6: %q", got)
+	}
+	// The value of a key that does not fit its column at all: on the line after the key.
+	if got := wrap("  sandbox kept:               "+long+"/and/more/of/it", 80, 30); len(got) != 2 || got[0] != "  sandbox kept:" || got[1] != "      "+long+"/and/more/of/it" {
+		t.Errorf("a path too long for the value column: %q", got)
 	}
 	// A hang that would leave less than minText columns falls back to the indentation + 2.
 	for _, l := range wrap(line, 40, 30)[1:] {

@@ -112,6 +112,11 @@ func TestTextGolden(t *testing.T) {
 		// check --isolate --auth-ab of the side-effects fault: files, a login opened, a setsid
 		// daemon and a leaked child, the kept sandbox, your identity against an empty one.
 		"text-side-effects": loadResult(t, filepath.Join("testdata", "side-effects.result.json")),
+		// Real long reports (research/captures/turn/B, analyze --json): claude-agent-acp 0.101.0,
+		// whose sessions turn made 88 edit tool calls and whose check lists the same
+		// schema.unstable finding again and again; codex-acp 2.6.0, with 50 legacy model ids.
+		"text-turn-claude-agent-acp": loadResult(t, filepath.Join("testdata", "turn-claude-agent-acp.result.json")),
+		"text-turn-codex-acp":        loadResult(t, filepath.Join("testdata", "turn-codex-acp.result.json")),
 	}
 	for name, r := range results {
 		t.Run(name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -193,7 +194,7 @@ type htmlExtension struct {
 
 func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 	row := htmlRow{Index: i, ID: r.ID, Source: r.Source, Launch: r.Launch, Problem: r.Problem, Transcript: r.Transcript,
-		Status: rowStatus(r), StatusText: Status(r), Result: r.Result}
+		Status: rowStatus(r), StatusText: cmp.Or(Reason(r), Status(r)), Result: r.Result}
 	for _, c := range columns {
 		cell := htmlCell{Key: c.Key, Text: c.Value(r), Numeric: c.Numeric}
 		if c.Numeric {
@@ -244,7 +245,7 @@ func newHTMLRow(i int, r matrix.Row, columns []Column) htmlRow {
 		row.Configs = append(row.Configs, c)
 	}
 	if x.SideEffects != nil {
-		row.Effects = effectsKVs(x.SideEffects)
+		row.Effects = effectsKVs(x)
 	}
 	row.Methods = methods(x.Methods)
 	row.Tiers = tiers(x.Findings)

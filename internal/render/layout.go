@@ -13,7 +13,9 @@ const minText = 24
 // wrap lays the clean line out to width columns (0: no limit). It breaks at spaces (never in
 // the indentation the line starts with), or inside a word longer than a line, between two
 // characters and never inside an escape that Clean wrote. Each continuation line starts with
-// hang spaces.
+// hang spaces, but for a word too long for the column hang leaves (a path, a URL, an id): it
+// stands alone, whole, on a line of its own four columns deeper than the line starts, when
+// it fits there.
 func wrap(line string, width, hang int) []string {
 	if width <= 0 || Width(line) <= width {
 		return []string{line}
@@ -21,10 +23,19 @@ func wrap(line string, width, hang int) []string {
 	if hang > width-minText {
 		hang = max(0, min(indentOf(line)+2, width-minText))
 	}
+	lead := min(hang, indentOf(line)+4) // where a long word stands alone
 	var out []string
 	prefix, avail := "", width
 	rest := line
 	for Width(rest) > avail {
+		if len(out) > 0 && lead < hang {
+			word, after, _ := strings.Cut(rest, " ")
+			if n := Width(word); n > avail && n <= width-lead {
+				out = append(out, strings.Repeat(" ", lead)+word)
+				rest = strings.TrimLeft(after, " ")
+				continue
+			}
+		}
 		start := indentOf(rest) // spaces of the indentation are not break points
 		cols, brk, hard := 0, -1, -1
 		for i := 0; i < len(rest); {

@@ -23,14 +23,14 @@ func CheckList(w io.Writer, checks []conformance.Check) error {
 		}
 		rows = append(rows, []string{c.ID, string(c.Tier), title})
 	}
-	return writeTable(w, rows, screenOf(w).Width)
+	return writeTable(w, rows, screenOf(w).lineWidth())
 }
 
 // Agents writes the agents of `acpprobe agents`: index, the registry index they come from
 // (which, and how old), then one row each with how it launches, where it comes from and
 // whether it can run here.
 func Agents(w io.Writer, index string, list []registry.Status) error {
-	width := screenOf(w).Width
+	width := screenOf(w).lineWidth()
 	t := &textWriter{w: w, width: width}
 	t.hang(fmt.Sprintf("%s; %d agents", index, len(list)), 2)
 	t.hang("", 0)
@@ -57,7 +57,7 @@ func Agents(w io.Writer, index string, list []registry.Status) error {
 
 // Diff writes the changes of `acpprobe diff`, one sentence each, or "no drift".
 func Diff(w io.Writer, changes []drift.Change) error {
-	t := &textWriter{w: w, width: screenOf(w).Width}
+	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
 	if len(changes) == 0 {
 		t.hang("no drift", 0)
 		return t.err
@@ -70,17 +70,18 @@ func Diff(w io.Writer, changes []drift.Change) error {
 }
 
 // ClientFindings writes the findings of `acpprobe lint-client`: what the client sent, each
-// with its tier, where it was found (Where) and why.
+// with its tier, where it was found (Where) and why; the findings that differ only in their
+// line are one entry.
 func ClientFindings(w io.Writer, findings []report.Finding) error {
-	t := &textWriter{w: w, width: screenOf(w).Width}
+	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
 	t.hang(fmt.Sprintf("%d client finding(s)", len(findings)), 0)
-	for _, f := range findings {
-		where := Where(f)
+	for _, g := range groupFindings(findings) {
+		where := g.where()
 		if where != "" {
 			where = " [" + where + "]"
 		}
-		t.line(fmt.Sprintf("%-10s %s%s", f.Tier, f.ID, where))
-		t.hang("      "+f.Text(), 6)
+		t.line(fmt.Sprintf("%-10s %s%s", g.Tier, g.ID, where))
+		t.hang("      "+g.text(), 6)
 	}
 	return t.err
 }

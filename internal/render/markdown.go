@@ -10,7 +10,8 @@ import (
 
 // MatrixMarkdown writes the matrix as a GitHub-flavoured Markdown table. Every cell is agent
 // data, written so that it stays text in its cell (mdEscape): no row split, no link, image or
-// HTML. A line under the table says what "?" and "-" mean when a "?" is in it.
+// HTML. Under the table, each row that is not ok says why, in full (Reason), and a line says
+// what "?" and "-" mean when a "?" is in it.
 func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ACP capability matrix\n\nGenerated %s by acpprobe %s.\n\n", m.GeneratedAt, m.Version)
@@ -37,6 +38,14 @@ func MatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 			b.WriteString(" " + mdEscape(v) + " |")
 		}
 		b.WriteString("\n")
+	}
+	notOK := reasons(m)
+	if len(notOK) > 0 {
+		b.WriteString("\nNot ok:\n\n")
+	}
+	for _, r := range notOK {
+		// The id in bold: what it starts with cannot start a block (a heading, a quote) there.
+		b.WriteString("- **" + mdEscape(r.id) + "**: " + mdEscape(r.why) + "\n")
 	}
 	if unknown {
 		turns := ""

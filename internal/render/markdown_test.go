@@ -43,7 +43,7 @@ func attackMatrix() *matrix.Matrix {
 			Modes:           []acp.Mode{{ID: a}, {ID: "plan"}},
 			Models:          []acp.Model{{ID: a}},
 			ConfigOptions:   []acp.ConfigOption{{ID: a}},
-			Error:           &report.Error{Code: report.ErrUnknown, Message: a},
+			Error:           &report.Error{Code: report.ErrUnknown, Message: a, Stderr: "fatal: " + a},
 		}})
 	}
 	return m
@@ -53,8 +53,9 @@ func intp(n int) *int { return &n }
 
 // TestMarkdownParsed (issue 11, F10): the Markdown matrix, parsed as GitHub-flavoured Markdown
 // (goldmark with the GFM extensions: tables, autolinks), is one table with exactly a row per
-// agent and a cell per column, each cell's text exactly the value Clean shows, and no link,
-// autolink, image, HTML or code node anywhere.
+// agent and a cell per column, each cell's text exactly the value Clean shows, then a list of
+// why each agent is not ok, each item exactly its id and Reason, and no link, autolink, image,
+// HTML or code node anywhere.
 func TestMarkdownParsed(t *testing.T) {
 	m := attackMatrix()
 	var b bytes.Buffer
@@ -99,7 +100,7 @@ func TestMarkdownParsed(t *testing.T) {
 	page := out.String()
 	for _, tag := range regexp.MustCompile(`<(\w+)`).FindAllStringSubmatch(page, -1) {
 		switch tag[1] {
-		case "h1", "p", "table", "thead", "tbody", "tr", "th", "td":
+		case "h1", "p", "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "strong": // the list: Reason
 		default:
 			t.Errorf("the rendered matrix has a <%s> element", tag[1])
 		}
@@ -119,6 +120,16 @@ func TestMarkdownParsed(t *testing.T) {
 			if want := render.Clean(c.Value(r)); html.UnescapeString(got[j][1]) != want {
 				t.Errorf("row %d (%q), column %s: shows %q, want %q", i, r.ID, c.Key, html.UnescapeString(got[j][1]), want)
 			}
+		}
+	}
+	// Under the table, one item a row that is not ok: its id and Reason, exactly as Clean shows them.
+	items := regexp.MustCompile(`(?s)<li><strong>(.*?)</li>`).FindAllStringSubmatch(page, -1)
+	if len(items) != len(m.Rows) {
+		t.Fatalf("%d items under the table, want %d", len(items), len(m.Rows))
+	}
+	for i, r := range m.Rows {
+		if got, want := html.UnescapeString(items[i][1]), render.Clean(r.ID)+"</strong>: "+render.Clean(render.Reason(r)); got != want {
+			t.Errorf("row %d: the item shows %q, want %q", i, got, want)
 		}
 	}
 	if !strings.Contains(page, "<td>a|b</td>") {

@@ -1,14 +1,17 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/matrix"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/registry"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -178,6 +181,52 @@ func Status(r matrix.Row) string {
 	return "ok"
 }
 
+// Reason says in full why a row is not ok: its status, and for a probe that failed the line
+// of its stderr that says why ("" for a row that is ok). The text and Markdown matrices list
+// it under the table (their status cell is cut, or is only the probe's message); the HTML
+// matrix shows it in the status cell.
+func Reason(r matrix.Row) string {
+	status := Status(r)
+	if status == "ok" || status == None {
+		return ""
+	}
+	if r.Result == nil || r.Result.Error == nil {
+		return status
+	}
+	if why := stderrReason(cmp.Or(r.Result.Error.Stderr, r.Result.StderrTail)); why != "" && !strings.Contains(r.Result.Error.Message, why) {
+		status += "; stderr: " + why
+	}
+	return status
+}
+
+// stderrReason is the line of an agent's stderr that says why it failed, cut to reasonMax
+// columns: what npm said it could not fetch (registry.ParseNPMError), else the last line that
+// names an error, else the last line that is not a stack frame or a runtime's version banner;
+// "" when stderr says nothing.
+func stderrReason(stderr string) string {
+	if np := registry.ParseNPMError(stderr, ""); np != nil {
+		return Cut(np.Error(), reasonMax)
+	}
+	var last, failure string
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "", strings.HasPrefix(l, "at "), strings.HasPrefix(l, "Node.js v"):
+		case errorWords.MatchString(l):
+			failure, last = l, l
+		default:
+			last = l
+		}
+	}
+	return Cut(cmp.Or(failure, last), reasonMax)
+}
+
+// errorWords marks a line of stderr that says what went wrong.
+var errorWords = regexp.MustCompile(`(?i)\b(error|fatal|panic|exception|failed|cannot|denied|refused|not found)\b`)
+
+// reasonMax is the most columns of stderr a reason quotes.
+const reasonMax = 160
+
 func methodColumn(title, method string) Column {
 	return Column{Key: "m-" + title, Title: title, Value: func(r matrix.Row) string {
 		return initialized(r, func(x *report.Result) string {
@@ -251,6 +300,8 @@ const cellWidth = 40
 //     priority, the six method columns as one, and the status cut to what is left, with a
 //     line naming the columns left out;
 //   - narrower than the agent and 16 columns of status: one block per agent (verticalMatrix).
+//
+// Under a table, each row that is not ok has a line saying why, in full (Reason).
 func MatrixText(w io.Writer, m *matrix.Matrix) error {
 	width := screenOf(w).Width
 	columns := ColumnsOf(m)
@@ -266,10 +317,47 @@ func MatrixText(w io.Writer, m *matrix.Matrix) error {
 		}
 		rows = append(rows, cells)
 	}
-	if width <= 0 || tableWidth(rows) <= width {
-		return writeTable(w, rows, 0)
+	var err error
+	switch {
+	case width <= 0 || tableWidth(rows) <= width:
+		err = writeTable(w, rows, 0)
+	default:
+		var vertical bool
+		if vertical, err = narrowMatrix(w, m, width); vertical {
+			return err // each block says its reason
+		}
 	}
-	return narrowMatrix(w, m, width)
+	if err != nil {
+		return err
+	}
+	return reasonsText(w, m)
+}
+
+// reasonsText writes, under the table, why each row that is not ok is not (Reason), in full.
+func reasonsText(w io.Writer, m *matrix.Matrix) error {
+	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
+	notOK := reasons(m)
+	if len(notOK) > 0 {
+		t.section("Not ok")
+	}
+	for _, r := range notOK {
+		t.line(r.id + ": " + r.why)
+	}
+	return t.err
+}
+
+// rowReason is a row that is not ok: its id and Reason.
+type rowReason struct{ id, why string }
+
+// reasons are the rows of m that are not ok, in order.
+func reasons(m *matrix.Matrix) []rowReason {
+	var out []rowReason
+	for _, r := range m.Rows {
+		if why := Reason(r); why != "" {
+			out = append(out, rowReason{r.ID, why})
+		}
+	}
+	return out
 }
 
 // tableWidth is the width of the widest line writeTable would write for rows.
@@ -307,7 +395,7 @@ type narrowColumn struct {
 // narrowPriority is the order in which columns join the narrow table after the agent (the
 // status comes last, taking what is left): how the probe went first, then what a client
 // needs to decide, then detail.
-var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-mcp", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "effects", "authab", "startup"}
+var narrowPriority = []string{"auth", "findings", "t-completion", "t-permission", "t-cancel", "t-sessions", "t-mcp", "t-model-truth", "protocol", "methods", "version", "sessions", "prompt", "mcp", "modes", "config", "models", "reasoning", "effects", "authab", "startup"}
 
 const (
 	agentMax    = 24 // the most columns the agent id takes in a narrow table
@@ -316,9 +404,10 @@ const (
 )
 
 // narrowMatrix writes the table of the agent, the status (up to statusMax columns, and a third
-// of the width, kept for it), and each column of narrowPriority, in that order, that still fits width; then a line
-// naming the columns left out.
-func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
+// of the width, kept for it), and each column of narrowPriority, in that order, that still
+// fits width; then a line naming the columns left out. Narrower than that it writes the
+// blocks of verticalMatrix, and says so (vertical).
+func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) (vertical bool, err error) {
 	var methods []Column
 	columns := ColumnsOf(m)
 	cols := map[string]narrowColumn{}
@@ -365,7 +454,7 @@ func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 	}
 	agentWidth := measured(cols["agent"])
 	if width < agentWidth+2+statusWidth {
-		return verticalMatrix(w, m, width)
+		return true, verticalMatrix(w, m, width)
 	}
 	// The status keeps up to statusMax columns before other columns join.
 	status := 0
@@ -412,17 +501,18 @@ func narrowMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 		rows = append(rows, append(cells, Cut(Status(r), width-start)))
 	}
 	if err := writeTable(w, rows, width); err != nil {
-		return err
+		return false, err
 	}
 	if len(left) == 0 {
-		return nil
+		return false, nil
 	}
 	t := &textWriter{w: w, width: width}
 	t.hang(fmt.Sprintf("(%d columns left out to fit %d: %s; a wider terminal, or --format md, html or json, shows them)", len(left), width, strings.Join(left, ", ")), 1)
-	return t.err
+	return false, t.err
 }
 
-// verticalMatrix writes each agent as a block: its id and status, then one line per column.
+// verticalMatrix writes each agent as a block: its id and status (in full: Reason), then one
+// line per column.
 func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 	t := &textWriter{w: w, width: width}
 	columns := ColumnsOf(m)
@@ -430,7 +520,7 @@ func verticalMatrix(w io.Writer, m *matrix.Matrix, width int) error {
 		if i > 0 {
 			t.hang("", 0)
 		}
-		t.hang(r.ID+": "+Status(r), 4)
+		t.hang(r.ID+": "+cmp.Or(Reason(r), Status(r)), 4)
 		for _, c := range columns[1 : len(columns)-1] {
 			title := c.Title
 			if strings.HasPrefix(c.Key, "m-") {

@@ -27,8 +27,8 @@ type Progress struct {
 // NewProgress starts the progress of the agents ids on w (see Screen).
 func NewProgress(w io.Writer, ids []string) *Progress {
 	s := screenOf(w)
-	p := &Progress{w: w, ansi: s.ANSI, width: s.Width, lines: make([]string, len(ids))}
-	if p.ansi && p.width <= 0 {
+	p := &Progress{w: w, ansi: s.ANSI, width: s.lineWidth(), lines: make([]string, len(ids))}
+	if p.ansi && s.Width <= 0 {
 		p.width = progressWidth
 	}
 	for i, id := range ids {

@@ -7,10 +7,11 @@ import (
 )
 
 // Screen is an io.Writer with what is known of where the text goes: its Width in columns (0
-// when unknown: lines are not limited, the layout is the one for files and pipes) and whether
-// it takes ANSI control sequences (ANSI: the matrix progress is then redrawn in place). The
-// text writers of this package lay their lines out for the Screen they are given (a writer
-// that is not a Screen is unlimited and plain); the JSON writers ignore it.
+// when unknown, as for a file or a pipe: lines are then laid out to DefaultWidth, and the
+// matrix is the full table) and whether it takes ANSI control sequences (ANSI: the matrix
+// progress is then redrawn in place). The text writers of this package lay their lines out
+// for the Screen they are given (a writer that is not a Screen is a file: DefaultWidth,
+// plain); the JSON writers ignore it.
 type Screen struct {
 	W     io.Writer
 	Width int
@@ -39,7 +40,21 @@ func ScreenOf(w io.Writer, getenv func(string) string) *Screen {
 	return s
 }
 
-// screenOf is the Screen of w: w itself, or an unlimited plain one.
+// DefaultWidth is the width of the lines written where the width is not known (a file, a
+// pipe, a writer that is not a Screen): 80 columns, the width people read a report at in a
+// log, a mail or an issue.
+const DefaultWidth = 80
+
+// lineWidth is the width the lines of a text writer are laid out to: Width, or DefaultWidth
+// when it is not known.
+func (s *Screen) lineWidth() int {
+	if s.Width > 0 {
+		return s.Width
+	}
+	return DefaultWidth
+}
+
+// screenOf is the Screen of w: w itself, or a plain one of unknown width.
 func screenOf(w io.Writer) *Screen {
 	if s, ok := w.(*Screen); ok {
 		return s

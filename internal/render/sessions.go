@@ -30,7 +30,7 @@ func loadVerdict(l *report.SessionLoad) string {
 	case !l.OK():
 		return "failed (" + l.Outcome() + ")"
 	case len(l.Missing) > 0:
-		return "misses " + strings.Join(l.Missing, "; ")
+		return "misses " + foldList(l.Missing, missingMax, "; ")
 	case len(l.Replay.ToolCalls) > 0:
 		return "replays the tool calls"
 	}
@@ -162,6 +162,8 @@ func loadText(l *report.SessionLoad) string {
 	return t
 }
 
+// historyText says what a turn's updates carried: the user's message, the agent's text, the
+// tool calls counted by kind and status.
 func historyText(h report.SessionHistory) string {
 	var parts []string
 	if h.UserText {
@@ -170,8 +172,8 @@ func historyText(h report.SessionHistory) string {
 	if h.AgentText {
 		parts = append(parts, "agent text")
 	}
-	for _, tc := range h.ToolCalls {
-		parts = append(parts, fmt.Sprintf("tool call %s (%s, %s)", tc.ID, orDash(tc.Kind), orDash(tc.Status)))
+	if calls := toolCallsText(h.ToolCalls); calls != "" {
+		parts = append(parts, calls)
 	}
 	return fmt.Sprintf("%d update(s): %s", h.Updates, orDash(strings.Join(parts, ", ")))
 }

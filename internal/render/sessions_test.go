@@ -33,7 +33,7 @@ func sessionsResult() *report.Result {
 func TestSessionsRendered(t *testing.T) {
 	r := sessionsResult()
 	var b bytes.Buffer
-	if err := Text(&b, r); err != nil {
+	if err := Text(&Screen{W: &b, Width: 1000}, r); err != nil { // a line a fact
 		t.Fatal(err)
 	}
 	for _, want := range []string{

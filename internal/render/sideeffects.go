@@ -5,17 +5,19 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/matrix"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
 
-// maxListed is how many files, launches or processes a report lists; it says how many more
-// there were.
-const maxListed = 20
+// maxListed is how many files, launches, processes, lookups or destinations a report lists; it
+// says how many more there were (the JSON has them all).
+const maxListed = 10
 
 // effectsKVs says what a run did to the machine, one fact a line (key, value), for the text
 // report and the HTML card: the isolation in force, the environment it got, the files, the
 // browser launches, the processes at each step of the teardown, the network.
-func effectsKVs(se *report.SideEffects) []htmlKV {
+func effectsKVs(r *report.Result) []htmlKV {
+	se := r.SideEffects
 	var kvs []htmlKV
 	add := func(k, v string) { kvs = append(kvs, htmlKV{k, v}) }
 	iso := se.Isolation
@@ -33,20 +35,20 @@ func effectsKVs(se *report.SideEffects) []htmlKV {
 	if e := iso.Env; e != nil {
 		s := fmt.Sprintf("%d of your variables dropped", len(e.Dropped))
 		if len(e.DroppedCredentials) > 0 {
-			s += fmt.Sprintf(", credentials among them: %s", strings.Join(e.DroppedCredentials, ", "))
+			s += fmt.Sprintf(", credentials among them: %s", foldList(e.DroppedCredentials, listMax, ", "))
 		}
 		if len(e.Passed) > 0 {
-			s += "; passed on purpose: " + strings.Join(e.Passed, ", ")
+			s += "; passed on purpose: " + foldList(e.Passed, listMax, ", ")
 		}
 		if len(e.Set) > 0 {
-			s += "; set on purpose: " + strings.Join(e.Set, ", ")
+			s += "; set on purpose: " + foldList(e.Set, listMax, ", ")
 		}
 		add("environment", s)
 	}
 	if len(iso.Credentials) > 0 {
-		add("credential variables", strings.Join(iso.Credentials, ", ")+" (names only)")
+		add("credential variables", foldList(iso.Credentials, listMax, ", ")+" (names only)")
 	}
-	kvs = append(kvs, filesKVs(se)...)
+	kvs = append(kvs, filesKVs(r)...)
 	kvs = append(kvs, browserKVs(se.Browser)...)
 	kvs = append(kvs, processKVs(se.Processes)...)
 	n := se.Network
@@ -72,14 +74,28 @@ func effectsKVs(se *report.SideEffects) []htmlKV {
 	return kvs
 }
 
-func filesKVs(se *report.SideEffects) []htmlKV {
+// filesKVs says what became of the files: the counts and where they were looked for (the
+// places agents keep their state under the user's HOME, when not isolated, only counted: they
+// are the same places in every report), then the first changes. Nothing when the agent never
+// started (a spawn failure) and nothing changed.
+func filesKVs(r *report.Result) []htmlKV {
+	se := r.SideEffects
 	f := se.Files
 	if f == nil {
 		return []htmlKV{{"files", "not looked at"}}
 	}
-	s := fmt.Sprintf("%d created, %d changed, %d deleted, in %s", f.Created, f.Changed, f.Deleted, strings.Join(f.Watched, ", "))
-	if len(f.Watched) == 0 {
-		s = fmt.Sprintf("%d created, %d changed, %d deleted (nothing watched)", f.Created, f.Changed, f.Deleted)
+	if r.Error != nil && r.Error.Code == report.ErrSpawnFailed && f.Created+f.Changed+f.Deleted == 0 {
+		return nil
+	}
+	counts := fmt.Sprintf("%d created, %d changed, %d deleted", f.Created, f.Changed, f.Deleted)
+	var s string
+	switch {
+	case len(f.Watched) == 0:
+		s = counts + " (nothing watched)"
+	case se.Isolation.Level == record.LevelNone:
+		s = fmt.Sprintf("%s, in %d places agents keep state under your HOME (see --json)", counts, len(f.Watched))
+	default:
+		s = counts + ", in " + foldList(f.Watched, listMax, ", ")
 	}
 	if f.Capped {
 		s += fmt.Sprintf("; the inventory stopped at %d entries: changes beyond were not seen", f.Walked)
@@ -179,7 +195,7 @@ func processKVs(p report.ProcessEffects) []htmlKV {
 func sideEffectsText(t *textWriter, r *report.Result) {
 	if r.SideEffects != nil {
 		t.section("Side effects")
-		for _, kv := range effectsKVs(r.SideEffects) {
+		for _, kv := range effectsKVs(r) {
 			if kv.K == "" {
 				t.hang("    "+kv.V, 6)
 				continue

@@ -12,6 +12,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,7 +26,7 @@ import (
 // only what was learned: what the agent never told (it never answered initialize, session/new
 // did not succeed) is named once, under "Not known", instead of being shown as absent.
 func Text(w io.Writer, r *report.Result) error {
-	t := &textWriter{w: w, width: screenOf(w).Width}
+	t := &textWriter{w: w, width: screenOf(w).lineWidth()}
 	initOK, session := Initialized(r), sessionCreated(r)
 	t.section("Agent")
 	if initOK {
@@ -170,7 +171,7 @@ func capabilitiesText(t *textWriter, c report.Capabilities) {
 		"load", "list", "resume", "close", "fork", "delete", "additionalDirectories"))
 	t.kv("auth", yesNo(map[string]bool{"logout": c.Auth.Logout}, "logout"))
 	if len(c.MetaKeys) > 0 {
-		t.kv("_meta", strings.Join(c.MetaKeys, ", "))
+		t.kv("_meta", foldList(c.MetaKeys, listMax, ", "))
 	}
 }
 
@@ -228,7 +229,7 @@ func modesText(t *textWriter, r *report.Result) {
 		}
 		t.line(fmt.Sprintf("%s (%s, %s) = %s", o.ID, o.Type, cat, strings.Trim(string(o.CurrentValue), `"`)))
 		if len(o.Options) > 0 {
-			t.line("    values: " + strings.Join(o.Values(), ", "))
+			t.line("    values: " + foldList(o.Values(), listMax, ", "))
 		}
 	}
 	if len(r.Models) > 0 {
@@ -236,10 +237,10 @@ func modesText(t *textWriter, r *report.Result) {
 		for _, m := range r.Models {
 			ids = append(ids, m.ID)
 		}
-		t.kv("models", strings.Join(ids, ", ")+" (declared in session/new)")
+		t.kv("models", foldList(ids, listMax, ", ")+" (declared in session/new)")
 	}
 	if r.Reasoning != nil {
-		t.kv("reasoning", fmt.Sprintf("%s: %s", r.Reasoning.ConfigID, strings.Join(r.Reasoning.Values, ", ")))
+		t.kv("reasoning", fmt.Sprintf("%s: %s", r.Reasoning.ConfigID, foldList(r.Reasoning.Values, listMax, ", ")))
 	}
 }
 
@@ -271,7 +272,8 @@ func promptShapesText(t *textWriter, ps *report.PromptShapes) {
 }
 
 // extensionsText lists the vendor extensions the session showed, as the catalogue classifies
-// them.
+// them; the ones that share their kind, classification and direction are one line
+// (foldSightings).
 func extensionsText(t *textWriter, r *report.Result) {
 	inv := r.Extensions
 	if inv == nil || len(inv.MetaKeys)+len(inv.Methods)+len(inv.UnknownVariants) == 0 {
@@ -287,26 +289,72 @@ func extensionsText(t *textWriter, r *report.Result) {
 		}
 		return "unknown vendor"
 	}
+	var keys, methods, variants []sighting
 	for _, k := range inv.MetaKeys {
 		var dirs []string
 		for _, d := range k.Observed {
 			dirs = append(dirs, string(d))
 		}
-		t.line(fmt.Sprintf("_meta %s (%s) — %s; seen %d× %s", k.Key, k.Form, describe(k.Known, k.Vendor, string(k.Class)), k.Count, strings.Join(dirs, ", ")))
+		group := fmt.Sprintf("(%s) — %s; seen %s", k.Form, describe(k.Known, k.Vendor, string(k.Class)), strings.Join(dirs, ", "))
+		keys = append(keys, sighting{group: group, item: fmt.Sprintf("%s %d×", k.Key, k.Count),
+			single: fmt.Sprintf("_meta %s (%s) — %s; seen %d× %s", k.Key, k.Form, describe(k.Known, k.Vendor, string(k.Class)), k.Count, strings.Join(dirs, ", "))})
 	}
 	for _, m := range inv.Methods {
-		t.line(fmt.Sprintf("method %s (%s) — %s; seen %d×", m.Name, m.ObservedKind, describe(m.Known, m.Vendor, string(m.Class)), m.Count))
+		group := fmt.Sprintf("(%s) — %s", m.ObservedKind, describe(m.Known, m.Vendor, string(m.Class)))
+		methods = append(methods, sighting{group: group, item: fmt.Sprintf("%s %d×", m.Name, m.Count),
+			single: fmt.Sprintf("method %s %s; seen %d×", m.Name, group, m.Count)})
 	}
 	for _, v := range inv.UnknownVariants {
 		note := "not in the ACP schema"
 		if v.Known {
 			note = "catalogued for " + v.Vendor
 		}
-		t.line(fmt.Sprintf("%s %q — %s; seen %d×", v.Field, v.Value, note, v.Count))
+		variants = append(variants, sighting{group: v.Field + " — " + note, item: fmt.Sprintf("%q %d×", v.Value, v.Count),
+			single: fmt.Sprintf("%s %q — %s; seen %d×", v.Field, v.Value, note, v.Count)})
+	}
+	for _, l := range slices.Concat(foldSightings(keys, "_meta keys"), foldSightings(methods, "methods"), foldSightings(variants, "values of")) {
+		t.line(l)
 	}
 }
 
-// findingsText groups the findings by tier, with where each was found and the one-line why.
+// sighting is one extension of the inventory as the text shows it.
+type sighting struct {
+	group  string // what the sightings of one line share: kind, classification, direction
+	single string // its line when no other shares its group
+	item   string // its name and count on a shared line
+}
+
+// foldSightings is the lines of the sightings, in the order first seen: the sightings of a
+// group of three or more on one line ("19 _meta keys (bare) — unknown vendor; seen
+// agent-to-client: altNames 6×, args 1×, … and 9 more"), the others a line each.
+func foldSightings(all []sighting, noun string) []string {
+	var order []string
+	items := map[string][]sighting{}
+	for _, s := range all {
+		if _, ok := items[s.group]; !ok {
+			order = append(order, s.group)
+		}
+		items[s.group] = append(items[s.group], s)
+	}
+	var lines []string
+	for _, g := range order {
+		if len(items[g]) < 3 {
+			for _, s := range items[g] {
+				lines = append(lines, s.single)
+			}
+			continue
+		}
+		var names []string
+		for _, s := range items[g] {
+			names = append(names, s.item)
+		}
+		lines = append(lines, fmt.Sprintf("%d %s %s: %s", len(names), noun, g, foldList(names, listMax, ", ")))
+	}
+	return lines
+}
+
+// findingsText groups the findings by tier, with where each was found and the one-line why;
+// the findings of a check that differ only in their line are one entry, with their lines.
 func findingsText(t *textWriter, r *report.Result) {
 	t.section(fmt.Sprintf("Findings (%d)", len(r.Findings)))
 	if len(r.Findings) == 0 {
@@ -323,17 +371,17 @@ func findingsText(t *textWriter, r *report.Result) {
 			continue
 		}
 		t.line(fmt.Sprintf("%s (%d)", tier, len(group)))
-		for _, f := range group {
-			where := Where(f)
+		for _, g := range groupFindings(group) {
+			where := g.where()
 			if where != "" {
 				where = " [" + where + "]"
 			}
 			known := ""
-			if f.Known {
-				known = " (known: " + f.KnownReason + ")"
+			if g.Known {
+				known = " (known: " + g.KnownReason + ")"
 			}
-			t.line(fmt.Sprintf("  %s%s%s", f.ID, where, known))
-			t.line("      " + f.Text())
+			t.line(fmt.Sprintf("  %s%s%s", g.ID, where, known))
+			t.line("      " + g.text())
 		}
 	}
 }

@@ -43,8 +43,8 @@ func turnFacts(tr report.Turn) string {
 	switch {
 	case len(tr.Permission) > 0:
 		facts = permissionLabel(tr.Permission[0]) + ": " + permissionText(tr.Permission[0])
-		if n := len(tr.Permission) - 1; n > 0 {
-			facts += fmt.Sprintf(" (and %d more run(s), below)", n)
+		if len(tr.Permission) > 1 {
+			facts = fmt.Sprintf("%d runs, each on a fresh agent process:", len(tr.Permission))
 		}
 	case tr.Cancel != nil:
 		facts = cancelText(tr.Cancel)
@@ -170,7 +170,7 @@ func TurnCell(r *report.Result, s record.Scenario) string {
 }
 
 // runText describes one prompt: where the text came, how the turn ended and how long it took,
-// what else came, and what reached the model.
+// what else came (its tool calls counted by kind and status), and what reached the model.
 func runText(r report.TurnRun) string {
 	var parts []string
 	switch {
@@ -194,6 +194,9 @@ func runText(r report.TurnRun) string {
 	if r.ThoughtChunks > 0 {
 		parts = append(parts, fmt.Sprintf("%d thought chunk(s)", r.ThoughtChunks))
 	}
+	if calls := toolCallsText(r.ToolCalls); calls != "" {
+		parts = append(parts, calls)
+	}
 	if r.Usage {
 		parts = append(parts, "usage_update")
 	}
@@ -202,7 +205,7 @@ func runText(r report.TurnRun) string {
 	}
 	models := fmt.Sprintf("%d model request(s)", r.ModelRequests)
 	if len(r.Models) > 0 {
-		models += " (" + strings.Join(r.Models, ", ") + ")"
+		models += " (" + foldList(r.Models, listMax, ", ") + ")"
 	}
 	if r.ModelRequestsAfter > 0 {
 		models += fmt.Sprintf(", %d after the answer", r.ModelRequestsAfter)

@@ -164,7 +164,7 @@ type taker struct {
 }
 
 func (t *taker) message(m Message) {
-	if strings.HasPrefix(m.Method, "_") && m.Kind != "response" {
+	if m.Kind != "response" && (strings.HasPrefix(m.Method, "_") || t.c.catalogued(m.Method)) {
 		t.method(m)
 	}
 	var body any
@@ -285,13 +285,12 @@ func (t *taker) meta(m Message, meta map[string]any) {
 	for _, k := range sortedKeys(meta) {
 		v := meta[k]
 		t.path = append(t.path, escape(k))
-		if inner, isObj := v.(map[string]any); isObj && !strings.Contains(k, "/") && t.namespace(k) {
-			for _, ik := range sortedKeys(inner) {
-				t.path = append(t.path, escape(ik))
-				t.key(m, k+"/"+ik, FormNested)
-				t.path = t.path[:len(t.path)-1]
-			}
-		} else {
+		inner, isObj := v.(map[string]any)
+		switch {
+		case isObj && !strings.Contains(k, "/") && t.namespace(k):
+			t.nested(m, k, inner)
+		case isObj && !strings.Contains(k, "/") && t.nestedNamespaces(m, k, inner):
+		default:
 			form := FormBare
 			if strings.Contains(k, "/") {
 				form = FormFlat
@@ -302,14 +301,53 @@ func (t *taker) meta(m Message, meta map[string]any) {
 	}
 }
 
+// nested inventories the members of the namespace object ns (at t.path) as its keys.
+func (t *taker) nested(m Message, ns string, obj map[string]any) {
+	for _, k := range sortedKeys(obj) {
+		t.path = append(t.path, escape(k))
+		t.key(m, ns+"/"+k, FormNested)
+		t.path = t.path[:len(t.path)-1]
+	}
+}
+
+// nestedNamespaces inventories the members of obj, the _meta member k (at t.path), that are
+// the objects of a catalogued namespace with a dot ({"jetbrains": {"air": {…}}} is
+// jetbrains.air's), and k itself, bare, for what else it holds. It reports false, taking
+// nothing, when no member of obj is such a namespace.
+func (t *taker) nestedNamespaces(m Message, k string, obj map[string]any) bool {
+	if !t.c.outer[k] {
+		return false
+	}
+	found, rest := false, false
+	for _, ik := range sortedKeys(obj) {
+		inner, isObj := obj[ik].(map[string]any)
+		if v, ok := t.c.VendorFor(k + "." + ik); !isObj || !ok || !v.Namespaced || v.Namespace != k+"."+ik || !v.nested() {
+			rest = true
+			continue
+		}
+		found = true
+		t.path = append(t.path, escape(ik))
+		t.nested(m, k+"."+ik, inner)
+		t.path = t.path[:len(t.path)-1]
+	}
+	if found && rest {
+		t.key(m, k, FormBare)
+	}
+	return found
+}
+
 // namespace reports whether a _meta member names a vendor namespace object: a catalogued
-// namespaced vendor, or a dotted domain such as zed.dev.
+// namespaced vendor that uses the nested form, or a dotted domain such as zed.dev.
 func (t *taker) namespace(k string) bool {
 	if v, ok := t.c.VendorFor(k); ok && v.Namespaced && v.Namespace == k {
-		return true
+		return v.nested()
 	}
 	return domainLike().MatchString(k)
 }
+
+// nested reports whether the vendor's keys may come in the nested form (its forms say so, or
+// it lists none).
+func (v Vendor) nested() bool { return len(v.Forms) == 0 || slices.Contains(v.Forms, FormNested) }
 
 var domainLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+$`) })
 
@@ -323,8 +361,8 @@ func (t *taker) key(m Message, key string, form Form) {
 		sk = &SeenKey{Key: key, Form: form}
 		if def, ok := t.c.LookupMetaKey(key); ok {
 			sk.Known, sk.Vendor, sk.Class, sk.Status, sk.ExpectedDirection = true, def.Vendor, def.Class, def.Status, def.Direction
-		} else if v, ok := t.c.VendorFor(key); ok {
-			sk.Vendor = v.Namespace
+		} else if v, ok := t.c.VendorFor(key); ok && (form != FormBare || v.nested()) {
+			sk.Vendor = v.Namespace // a bare key is a vendor's only where it may nest its keys
 		}
 		t.keys[key] = sk
 	}

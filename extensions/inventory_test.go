@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -213,5 +214,37 @@ func TestEchoedVariant(t *testing.T) {
 	inv := Default().Take(slices.Values([]Message{answer}), s)
 	if len(own.UnknownVariants) != 1 || len(inv.UnknownVariants) != 1 || inv.UnknownVariants[0].Value != "ufo" {
 		t.Errorf("the client's %+v; the answer's %+v (want ufo alone)", own.UnknownVariants, inv.UnknownVariants)
+	}
+}
+
+// A namespace with a dot is found as nested objects ({"jetbrains": {"air": {…}}}), the rest of
+// the outer object kept as a bare key; a vendor's underscored flat keys and its catalogued
+// methods named without the '_' are named; an uncatalogued method without the '_' is not
+// inventoried (the conformance checks report it).
+func TestNestedNamespacesAndUnprefixedMethods(t *testing.T) {
+	inv := Default().Take(slices.Values([]Message{
+		msg(1, DirectionAgentToClient, "response", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"jetbrains":{"air":{"version":1,"goal":{"version":1}},"other":1},"steering":{"supported":true}}}}`),
+		msg(2, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"_meta":{"_claude/model":"m","jetbrains":{"air":5}}}}}`),
+		msg(3, DirectionAgentToClient, "notification", "qwen/notify/session/model-update", `{"jsonrpc":"2.0","method":"qwen/notify/session/model-update","params":{}}`),
+		msg(4, DirectionAgentToClient, "notification", "foo/bar", `{"jsonrpc":"2.0","method":"foo/bar","params":{"_meta":{"session":{"x":1}}}}`),
+	}), nil)
+	var got []string
+	for _, k := range inv.MetaKeys {
+		got = append(got, fmt.Sprintf("%s %s %s %v %d %s", k.Key, k.Form, k.Vendor, k.Known, k.Count, k.Where[0].Pointer))
+	}
+	for _, m := range inv.Methods {
+		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
+	}
+	want := []string{
+		"_claude/model flat claude true 1 /params/update/_meta/_claude~1model",
+		"jetbrains bare  false 2 /result/_meta/jetbrains",
+		"jetbrains.air/goal nested jetbrains.air true 1 /result/_meta/jetbrains/air/goal",
+		"jetbrains.air/version nested jetbrains.air true 1 /result/_meta/jetbrains/air/version",
+		"session bare  false 1 /params/_meta/session", // session's keys are flat only
+		"steering bare jetbrains true 1 /result/_meta/steering",
+		"method qwen/notify/session/model-update qwen true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inventory:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -54,6 +54,10 @@ func runClient(in *inputs, out *findings) {
 		if strings.HasPrefix(m, "_") || strings.HasPrefix(m, "$/") || in.Schemas.KnownMethod(m) {
 			continue
 		}
-		out.add(clientUnknownMethod, f.Seq, "/method", fmt.Sprintf("the client called %s, which is not an ACP method; custom methods must start with _", m), nil)
+		msg := fmt.Sprintf("the client called %s, which is not an ACP method; custom methods must start with _", m)
+		if def, ok := in.Catalogue.LookupMethod(m); ok {
+			msg = fmt.Sprintf("the client called %s, a method of %s named without the _ that custom methods must start with", m, def.Vendor)
+		}
+		out.add(clientUnknownMethod, f.Seq, "/method", msg, nil)
 	}
 }

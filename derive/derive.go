@@ -120,7 +120,7 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 // message (the passes that read it did not judge the whole record then).
 func (f *Facts) Extensions(ctx context.Context) (e Extensions, cut bool) {
 	f.once.Do(func() {
-		f.exts = takeExtensions(ctx, f.Main, f.Frames, f.Catalogue, f.Schemas.Known())
+		f.exts = takeExtensions(ctx, f.Main, f.Frames, f.Catalogue, f.Schemas.Places())
 		f.taken, f.cut = true, ctx.Err() != nil
 	})
 	return f.exts, f.cut

@@ -26,13 +26,13 @@ type Extensions struct {
 
 // takeExtensions inventories the messages of frames, a part of the record x indexes (see
 // Extensions); when ctx ends first, the inventories hold the messages taken until then.
-func takeExtensions(ctx context.Context, x *record.Index, frames []jsonrpc.Frame, cat *extensions.Catalogue, known extensions.Known) Extensions {
+func takeExtensions(ctx context.Context, x *record.Index, frames []jsonrpc.Frame, cat *extensions.Catalogue, places extensions.Schema) Extensions {
 	if !clientIsAcpprobe(x) {
-		inv := cat.Take(extensionMessages(ctx, x, frames, "", nil), known)
+		inv := cat.Take(extensionMessages(ctx, x, frames, "", nil), places)
 		return Extensions{Inventory: inv, Client: inv}
 	}
-	own := cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirClient, nil), known)
-	return Extensions{Inventory: cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirAgent, own), known), Client: own}
+	own := cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirClient, nil), places)
+	return Extensions{Inventory: cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirAgent, own), places), Client: own}
 }
 
 // clientIsAcpprobe reports whether acpprobe was the client: in a session it drove, or in a

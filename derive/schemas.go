@@ -120,14 +120,46 @@ func (s *Schemas) KeysKnownElsewhere(set *schema.Set, def string, value json.Raw
 	return out
 }
 
-// Known lists the protocol's own union values, across the chosen schema and its alternatives
-// (what the extension inventory does not count as vendor variants).
-func (s *Schemas) Known() extensions.Known {
-	k := extensions.Known{AuthTypes: []string{"agent"}}
-	for _, set := range s.All() {
-		k.SessionUpdates = append(k.SessionUpdates, set.DiscriminatorValues("SessionUpdate", "sessionUpdate")...)
-		k.ContentTypes = append(k.ContentTypes, set.DiscriminatorValues("ContentBlock", "type")...)
-		k.AuthTypes = append(k.AuthTypes, set.DiscriminatorValues("AuthMethod", "type")...)
+// Places types the positions of messages for the extension inventory along the chosen set
+// and its alternatives: a discriminator's value is known where any of them defines it at that
+// place. For one goroutine (one inventory).
+func (s *Schemas) Places() extensions.Schema { return places{schema.NewPlaces(s.All()...)} }
+
+// places is schema.Places as the inventory asks it.
+type places struct{ p *schema.Places }
+
+func (p places) Body(m extensions.Message) extensions.Place {
+	side, part := schema.HandledByClient, schema.Params
+	if m.Direction == extensions.DirectionClientToAgent {
+		side = schema.HandledByAgent
 	}
-	return k
+	switch m.Kind {
+	case "notification":
+		part = schema.Notification
+	case "response": // the answer of the other side's request
+		part = schema.Result
+		if m.Direction == extensions.DirectionAgentToClient {
+			side = schema.HandledByAgent
+		} else {
+			side = schema.HandledByClient
+		}
+	}
+	return extensions.Place(p.p.Body(m.Method, side, part))
+}
+
+func (p places) Object(at extensions.Place, obj map[string]any) (extensions.Place, []extensions.Discriminator) {
+	q, unknown := p.p.Object(schema.Place(at), obj)
+	var out []extensions.Discriminator
+	for _, d := range unknown {
+		out = append(out, extensions.Discriminator(d))
+	}
+	return extensions.Place(q), out
+}
+
+func (p places) Member(at extensions.Place, key string) extensions.Place {
+	return extensions.Place(p.p.Member(schema.Place(at), key))
+}
+
+func (p places) Item(at extensions.Place) extensions.Place {
+	return extensions.Place(p.p.Item(schema.Place(at)))
 }

@@ -16,19 +16,28 @@
 //	namespace        the vendor namespace; the file must be named <namespace>.json
 //	name, source     who the vendor is and where the data comes from (required)
 //	namespaced       true when the namespace is a prefix on the wire ("ns/key", {"ns": {...}},
-//	                 "_ns/method"); false for bare keys such as gemini's "api-key"
+//	                 "_ns/method"); false for bare keys such as gemini's "api-key". A namespace
+//	                 with a dot that names nested objects ("jetbrains.air": {"jetbrains":
+//	                 {"air": {...}}}) is matched as such when no literal key of that name is there
+//	underscoreKeys   true when the flat form of the vendor's keys carries the leading '_' of its
+//	                 methods ("_claude/model"); namespaced vendors only
 //	forms            the wire forms the vendor uses: "flat", "nested", "bare"
 //	notes            free text: provenance details, inconsistencies in the source
 //	groups           [{id, title, statedCount}] sections of the source document
-//	metaKeys         [{name, group, direction, class, status, where, description, credential}]
+//	metaKeys         [{name, group, direction, class, status, where, description, credential, source}]
 //	                 (credential: the value is a secret, redacted wherever it appears)
-//	methods          [{name, direction, kind, class, status, description}]
+//	methods          [{name, direction, kind, class, status, description, source}]
 //	nonKeys          [{token, group, bucket, why}]
-//	authMethodTypes  [{type, fields, direction, class, status, where, description}]
+//	authMethodTypes  [{type, fields, direction, class, status, where, description, source}]
 //
 // A metaKeys name is the local name ("requestId"); for a namespaced vendor the catalogued key
-// is "<namespace>/<name>". A methods name is the full wire name ("_codebuddy.ai/question").
-// status may be omitted and then means "active".
+// is "<namespace>/<name>". A methods name is the full wire name ("_codebuddy.ai/question"); a
+// vendor method that is named without the '_' the protocol asks of extension methods
+// ("authentication/status") is catalogued as the wire shows it, so that it is named where it is
+// seen; the conformance checks still report it (protocol.unknown-method, client.unknown-method).
+// status may be omitted and then means "active". An entry's source, when given, cites where the
+// entry comes from ("repository@version:path", "npm-package@version:dist/file.js"); the
+// vendor's source covers the entries without one.
 //
 // The package imports only the standard library.
 package extensions
@@ -141,6 +150,9 @@ type Vendor struct {
 	// Namespaced reports that Namespace is a prefix on the wire ("ns/key", {"ns": {…}},
 	// "_ns/method"), so that an unknown name under it still belongs to the vendor.
 	Namespaced bool
+	// UnderscoreKeys reports that the flat form of the vendor's keys carries the leading '_'
+	// of its methods ("_claude/model").
+	UnderscoreKeys bool
 	// Forms lists the wire forms the vendor uses for its keys.
 	Forms []Form
 	// Groups are the sections of the source document that entries refer to.
@@ -183,6 +195,8 @@ type MetaKey struct {
 	Description string
 	// Credential marks a key whose value is a credential: redacted wherever it appears.
 	Credential bool
+	// Source cites where the entry comes from, when it is not the vendor's Source.
+	Source string
 }
 
 // Method is one catalogued `_`-prefixed extension method or notification.
@@ -201,6 +215,8 @@ type Method struct {
 	Status Status
 	// Description says what the method does, in one line.
 	Description string
+	// Source cites where the entry comes from, when it is not the vendor's Source.
+	Source string
 }
 
 // NonKey is a token that looks like a namespaced key in the vendor's source but is not one
@@ -238,6 +254,8 @@ type AuthMethodType struct {
 	Where []string
 	// Description says what the type means, in one line.
 	Description string
+	// Source cites where the entry comes from, when it is not the vendor's Source.
+	Source string
 }
 
 // Catalogue is a loaded, validated set of vendors. It is immutable: every accessor returns
@@ -254,6 +272,9 @@ type Catalogue struct {
 	authIdx    map[string]int
 	nonKeyIdx  map[string]int
 	namespaced map[string]int // wire namespace -> vendor index
+	// outer holds the first part of each namespace with a dot ("jetbrains" of jetbrains.air),
+	// for the nested objects that may spell it.
+	outer map[string]bool
 }
 
 // Vendors lists the catalogued vendors, sorted by namespace.
@@ -344,6 +365,12 @@ func (c *Catalogue) LookupAuthMethodType(typ string) (AuthMethodType, bool) {
 	return c.authTypes[i].clone(), true
 }
 
+// catalogued reports whether a method of that name is catalogued.
+func (c *Catalogue) catalogued(method string) bool {
+	_, ok := c.methodIdx[method]
+	return ok
+}
+
 // VendorFor says which catalogued vendor a `_meta` key or extension method name belongs to,
 // also when the name itself is not catalogued, so that "unknown key inside a catalogued
 // namespace" can be reported. It accepts a flat key ("codebuddy.ai/newKey"), a method
@@ -368,11 +395,14 @@ func (c *Catalogue) VendorFor(keyOrMethod string) (Vendor, bool) {
 
 // index fills c's lookup maps from its lists.
 func (c *Catalogue) index() *Catalogue {
-	c.byNS, c.namespaced = map[string]int{}, map[string]int{}
+	c.byNS, c.namespaced, c.outer = map[string]int{}, map[string]int{}, map[string]bool{}
 	for i, v := range c.vendors {
 		c.byNS[v.Namespace] = i
 		if v.Namespaced {
 			c.namespaced[v.Namespace] = i
+			if outer, _, dotted := strings.Cut(v.Namespace, "."); dotted {
+				c.outer[outer] = true
+			}
 		}
 	}
 	c.keyIdx, c.methodIdx = make(map[string]int, len(c.keys)), make(map[string]int, len(c.methods))

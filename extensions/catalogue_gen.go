@@ -12,8 +12,32 @@ var (
 		}, Files: []string{
 			"extensions/catalogue/acpprobe.json",
 		}},
-		{Namespace: "claudeCode", Name: "Claude Code ACP adapter (@zed-industries/claude-agent-acp)", Source: "initialize result of @zed-industries/claude-agent-acp: agentCapabilities._meta = {\"claudeCode\": {\"promptQueueing\": true}}; mirrored by the acptest 'claude' persona.", Notes: []string{
+		{Namespace: "auth", Name: "The _auth/ notification of claude-agent-acp and codex-acp", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/auth-status.js and @agentclientprotocol/codex-acp@2.6.0:dist/index.js; seen on both agents' wire after initialize (research captures/ext).", Notes: []string{
+			"Advertised by agentCapabilities._meta.authStatus ({}): the agent pushes its login state; nothing is asked. The unstable schema's auth/status_update (no '_') is the protocol's own later form.",
+		}, Namespaced: true, Forms: []Form{
+			"flat",
+		}, Files: []string{
+			"extensions/catalogue/auth.json",
+		}},
+		{Namespace: "claude", Name: "claude-agent-acp's _claude/ keys and notifications", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js and elicitation.js: the flat _claude/… keys and the _claude/sdkMessage notification; _claude/model and _claude/origin seen on 0.101.0's wire (research captures, turn B).", Notes: []string{
+			"The flat keys carry the leading '_' of the vendor's method names (\"_claude/model\"), hence underscoreKeys.",
+			"_claude/task is no key: it is the type of a background work item in a list (background-work.js).",
+		}, Namespaced: true, UnderscoreKeys: true, Forms: []Form{
+			"flat",
+		}, Files: []string{
+			"extensions/catalogue/claude.json",
+		}},
+		{Namespace: "claude-agent-acp", Name: "claude-agent-acp's bare keys", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/ (prompt-suggestions.js, acp-agent.js, air-extension.js) and the docs of agentclientprotocol/claude-agent-acp (air-extensions.md: removed keys; native-session-controls.md, queued-message-context-controls.md: discovery keys).", Notes: []string{
+			"Bare keys, meaningful where listed. The removed root goal and contextCompaction moved into _meta.jetbrains.air; the root kind did too but is not catalogued here, since other agents use a bare kind of their own (gemini's permission content).",
+			"sessionRewind, sessionRewindFiles, runtime and sessionMcp are documented for an integrated build and absent from the 0.101.0 bundle.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/claude-agent-acp.json",
+		}},
+		{Namespace: "claudeCode", Name: "Claude Code ACP adapter (claude-agent-acp: @agentclientprotocol/, formerly @zed-industries/)", Source: "the upstream _meta.claudeCode keys of claude-agent-acp: @agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js (and background-work.js, native-subagents.js), described in agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md (Zed conventions); the initialize result of @zed-industries/claude-agent-acp and 0.101.0 on the wire; mirrored by the acptest 'claude' persona.", Notes: []string{
 			"The namespace is an object key inside _meta (nested form), not a flat 'claudeCode/...' prefix; LookupMetaKey(\"claudeCode\", \"promptQueueing\") finds it.",
+			"Every client gets these keys (AIR gets a reduced toolResponse); the AIR-only keys are jetbrains.air's (jetbrains.air.json). claudeCode.title, subagent, skill and skillPath moved there and are sent to no client (retired).",
 		}, Namespaced: true, Forms: []Form{
 			"nested",
 		}, Files: []string{
@@ -54,18 +78,37 @@ var (
 		}, Files: []string{
 			"extensions/catalogue/codebuddy.ai.json",
 		}},
-		{Namespace: "codex", Name: "Codex ACP adapter (@zed-industries/codex-acp)", Source: "initialize result of @zed-industries/codex-acp before login: authMethods with type \"env_var\" and vars [{\"name\": \"CODEX_API_KEY\"}] / [{\"name\": \"OPENAI_API_KEY\"}]; mirrored by the acptest 'codex' persona. ../shared/ACP-NOTES.md section 5: unstable v1 (Go SDK 0.13) had type env_var with vars[].", Notes: []string{
+		{Namespace: "codex", Name: "Codex ACP adapter (codex-acp: @agentclientprotocol/ 2.x, formerly @zed-industries/)", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js (the TypeScript adapter on the Codex App Server: _meta.codex, the _codex/ methods, authentication/status and logout); env_var from the initialize result of @zed-industries/codex-acp (0.16.0) before login, mirrored by the acptest 'codex' persona.", Notes: []string{
 			"env_var is a value of the authMethods[].type discriminator, not a _meta key. It is absent from the pinned v1/v2 schemas in ../shared/acp-schema (which know only the default agent type and terminal), so schema validation sees it as an unknown variant; this entry lets the probe name it.",
-			"codex does not use a _meta namespace of its own, so VendorFor matches only the catalogued values.",
+			"2.x nests its own keys under _meta.codex (threadStatus on session info updates, the elicitation keys) and defines authentication/status and authentication/logout without the '_' the protocol asks of extension methods: a client that calls them gets client.unknown-method.",
+			"Its AIR keys are jetbrains.air's, its session methods session's, its login push auth's.",
+		}, Namespaced: true, Forms: []Form{
+			"nested",
 		}, Files: []string{
 			"extensions/catalogue/codex.json",
 		}},
 		{Namespace: "gemini", Name: "Gemini CLI (@google/gemini-cli --acp)", Source: "initialize result of @google/gemini-cli --acp: authMethods 'gemini-api-key' with _meta {\"api-key\": {\"provider\": \"google\"}} and 'gateway' with _meta {\"gateway\": {\"protocol\": \"google\", \"restartRequired\": \"false\"}}; mirrored by the acptest 'gemini' persona.", Notes: []string{
 			"The keys are bare (no namespace prefix) and are meaningful inside authMethods[]._meta only; elsewhere the same names would be unrelated.",
+			"gateway is also claude-agent-acp's and codex-acp's (the gateway login of their authenticate) and a client's capability flag, hence direction both.",
 		}, Forms: []Form{
 			"bare",
 		}, Files: []string{
 			"extensions/catalogue/gemini.json",
+		}},
+		{Namespace: "jetbrains", Name: "JetBrains shared ACP keys (outside the AIR namespace)", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md (JetBrains shared keys); sent by claude-agent-acp 0.101.0 and codex-acp 2.6.0 to every client.", Notes: []string{
+			"The document calls them JetBrains conventions that other JetBrains ACP clients and adapters use too; the two adapters send steering, quota and authStatus to a plain client.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/jetbrains.json",
+		}},
+		{Namespace: "jetbrains.air", Name: "JetBrains AIR extensions (_meta.jetbrains.air)", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md (the wire contract), implemented by @agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js and by @agentclientprotocol/codex-acp@2.6.0:dist/index.js (src/AirExtension); sent only to a client that declares clientCapabilities._meta.jetbrains.air.", Notes: []string{
+			"The namespace is two nested objects, {\"jetbrains\": {\"air\": {…}}}; each key below is a member of the air object, next to version 1.",
+			"Capability names (diffPatch, sessionFailure, sessionIndex, rawInputRendering, planFile, …) are values of the capabilities array, not keys, except where a payload goes under the same name.",
+		}, Namespaced: true, Forms: []Form{
+			"nested",
+		}, Files: []string{
+			"extensions/catalogue/jetbrains.air.json",
 		}},
 		{Namespace: "legacy-auth", Name: "Pre-spec authentication markers", Source: "../shared/ACP-NOTES.md section 5 (legacy pre-spec markers seen in the wild: authMethods[]._meta keys terminal-auth, agent-auth, env-var-auth). Registry-style auth checkers infer the method type from them: terminal-auth -> terminal, agent-auth -> agent, env-var-auth -> env_var.", Notes: []string{
 			"Not a vendor: markers used by several agents before authMethods[].type existed. The spec now expresses the same with type terminal (or no type = agent); env_var survives only as codex's type (see codex.json).",
@@ -74,6 +117,29 @@ var (
 			"bare",
 		}, Files: []string{
 			"extensions/catalogue/legacy-auth.json",
+		}},
+		{Namespace: "qwen", Name: "Qwen Code (@qwen-code/qwen-code --acp)", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js: the methods its ACP agent sends and handles (named qwen/…, without the '_' the protocol asks of extension methods) and _meta[\"qwen.branchPoint\"]; the two notifications seen on 0.24.4's wire (research captures, turn A).", Notes: []string{
+			"Every qwen/… method departs from the protocol's rule that custom methods start with '_': the agent's notifications get protocol.unknown-method, a client's calls client.unknown-method.",
+			"Not catalogued: the families handled by prefix (qwen/control/session/…, qwen/status/session/…, qwen/session/…), the names without '/' (deleteSession, renameSession, …) and the generic bare keys of its updates (usage, durationMs, toolName, phase, provenance, …), which other agents use too.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/qwen.json",
+		}},
+		{Namespace: "session", Name: "Session control extensions (claude-agent-acp, codex-acp; JetBrains AIR conventions)", Source: "claude-agent-acp 0.101.0 (@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js, goal-extension.js, session-index/*.js) and codex-acp 2.6.0 (@agentclientprotocol/codex-acp@2.6.0:dist/index.js); AIR's contract in agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md.", Notes: []string{
+			"Shared by the two adapters (one wire convention: _session/steering is advertised in the initialize result's _meta.steering, _session/goal in _meta.jetbrains.air.goal.controlMethod); the session index methods only to an AIR client that declares sessionIndex.",
+			"_session/rewind, rewind_files, runtime/read, runtime/control, mcp/state and mcp/set are documented for an integrated build of claude-agent-acp (docs/native-session-controls.md) and absent from the 0.101.0 bundle.",
+		}, Namespaced: true, Forms: []Form{
+			"flat",
+		}, Files: []string{
+			"extensions/catalogue/session.json",
+		}},
+		{Namespace: "zed", Name: "Zed's terminal channel conventions (bare _meta keys)", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md (Zed conventions), kept by @agentclientprotocol/claude-agent-acp@0.101.0:dist/background-work.js and @agentclientprotocol/codex-acp@2.6.0:dist/index.js for every client.", Notes: []string{
+			"A client that declares clientCapabilities._meta.terminal_output: true gets the terminal channel: a command tool call has content [{type: terminal, terminalId}] and these keys; terminal-auth is the legacy login marker (legacy-auth.json).",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/zed.json",
 		}},
 		{Namespace: "zed.dev", Name: "Zed (the ACP specification's example namespace)", Source: "ACP specification, docs/protocol/v1/extensibility.mdx (agentclientprotocol/agent-client-protocol); condensed in ../shared/ACP-NOTES.md section 11.", Notes: []string{
 			"Every entry is an illustration from the specification (status example), not behaviour observed from Zed: the flat key zed.dev/debugMode on session/prompt, the nested capability object {\"zed.dev\": {\"workspace\": true, \"fileNotifications\": true}} in agentCapabilities._meta, the request _zed.dev/workspace/buffers and the notification _zed.dev/file_opened.",
@@ -86,9 +152,104 @@ var (
 		}},
 	}
 	embeddedKeys = []MetaKey{
+		{Key: "_claude/model", Name: "model", Vendor: "claude", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"usage_update._meta",
+		}, Description: "The model of the last assistant message, on usage updates.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "_claude/origin", Name: "origin", Vendor: "claude", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"usage_update._meta",
+		}, Description: "Where the turn's input came from (kind human, …).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "_claude/rateLimit", Name: "rateLimit", Vendor: "claude", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"usage_update._meta",
+		}, Description: "The rate-limit information the SDK reported with the usage.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "_claude/askUserQuestionOption", Name: "askUserQuestionOption", Vendor: "claude", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create requestedSchema option _meta",
+		}, Description: "The preview of an AskUserQuestion option bridged into a form elicitation enum.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/elicitation.js"},
+		{Key: "promptSuggestions", Name: "promptSuggestions", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The prompt the SDK predicts the user sends next ({suggestions: [{text}]}).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/prompt-suggestions.js"},
+		{Key: "subagent-transcript", Name: "subagent-transcript", Vendor: "claude-agent-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+		}, Description: "The client wants subagent output as a flat transcript in the root session.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "_askUserQuestionCustomAnswer", Name: "_askUserQuestionCustomAnswer", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "legacy", Where: []string{
+			"elicitation/create requestedSchema property _meta",
+		}, Description: "The released AIR spelling of jetbrains.air.customAnswer, still sent to AIR clients.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "goal", Name: "goal", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"initialize result _meta",
+			"session_info_update._meta",
+		}, Description: "Moved to _meta.jetbrains.air.goal; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "contextCompaction", Name: "contextCompaction", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Moved to _meta.jetbrains.air.contextCompaction; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "sessionRewind", Name: "sessionRewind", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/rewind.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Key: "sessionRewindFiles", Name: "sessionRewindFiles", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/rewind_files.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Key: "runtime", Name: "runtime", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/runtime/read and control (version 1).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
+		{Key: "sessionMcp", Name: "sessionMcp", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/mcp/state and _session/mcp/set.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Key: "claudeCode/promptQueueing", Name: "promptQueueing", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"agentCapabilities._meta",
-		}, Description: "Advertises that a prompt sent while a turn is still running is queued instead of refused."},
+		}, Description: "Advertises that a prompt sent while a turn is still running is queued instead of refused.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/toolName", Name: "toolName", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+			"tool_call_update._meta",
+			"session/request_permission toolCall._meta",
+		}, Description: "The Claude tool a tool call runs (Write, Bash, …).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/toolResponse", Name: "toolResponse", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "The tool's PostToolUse response as the Claude SDK gave it (AIR gets only its status and isAsync markers).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/parentToolUseId", Name: "parentToolUseId", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+			"tool_call_update._meta",
+			"session/update _meta",
+		}, Description: "The Agent or Task tool call of the subagent that made a report.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/nonExecutionKind", Name: "nonExecutionKind", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "Why a tool call did not run (user-rejected, interrupted, cancelled).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/mcpServer", Name: "mcpServer", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/request_permission toolCall._meta",
+		}, Description: "The MCP server ({name, source}) whose tool asks for permission.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/kind", Name: "kind", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"agent_message_chunk._meta",
+			"session/update _meta",
+		}, Description: "What an adapter notice is: informational (a warning chunk) or mcpServerStatus.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/level", Name: "level", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"agent_message_chunk._meta",
+		}, Description: "The level of an informational notice (with kind informational).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/server", Name: "server", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/update _meta",
+		}, Description: "The MCP server an mcpServerStatus notice is about.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/status", Name: "status", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/update _meta",
+		}, Description: "The status of the MCP server of an mcpServerStatus notice.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/options", Name: "options", Vendor: "claudeCode", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"session/new params._meta",
+			"session/load params._meta",
+			"session/resume params._meta",
+		}, Description: "Claude SDK options for the session (model, env, tools, additionalDirectories, resume, …).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/emitRawSDKMessages", Name: "emitRawSDKMessages", Vendor: "claudeCode", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"session/new params._meta",
+		}, Description: "Asks for the raw SDK messages as _claude/sdkMessage notifications.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/vertex", Name: "vertex", Vendor: "claudeCode", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"providers/set params._meta",
+		}, Description: "Project and region of a Vertex provider, which the standard payload cannot carry.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/title", Name: "title", Vendor: "claudeCode", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Moved to _meta.jetbrains.air.commandTitle; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "claudeCode/subagent", Name: "subagent", Vendor: "claudeCode", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Moved to _meta.jetbrains.air.subagent; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "claudeCode/skill", Name: "skill", Vendor: "claudeCode", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Moved to _meta.jetbrains.air.skill; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "claudeCode/skillPath", Name: "skillPath", Vendor: "claudeCode", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"available_commands_update._meta",
+		}, Description: "Moved to _meta.jetbrains.air.skillPath; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
 		{Key: "codebuddy.ai/runtimeAdmission", Name: "runtimeAdmission", Vendor: "codebuddy.ai", Group: "3.1", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result._meta",
 		}, Description: "Process admission handshake announced at initialize: schema version, runtime profile, config hash, process instance and nonce."},
@@ -546,12 +707,171 @@ var (
 		{Key: "codebuddy.ai/model", Name: "model", Vendor: "codebuddy.ai", Group: "3.15", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"response/notification _meta",
 		}, Description: "Flat model name used to attribute tracing spans."},
+		{Key: "codex/threadStatus", Name: "threadStatus", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The Codex thread's status ({type, activeFlags}).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/archived", Name: "archived", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The Codex thread was archived (true) or unarchived (false).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/closed", Name: "closed", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The Codex thread was closed.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/error", Name: "error", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "A turn error of the Codex App Server ({message, codexErrorInfo}), e.g. a reconnect.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/turnId", Name: "turnId", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The turn an error belongs to.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/willRetry", Name: "willRetry", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "Whether Codex retries after the error.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/isOther", Name: "isOther", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create requestedSchema property _meta",
+		}, Description: "The question allows an answer outside its options.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/isSecret", Name: "isSecret", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create requestedSchema property _meta",
+		}, Description: "The answer is a secret.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/questionId", Name: "questionId", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create requestedSchema property _meta",
+		}, Description: "The question a note field belongs to.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/role", Name: "role", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create requestedSchema property _meta",
+		}, Description: "The role of a field (user_note).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/delivery", Name: "delivery", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create params._meta",
+		}, Description: "async: the turn goes on while the user answers.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Key: "api-key", Name: "api-key", Vendor: "gemini", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"authMethods[]._meta",
-		}, Description: "Marks the auth method as API-key based and names the key's provider (e.g. google)."},
-		{Key: "gateway", Name: "gateway", Vendor: "gemini", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+		}, Description: "Marks the auth method as API-key based and names the key's provider (e.g. google).", Source: "initialize result of @google/gemini-cli --acp; also @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "gateway", Name: "gateway", Vendor: "gemini", Direction: "both", Class: "public", Status: "active", Where: []string{
 			"authMethods[]._meta",
-		}, Description: "Configures login through a custom AI API gateway: its protocol and whether a restart is needed."},
+			"authenticate params._meta",
+			"clientCapabilities.auth._meta",
+		}, Description: "Login through a custom AI API gateway: the agent's method names its protocol; the client says it can ({gateway: true}) and sends {baseUrl, headers} on authenticate.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "steering", Name: "steering", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "{supported: true}: the agent accepts _session/steering for a running turn.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "quota", Name: "quota", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/prompt result _meta",
+		}, Description: "Token usage of the turn, also split by model (token_count, model_usage).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "authStatus", Name: "authStatus", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"agentCapabilities._meta",
+		}, Description: "An empty object: the agent pushes _auth/status_update.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "terminal_output_delta", Name: "terminal_output_delta", Vendor: "jetbrains", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+			"tool_call_update._meta",
+		}, Description: "The client appends command output ({terminal_id, data}); as a client flag it also enables the terminal channel.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/background-work.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "is_mcp_tool_call", Name: "is_mcp_tool_call", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "The tool call is an MCP tool call (AIR only).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/version", Name: "version", Vendor: "jetbrains.air", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+			"initialize result _meta",
+			"any AIR payload",
+		}, Description: "The AIR extension version (1), next to every payload.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/capabilities", Name: "capabilities", Vendor: "jetbrains.air", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+			"initialize result _meta",
+		}, Description: "The capabilities one side declares (diffPatch, sessionFailure, asyncTasks, sessionIndex, …).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/goal", Name: "goal", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+			"session_info_update._meta",
+		}, Description: "The goal extension ({version, controlMethod _session/goal, actions}) and the goal snapshot.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/diffPatch", Name: "diffPatch", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool call and permission content[] (type diff) _meta",
+		}, Description: "An exact Git patch of an Edit or a Write ({version, format git_patch, text}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/permission", Name: "permission", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/request_permission params._meta",
+		}, Description: "Permission presentation ({version, title, description?, defaultToNo?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/recommendedValue", Name: "recommendedValue", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"model and effort config options _meta",
+		}, Description: "The recommended option value.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/asyncTasks", Name: "asyncTasks", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "{backgrounded: true} on a Bash call that went to the background.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/agentFileChangeReportRequest", Name: "agentFileChangeReportRequest", Vendor: "jetbrains.air", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"session/prompt params._meta",
+		}, Description: "Asks for the files the turn changed ({version, requestId}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/agentFileChangeReport", Name: "agentFileChangeReport", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The files the turn changed, or why the report is unavailable.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/sessionFailure", Name: "sessionFailure", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+			"session/prompt result _meta",
+		}, Description: "A warning or error as a transcript record (id, revision, category, severity, title, actions).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/commandTitle", Name: "commandTitle", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "The description of a Bash or PowerShell command.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/subagent", Name: "subagent", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "true on an Agent or Task tool call.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/skill", Name: "skill", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "The skill a Skill tool call runs ({name, path?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/skillPath", Name: "skillPath", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"available_commands_update command _meta",
+		}, Description: "The path of a skill command's SKILL.md.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/mcp", Name: "mcp", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "The MCP facts of an MCP tool call.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js"},
+		{Key: "jetbrains.air/contextCompaction", Name: "contextCompaction", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+			"compaction_update._meta",
+		}, Description: "Facts of a compaction ({version, trigger, preTokens, postTokens, durationMs, error}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/customAnswer", Name: "customAnswer", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create requestedSchema property _meta",
+		}, Description: "Marks the free-text companion of a question ({questionId, isCustomAnswer}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/kind", Name: "kind", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"modes[]._meta",
+			"mode config option value _meta",
+		}, Description: "Presentation of a mode: standard, plan, auto_review or full_access.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/fork", Name: "fork", Vendor: "jetbrains.air", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"session/fork params._meta",
+		}, Description: "Forks at one agent message ({version, messageId, messageFingerprint?, messageOccurrence?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/loadReplayEnd", Name: "loadReplayEnd", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "true on the update after the last one of a load replay (when the client declares it).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js"},
+		{Key: "jetbrains.air/diffStats", Name: "diffStats", Vendor: "jetbrains.air", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool call content[] (type diff) _meta",
+		}, Description: "Added and removed line counts of a diff block; no longer sent.", Source: "agentclientprotocol/claude-agent-acp@29fbe95b4f4f032259b818089366cbd69c4a3d85:docs/diff-statistics-extension.md; agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		{Key: "jetbrains.air/phase", Name: "phase", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"agent_message_chunk._meta",
+		}, Description: "The phase of an agent message.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/commandAction", Name: "commandAction", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "What a command tool call does.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/codexHooks", Name: "codexHooks", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Codex hooks support (_codex/hooks/list, _codex/hooks/trust).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/contentDelta", Name: "contentDelta", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/update _meta",
+		}, Description: "An appended piece of a streamed content (planContentDelta capability).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/list", Name: "list", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list result _meta",
+		}, Description: "Session index facts of a session list.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/state", Name: "state", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+			"session_info_update._meta",
+		}, Description: "The session's activity state in the session index.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/lastTurnEndedAt", Name: "lastTurnEndedAt", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+		}, Description: "When the session's last turn ended.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/lastPromptAt", Name: "lastPromptAt", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+		}, Description: "When the session's last prompt came.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/model", Name: "model", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+		}, Description: "The session's model in the session index.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/forkedFrom", Name: "forkedFrom", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+		}, Description: "The session a session was forked from.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/agentWorktree", Name: "agentWorktree", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+		}, Description: "true when the session runs in a git worktree the agent made for it.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "jetbrains.air/archived", Name: "archived", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/list sessions[]._meta",
+			"session_info_update._meta",
+		}, Description: "Whether the session is archived.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Key: "terminal-auth", Name: "terminal-auth", Vendor: "legacy-auth", Direction: "both", Class: "public", Status: "legacy", Where: []string{
 			"authMethods[]._meta",
 			"clientCapabilities._meta",
@@ -562,6 +882,23 @@ var (
 		{Key: "env-var-auth", Name: "env-var-auth", Vendor: "legacy-auth", Direction: "agent-to-client", Class: "public", Status: "legacy", Where: []string{
 			"authMethods[]._meta",
 		}, Description: "Login by setting environment variables before launching the agent (forerunner of type env_var)."},
+		{Key: "qwen.branchPoint", Name: "qwen.branchPoint", Vendor: "qwen", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/prompt result _meta",
+			"session/prompt params._meta",
+		}, Description: "The branch point of a turn in the session's history (a dotted key, not a namespace).", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Key: "terminal_output", Name: "terminal_output", Vendor: "zed", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+			"tool_call_update._meta",
+		}, Description: "As a client flag: it wants the terminal channel; on a tool call: the command's output ({terminal_id, data}).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/background-work.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "terminal_info", Name: "terminal_info", Vendor: "zed", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call._meta",
+		}, Description: "The terminal of a command tool call ({terminal_id}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "terminal_exit", Name: "terminal_exit", Vendor: "zed", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "The end of a command ({terminal_id, exit_code, signal}).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/background-work.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "terminal_input", Name: "terminal_input", Vendor: "zed", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "Input written to a command's terminal ({terminal_id, data}).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Key: "zed.dev/debugMode", Name: "debugMode", Vendor: "zed.dev", Direction: "client-to-agent", Class: "public", Status: "example", Where: []string{
 			"session/prompt params._meta",
 		}, Description: "Example flat vendor key asking for debug behaviour on a prompt."},
@@ -575,6 +912,8 @@ var (
 	embeddedMethods = []Method{
 		{Name: "_acpprobe/unknown-method", Vendor: "acpprobe", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "acpprobe's probe request that no agent knows: the answer must be -32601."},
 		{Name: "_acpprobe/unknown-notification", Vendor: "acpprobe", Direction: "client-to-agent", Kind: "notification", Class: "public", Status: "active", Description: "acpprobe's probe notification that no agent knows: it must be ignored."},
+		{Name: "_auth/status_update", Vendor: "auth", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The agent's login state ({authStatus: {kind none|api_key|gateway|…, label, detail}}), after initialize, authenticate and logout.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/auth-status.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_claude/sdkMessage", Vendor: "claude", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "A raw Claude SDK message of the session, for a client that set _meta.claudeCode.emitRawSDKMessages.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
 		{Name: "_codebuddy.ai/question", Vendor: "codebuddy.ai", Direction: "agent-to-client", Kind: "request", Class: "public", Status: "active", Description: "Puts a question to the user and waits for the client's answer."},
 		{Name: "_codebuddy.ai/resolveInterruption", Vendor: "codebuddy.ai", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Client's answer to an interruption request."},
 		{Name: "_codebuddy.ai/artifact", Vendor: "codebuddy.ai", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Pushes an artifact to the client."},
@@ -621,6 +960,63 @@ var (
 		{Name: "_codebuddy.ai/disposeEphemeralSession", Vendor: "codebuddy.ai", Direction: "client-to-agent", Kind: "request", Class: "private", Status: "active", Description: "Ends an ephemeral session."},
 		{Name: "_codebuddy.ai/disposePersistentSession", Vendor: "codebuddy.ai", Direction: "client-to-agent", Kind: "request", Class: "private", Status: "active", Description: "Ends a persistent session."},
 		{Name: "_codebuddy.ai/example", Vendor: "codebuddy.ai", Direction: "none", Status: "placeholder", Description: "Method name used by one test only; there is no implementation."},
+		{Name: "authentication/status", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The login state ({type: unauthenticated|api-key|chatgpt|gateway, name?}); no side effect.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "authentication/logout", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Logs out (a gateway login stays).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_codex/hooks/list", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Lists the Codex hooks of a workspace.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_codex/hooks/trust", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Trusts the Codex hooks of a workspace.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_codex/session/goal_control", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "legacy", Description: "The earlier name of _session/goal.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "qwen/notify/session/artifact-event", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification artifact-event.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/generation/event", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification generation/event.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/mcp-budget-event", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification mcp-budget-event.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/mode-update", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification mode-update.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/model-update", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification model-update.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/pr-binding", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification pr-binding.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/prompt-suggestion", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification prompt-suggestion.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/recording-degraded", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification recording-degraded.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/sources-changed", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification sources-changed.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/terminal-sequence", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification terminal-sequence.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/session/title-update", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's session notification title-update.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/notify/workspace/generation/event", Vendor: "qwen", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "qwen's workspace notification generation/event.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/permissions/getSettings", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request permissions/getSettings.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/permissions/setRules", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request permissions/setRules.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/providers/connect", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request providers/connect.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/providers/list", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request providers/list.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/session/loadUpdates", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request session/loadUpdates.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/session/recordTextElements", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request session/recordTextElements.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/session/sources/copy", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request session/sources/copy.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/session/sources/list", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request session/sources/list.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/session/sources/remove", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request session/sources/remove.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/session/sources/upsert", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request session/sources/upsert.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/getCore", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/getCore.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/getMemory", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/getMemory.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/getMemoryPaths", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/getMemoryPaths.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/getPath", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/getPath.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/removeHook", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/removeHook.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/removeMcpServer", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/removeMcpServer.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/setCoreValue", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/setCoreValue.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/setExtensionSetting", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/setExtensionSetting.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/setHook", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/setHook.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/setMcpServer", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/setMcpServer.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/settings/setMemory", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request settings/setMemory.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/skills/delete", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request skills/delete.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/skills/install", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request skills/install.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "qwen/skills/setEnabled", Vendor: "qwen", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "qwen's request skills/setEnabled.", Source: "@qwen-code/qwen-code@0.24.4:chunks/acpAgent-GQCJ4KZY.js"},
+		{Name: "_session/steering", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Injects a message into the turn that is running (instead of queueing a session/prompt).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/goal", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Sets or clears the session's goal (claude: set, clear; codex also pause, resume).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/goal-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/async_task/stop", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Stops one background task without cancelling the prompt turn.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/rename", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Renames a session of the session index (AIR sessionIndex).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/service.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/archive", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Archives a session of the session index (AIR sessionIndex).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/service.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/unarchive", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Unarchives a session of the session index (AIR sessionIndex).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/service.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/batch_get", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Metadata of known session ids (AIR sessionBatchGet).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/service.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/list/subscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Subscribes to changes of the session list (AIR sessionListSubscribe).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/list/unsubscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Ends a subscription to the session list.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/list/changes", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Changes of the session list, to a subscribed client.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/connection.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/rewind_files", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Restores (or previews, dryRun) the file checkpoint of a user message.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/runtime/read", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Reads a runtime resource of the session (context, usage, mcp, commands, agents, queuedMessages).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
+		{Name: "_session/runtime/control", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Runs a runtime control (reload skills or plugins, reconnect or toggle MCP, cancel a queued message, …).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
+		{Name: "_session/mcp/state", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The host MCP servers of the session and their revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/mcp/set", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Replaces the host MCP servers of the session at an expected revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Name: "_zed.dev/workspace/buffers", Vendor: "zed.dev", Direction: "both", Kind: "request", Class: "public", Status: "example", Description: "Example custom request listing the open editor buffers (optionally filtered by language)."},
 		{Name: "_zed.dev/file_opened", Vendor: "zed.dev", Direction: "both", Kind: "notification", Class: "public", Status: "example", Description: "Example custom notification that a file was opened (carries its path)."},
 	}

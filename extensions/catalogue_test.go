@@ -54,8 +54,9 @@ func TestEmbeddedFilesValid(t *testing.T) {
 		}
 		nss = append(nss, strings.TrimSuffix(path.Base(name), ".json"))
 	}
-	want := []string{"acpprobe", "claudeCode", "codebuddy.ai", "codex", "gemini", "legacy-auth", "zed.dev"}
-	if !slices.Equal(nss, want) {
+	want := []string{"acpprobe", "auth", "claude", "claude-agent-acp", "claudeCode", "codebuddy.ai", "codex", "gemini",
+		"jetbrains", "jetbrains.air", "legacy-auth", "qwen", "session", "zed", "zed.dev"}
+	if slices.Sort(nss); !slices.Equal(nss, want) {
 		t.Errorf("embedded vendors %v, want %v", nss, want)
 	}
 
@@ -85,7 +86,10 @@ func TestEmbeddedFilesValid(t *testing.T) {
 		}
 		v, _ := c.Vendor(k.Vendor)
 		if want := k.Name; v.Namespaced {
-			if want = v.Namespace + "/" + k.Name; k.Key != want {
+			if want = v.Namespace + "/" + k.Name; v.UnderscoreKeys {
+				want = "_" + want
+			}
+			if k.Key != want {
 				t.Errorf("key %s: want %s", k.Key, want)
 			}
 		} else if k.Key != want {
@@ -98,7 +102,7 @@ func TestEmbeddedFilesValid(t *testing.T) {
 			t.Errorf("method %s catalogued twice", m.Name)
 		}
 		seen[m.Name] = true
-		if !strings.HasPrefix(m.Name, "_"+m.Vendor+"/") {
+		if v, _ := c.Vendor(m.Vendor); strings.HasPrefix(m.Name, "_") && v.Namespaced && !strings.HasPrefix(m.Name, "_"+m.Vendor+"/") {
 			t.Errorf("method %s is not under _%s/", m.Name, m.Vendor)
 		}
 		validKind := m.Kind == KindRequest || m.Kind == KindNotification || (m.Kind == KindNone && m.Status == StatusPlaceholder)
@@ -147,7 +151,7 @@ func TestOtherVendors(t *testing.T) {
 	}{
 		{[]string{"claudeCode", "promptQueueing"}, "claudeCode", DirectionAgentToClient, StatusActive, "agentCapabilities._meta"},
 		{[]string{"api-key"}, "gemini", DirectionAgentToClient, StatusActive, "authMethods[]._meta"},
-		{[]string{"gateway"}, "gemini", DirectionAgentToClient, StatusActive, "authMethods[]._meta"},
+		{[]string{"gateway"}, "gemini", DirectionBoth, StatusActive, "authenticate params._meta"},
 		{[]string{"terminal-auth"}, "legacy-auth", DirectionBoth, StatusLegacy, "authMethods[]._meta"},
 		{[]string{"agent-auth"}, "legacy-auth", DirectionAgentToClient, StatusLegacy, "authMethods[]._meta"},
 		{[]string{"env-var-auth"}, "legacy-auth", DirectionAgentToClient, StatusLegacy, "authMethods[]._meta"},
@@ -259,8 +263,14 @@ func TestVendorFor(t *testing.T) {
 		{"terminal-auth", "legacy-auth"},
 		{"", ""},
 		{"requestId", ""},
-		{"gemini/api-key", ""}, // gemini is not a wire namespace
-		{"codex/anything", ""},
+		{"gemini/api-key", ""},      // gemini is not a wire namespace
+		{"codex/anything", "codex"}, // codex-acp 2.x nests its keys under _meta.codex
+		{"_claude/model", "claude"},
+		{"_session/steering", "session"},
+		{"jetbrains.air", "jetbrains.air"},
+		{"authentication/status", "codex"}, // catalogued, although named without the '_'
+		{"qwen/notify/session/model-update", "qwen"},
+		{"qwen/notify/session/brand-new", ""}, // qwen is no wire namespace
 		{"legacy-auth", ""},
 		{"codebuddy.aiX/requestId", ""},
 		{"example.com/key", ""},
@@ -431,6 +441,14 @@ func TestLoadDirErrors(t *testing.T) {
 			[]string{`metaKeys[0] "k"`, "direction none is only for"}},
 		{"method prefix", "bad.example.json", `{` + head + `, "methods": [{"name": "_other/m", "direction": "both", "kind": "request", "class": "public", "description": "d"}]}`,
 			[]string{`methods[0] "_other/m"`, "_bad.example/<method>"}},
+		{"method without _ or /", "bad.example.json", `{` + head + `, "methods": [{"name": "deleteSession", "direction": "client-to-agent", "kind": "request", "class": "public", "description": "d"}]}`,
+			[]string{`methods[0] "deleteSession"`, "starts with '_'"}},
+		{"protocol method", "bad.example.json", `{` + head + `, "methods": [{"name": "$/x", "direction": "both", "kind": "notification", "class": "public", "description": "d"}]}`,
+			[]string{`methods[0] "$/x"`, "starts with '_'"}},
+		{"two-line source", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "both", "kind": "request", "class": "public", "description": "d", "source": "a\nb"}]}`,
+			[]string{`methods[0] "_bad.example/m"`, "source: must be one line"}},
+		{"underscore keys of bare vendor", "bad.example.json", `{"schema": "acpprobe.extensions/v1", "namespace": "bad.example", "name": "B", "source": "s", "namespaced": false, "underscoreKeys": true}`,
+			[]string{"bad.example.json", "underscoreKeys is for a namespaced vendor"}},
 		{"method kind", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "both", "kind": "call", "class": "public", "description": "d"}]}`,
 			[]string{`methods[0] "_bad.example/m"`, `kind "call"`}},
 		{"placeholder with class", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "none", "status": "placeholder", "class": "public", "description": "d"}]}`,

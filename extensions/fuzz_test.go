@@ -20,8 +20,7 @@ func FuzzTake(f *testing.F) {
 		}
 		var probe struct{ Method string }
 		_ = json.Unmarshal(body, &probe)
-		inv := c.Take(slices.Values([]Message{{Seq: 1, Direction: dir, Kind: kind, Method: probe.Method, Body: body}}), Known{
-			SessionUpdates: []string{"agent_message_chunk"}, ContentTypes: []string{"text"}, AuthTypes: []string{"agent", "terminal"}})
+		inv := c.Take(slices.Values([]Message{{Seq: 1, Direction: dir, Kind: kind, Method: probe.Method, Body: body}}), known)
 		names := map[string]bool{}
 		for _, k := range inv.MetaKeys {
 			if k.Count < 1 || len(k.Where) == 0 {

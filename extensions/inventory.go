@@ -28,12 +28,48 @@ type Message struct {
 	Echoed *Inventory
 }
 
-// Known lists the protocol's own values of the union discriminators the inventory watches, so
-// that any other value is reported as an unknown variant.
-type Known struct {
-	SessionUpdates []string // update.sessionUpdate values
-	ContentTypes   []string // content block type values
-	AuthTypes      []string // authMethods[].type values ("" = absent, the agent type)
+// Schema types the positions of a message for the inventory, so that a discriminator is judged
+// against the union the protocol puts at its position: `diff` is a type of ToolCallContent (in
+// a tool call's content), no type of ContentBlock (in a prompt, a message chunk). derive
+// implements it with the pinned schema sets (acp/schema.Places). A nil Schema types nothing,
+// and no value is reported as an unknown variant.
+type Schema interface {
+	// Body is the place of a message's params (a request or notification) or result (a
+	// response); 0 when no schema describes it.
+	Body(m Message) Place
+	// Object resolves the place of an object at p (the branches its discriminators choose) and
+	// names the discriminators whose value no union there defines.
+	Object(p Place, obj map[string]any) (Place, []Discriminator)
+	// Member is the place of member key of an object at p (as Object resolved it).
+	Member(p Place, key string) Place
+	// Item is the place of an element of an array at p.
+	Item(p Place) Place
+}
+
+// Place is a position in a message as a Schema types it; 0 is a position no schema describes
+// (inside _meta, an unknown key, a free-form value, an error's data, a vendor method).
+type Place int32
+
+// Discriminator is a union's constant-valued property: Union is the schema type
+// (ToolCallContent), Prop the property (type).
+type Discriminator struct{ Union, Prop string }
+
+// field is the name the inventory gives a discriminator: the three it has always watched keep
+// their names; any other is its union, first letter lower, and the property
+// (toolCallContent.type).
+func field(d Discriminator) string {
+	switch d {
+	case Discriminator{"SessionUpdate", "sessionUpdate"}:
+		return "sessionUpdate"
+	case Discriminator{"ContentBlock", "type"}:
+		return "content.type"
+	case Discriminator{"AuthMethod", "type"}:
+		return "authMethod.type"
+	}
+	if d.Union == "" {
+		return d.Prop
+	}
+	return strings.ToLower(d.Union[:1]) + d.Union[1:] + "." + d.Prop
 }
 
 // Sighting is one place a name was seen, and which side sent it.
@@ -81,9 +117,11 @@ type SeenMethod struct {
 	Where             []Sighting  `json:"where"`
 }
 
-// SeenVariant is a value of a protocol union that the protocol does not define.
+// SeenVariant is a value of a protocol union that the protocol does not define at the place it
+// was seen (in the chosen schema set or any of its alternatives).
 type SeenVariant struct {
-	// Field is what carries it: sessionUpdate, content.type or authMethod.type.
+	// Field is what carries it: sessionUpdate (SessionUpdate), content.type (ContentBlock),
+	// authMethod.type (AuthMethod), or the union's name and property (toolCallContent.type).
 	Field string `json:"field"`
 	Value string `json:"value"`
 	// Vendor and Known tell whether the catalogue knows the value (e.g. env_var).
@@ -101,11 +139,12 @@ type Inventory struct {
 }
 
 // Take walks every message and collects each `_meta` key (flat and nested forms), every
-// `_`-prefixed method, and every unknown sessionUpdate, content type and auth method type,
-// classified against the catalogue. The caller may stop the sequence early (a deadline): the
-// inventory then holds what was taken.
-func (c *Catalogue) Take(msgs iter.Seq[Message], known Known) *Inventory {
-	t := &taker{c: c, known: known, keys: map[string]*SeenKey{}, methods: map[string]*SeenMethod{}, variants: map[string]*SeenVariant{}}
+// `_`-prefixed method, and every value of a union's discriminator (sessionUpdate, a content
+// block's or an auth method's type, …) that the union at its place does not define, as schema
+// types the places; all classified against the catalogue. The caller may stop the sequence
+// early (a deadline): the inventory then holds what was taken.
+func (c *Catalogue) Take(msgs iter.Seq[Message], schema Schema) *Inventory {
+	t := &taker{c: c, schema: schema, keys: map[string]*SeenKey{}, methods: map[string]*SeenMethod{}, variants: map[string]*SeenVariant{}}
 	for m := range msgs {
 		t.message(m)
 	}
@@ -114,24 +153,29 @@ func (c *Catalogue) Take(msgs iter.Seq[Message], known Known) *Inventory {
 
 type taker struct {
 	c        *Catalogue
-	known    Known
+	schema   Schema
 	keys     map[string]*SeenKey
 	methods  map[string]*SeenMethod
 	variants map[string]*SeenVariant
 	// path holds the escaped tokens of the JSON pointer of the value being walked.
 	path []string
+	// body is the place of the message's params or result.
+	body Place
 }
 
 func (t *taker) message(m Message) {
-	if strings.HasPrefix(m.Method, "_") && m.Kind != "response" {
+	if m.Kind != "response" && (strings.HasPrefix(m.Method, "_") || t.c.catalogued(m.Method)) {
 		t.method(m)
 	}
 	var body any
 	if json.Unmarshal(m.Body, &body) != nil {
 		return
 	}
-	t.path = t.path[:0]
-	t.walk(m, body, at{})
+	t.path, t.body = t.path[:0], 0
+	if t.schema != nil {
+		t.body = t.schema.Body(m)
+	}
+	t.walk(m, body, 0)
 }
 
 func (t *taker) method(m Message) {
@@ -153,78 +197,70 @@ func (t *taker) method(m Message) {
 	sm.Where = t.sight(sm.Where, m, "/method")
 }
 
-// at is where an object or array is in its message, as far as the walk needs to know: the last
-// token of its JSON pointer, and whether a token before it is authMethods, prompt or content.
-// It is the same at every depth, so the walk is linear in the message however deep it nests;
-// the pointer itself (taker.path) is written out only for a place that is kept.
-type at struct {
-	last                     string
-	inAuth, inPrompt, inBody bool
-}
-
-// child is where the member tok of a value at a is.
-func (a at) child(tok string) at {
-	return at{last: tok, inAuth: a.inAuth || a.last == "authMethods", inPrompt: a.inPrompt || a.last == "prompt", inBody: a.inBody || a.last == "content"}
-}
-
-// walk visits every value, the members of an object in the order of their names (so that the
-// places kept, and their order, do not depend on map order): _meta objects are inventoried,
-// discriminators checked. t.path holds the tokens of v's pointer.
-func (t *taker) walk(m Message, v any, where at) {
+// walk visits every value, at place p, the members of an object in the order of their names
+// (so that the places kept, and their order, do not depend on map order): _meta objects are
+// inventoried, discriminators checked against the union at their place. t.path holds the
+// tokens of v's pointer. Each value costs a few look-ups of the schema's memo, so the walk is
+// linear in the message however deep it nests; the pointer itself is written out only for a
+// place that is kept.
+func (t *taker) walk(m Message, v any, p Place) {
 	switch x := v.(type) {
 	case map[string]any:
+		var unknown []Discriminator
+		if p != 0 {
+			p, unknown = t.schema.Object(p, x)
+		}
+		top := len(t.path) == 0
 		for _, k := range sortedKeys(x) {
 			child := x[k]
 			t.path = append(t.path, escape(k))
-			switch k {
-			case "_meta":
+			if k == "_meta" {
 				if meta, ok := child.(map[string]any); ok {
 					t.meta(m, meta)
 				}
-			case "sessionUpdate":
-				t.variant(m, "sessionUpdate", child, t.known.SessionUpdates)
-			case "type":
-				t.typeField(m, x, child, where)
-			}
-			if k != "_meta" {
-				t.walk(m, child, where.child(k))
+			} else {
+				for _, d := range unknown {
+					if d.Prop == k {
+						t.variant(m, field(d), child)
+					}
+				}
+				var at Place
+				switch {
+				case top && k == bodyKey(m):
+					at = t.body
+				case p != 0:
+					at = t.schema.Member(p, k)
+				}
+				t.walk(m, child, at)
 			}
 			t.path = t.path[:len(t.path)-1]
 		}
 	case []any:
+		var at Place
+		if p != 0 {
+			at = t.schema.Item(p)
+		}
 		for i, child := range x {
-			tok := strconv.Itoa(i)
-			t.path = append(t.path, tok)
-			t.walk(m, child, where.child(tok))
+			t.path = append(t.path, strconv.Itoa(i))
+			t.walk(m, child, at)
 			t.path = t.path[:len(t.path)-1]
 		}
 	}
 }
 
-// typeField checks the type of a content block (a value under "content" or in a prompt) and
-// of an auth method; obj is the object at where.
-func (t *taker) typeField(m Message, obj map[string]any, value any, where at) {
-	switch {
-	case where.inAuth:
-		t.variant(m, "authMethod.type", value, t.known.AuthTypes)
-	case where.last == "content" || where.inPrompt || where.inBody:
-		if _, isToolContent := obj["content"]; isToolContent {
-			return // a tool call content wrapper, not a content block
-		}
-		t.variant(m, "content.type", value, t.known.ContentTypes)
+// bodyKey is the member of a message that Schema.Body types.
+func bodyKey(m Message) string {
+	if m.Kind == "response" {
+		return "result"
 	}
+	return "params"
 }
 
-// variant records a discriminator value at t.path that the protocol does not define.
-func (t *taker) variant(m Message, field string, value any, known []string) {
+// variant records a discriminator value at t.path that the union there does not define.
+func (t *taker) variant(m Message, field string, value any) {
 	s, ok := value.(string)
-	if !ok || len(known) == 0 {
+	if !ok {
 		return
-	}
-	for _, k := range known {
-		if k == s {
-			return
-		}
 	}
 	id := field + "=" + s
 	if m.Echoed.hasVariant(id) {
@@ -249,13 +285,12 @@ func (t *taker) meta(m Message, meta map[string]any) {
 	for _, k := range sortedKeys(meta) {
 		v := meta[k]
 		t.path = append(t.path, escape(k))
-		if inner, isObj := v.(map[string]any); isObj && !strings.Contains(k, "/") && t.namespace(k) {
-			for _, ik := range sortedKeys(inner) {
-				t.path = append(t.path, escape(ik))
-				t.key(m, k+"/"+ik, FormNested)
-				t.path = t.path[:len(t.path)-1]
-			}
-		} else {
+		inner, isObj := v.(map[string]any)
+		switch {
+		case isObj && !strings.Contains(k, "/") && t.namespace(k):
+			t.nested(m, k, inner)
+		case isObj && !strings.Contains(k, "/") && t.nestedNamespaces(m, k, inner):
+		default:
 			form := FormBare
 			if strings.Contains(k, "/") {
 				form = FormFlat
@@ -266,14 +301,53 @@ func (t *taker) meta(m Message, meta map[string]any) {
 	}
 }
 
+// nested inventories the members of the namespace object ns (at t.path) as its keys.
+func (t *taker) nested(m Message, ns string, obj map[string]any) {
+	for _, k := range sortedKeys(obj) {
+		t.path = append(t.path, escape(k))
+		t.key(m, ns+"/"+k, FormNested)
+		t.path = t.path[:len(t.path)-1]
+	}
+}
+
+// nestedNamespaces inventories the members of obj, the _meta member k (at t.path), that are
+// the objects of a catalogued namespace with a dot ({"jetbrains": {"air": {…}}} is
+// jetbrains.air's), and k itself, bare, for what else it holds. It reports false, taking
+// nothing, when no member of obj is such a namespace.
+func (t *taker) nestedNamespaces(m Message, k string, obj map[string]any) bool {
+	if !t.c.outer[k] {
+		return false
+	}
+	found, rest := false, false
+	for _, ik := range sortedKeys(obj) {
+		inner, isObj := obj[ik].(map[string]any)
+		if v, ok := t.c.VendorFor(k + "." + ik); !isObj || !ok || !v.Namespaced || v.Namespace != k+"."+ik || !v.nested() {
+			rest = true
+			continue
+		}
+		found = true
+		t.path = append(t.path, escape(ik))
+		t.nested(m, k+"."+ik, inner)
+		t.path = t.path[:len(t.path)-1]
+	}
+	if found && rest {
+		t.key(m, k, FormBare)
+	}
+	return found
+}
+
 // namespace reports whether a _meta member names a vendor namespace object: a catalogued
-// namespaced vendor, or a dotted domain such as zed.dev.
+// namespaced vendor that uses the nested form, or a dotted domain such as zed.dev.
 func (t *taker) namespace(k string) bool {
 	if v, ok := t.c.VendorFor(k); ok && v.Namespaced && v.Namespace == k {
-		return true
+		return v.nested()
 	}
 	return domainLike().MatchString(k)
 }
+
+// nested reports whether the vendor's keys may come in the nested form (its forms say so, or
+// it lists none).
+func (v Vendor) nested() bool { return len(v.Forms) == 0 || slices.Contains(v.Forms, FormNested) }
 
 var domainLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]+(\.[a-z0-9-]+)+$`) })
 
@@ -287,8 +361,8 @@ func (t *taker) key(m Message, key string, form Form) {
 		sk = &SeenKey{Key: key, Form: form}
 		if def, ok := t.c.LookupMetaKey(key); ok {
 			sk.Known, sk.Vendor, sk.Class, sk.Status, sk.ExpectedDirection = true, def.Vendor, def.Class, def.Status, def.Direction
-		} else if v, ok := t.c.VendorFor(key); ok {
-			sk.Vendor = v.Namespace
+		} else if v, ok := t.c.VendorFor(key); ok && (form != FormBare || v.nested()) {
+			sk.Vendor = v.Namespace // a bare key is a vendor's only where it may nest its keys
 		}
 		t.keys[key] = sk
 	}

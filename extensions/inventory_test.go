@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,10 +12,49 @@ func msg(seq int64, dir Direction, kind, method, body string) Message {
 	return Message{Seq: seq, Direction: dir, Kind: kind, Method: method, Body: json.RawMessage(body)}
 }
 
-var known = Known{
-	SessionUpdates: []string{"agent_message_chunk", "available_commands_update"},
-	ContentTypes:   []string{"text", "image", "audio", "resource_link", "resource"},
-	AuthTypes:      []string{"agent", "terminal"},
+// testSchema types positions by a table of places, each naming its members' places, its
+// items' place and the discriminators checked there; branch choice is left out (every member
+// of a place has one place). The real typing is schema.Places, tested with the pinned schemas
+// in derive.
+type testSchema struct {
+	bodies map[string]Place // method -> the place of its params or result
+	places []testPlace      // by Place; 0 is untyped
+}
+
+type testPlace struct {
+	members map[string]Place
+	item    Place
+	discs   map[Discriminator][]string // -> the values defined
+}
+
+func (s testSchema) Body(m Message) Place { return s.bodies[m.Method] }
+
+func (s testSchema) Object(p Place, obj map[string]any) (Place, []Discriminator) {
+	var out []Discriminator
+	for d, values := range s.places[p].discs {
+		if v, ok := obj[d.Prop].(string); ok && !slices.Contains(values, v) {
+			out = append(out, d)
+		}
+	}
+	return p, out
+}
+
+func (s testSchema) Member(p Place, key string) Place { return s.places[p].members[key] }
+func (s testSchema) Item(p Place) Place               { return s.places[p].item }
+
+// known types initialize's authMethods[] and session/update's update and its content, with
+// some of the protocol's values.
+var known = testSchema{
+	bodies: map[string]Place{"initialize": 1, "session/update": 3},
+	places: []testPlace{
+		{},
+		{members: map[string]Place{"authMethods": 2}},
+		{item: 6, members: map[string]Place{}},
+		{members: map[string]Place{"update": 4}},
+		{members: map[string]Place{"content": 5}, discs: map[Discriminator][]string{{"SessionUpdate", "sessionUpdate"}: {"agent_message_chunk", "available_commands_update"}}},
+		{discs: map[Discriminator][]string{{"ContentBlock", "type"}: {"text", "image", "audio", "resource_link", "resource"}}},
+		{discs: map[Discriminator][]string{{"AuthMethod", "type"}: {"agent", "terminal"}}},
+	},
 }
 
 func TestInventory(t *testing.T) {
@@ -140,5 +180,71 @@ func TestIssuesPointAtTheirSide(t *testing.T) {
 	issues := inv.ClientIssues()
 	if len(issues) != 1 || issues[0].Rule != RuleClientPrivateKey || issues[0].Seq != 8 {
 		t.Errorf("client issues = %+v, want the client's own sighting (seq 8)", issues)
+	}
+}
+
+// Without a schema nothing is typed: keys and methods are inventoried, no value is a variant.
+// A discriminator of a union the inventory has no name for is named by its union.
+func TestVariantsNeedASchema(t *testing.T) {
+	msgs := []Message{
+		msg(1, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"weather_report","content":{"type":"hologram"}},"_meta":{"zed.dev":{"debugMode":true}}}}`),
+	}
+	inv := Default().Take(slices.Values(msgs), nil)
+	if len(inv.UnknownVariants) != 0 || len(inv.MetaKeys) != 1 {
+		t.Errorf("without a schema: %d variants (want none), %d keys (want 1)", len(inv.UnknownVariants), len(inv.MetaKeys))
+	}
+	for d, want := range map[Discriminator]string{
+		{"SessionUpdate", "sessionUpdate"}: "sessionUpdate", {"ContentBlock", "type"}: "content.type", {"AuthMethod", "type"}: "authMethod.type",
+		{"ToolCallContent", "type"}: "toolCallContent.type", {"", "kind"}: "kind",
+	} {
+		if got := field(d); got != want {
+			t.Errorf("field(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// An answer that echoes a variant the asker sent, at a place typed alike, does not count it.
+func TestEchoedVariant(t *testing.T) {
+	s := testSchema{bodies: map[string]Place{"session/prompt": 1}, places: []testPlace{{},
+		{members: map[string]Place{"prompt": 2}}, {item: 3},
+		{discs: map[Discriminator][]string{{"ContentBlock", "type"}: {"text"}}}}}
+	own := Default().Take(slices.Values([]Message{msg(1, DirectionClientToAgent, "request", "session/prompt", `{"id":1,"method":"session/prompt","params":{"prompt":[{"type":"hologram"}]}}`)}), s)
+	answer := msg(2, DirectionAgentToClient, "response", "session/prompt", `{"id":1,"result":{"prompt":[{"type":"hologram"},{"type":"ufo"}]}}`)
+	answer.Echoed = own
+	inv := Default().Take(slices.Values([]Message{answer}), s)
+	if len(own.UnknownVariants) != 1 || len(inv.UnknownVariants) != 1 || inv.UnknownVariants[0].Value != "ufo" {
+		t.Errorf("the client's %+v; the answer's %+v (want ufo alone)", own.UnknownVariants, inv.UnknownVariants)
+	}
+}
+
+// A namespace with a dot is found as nested objects ({"jetbrains": {"air": {…}}}), the rest of
+// the outer object kept as a bare key; a vendor's underscored flat keys and its catalogued
+// methods named without the '_' are named; an uncatalogued method without the '_' is not
+// inventoried (the conformance checks report it).
+func TestNestedNamespacesAndUnprefixedMethods(t *testing.T) {
+	inv := Default().Take(slices.Values([]Message{
+		msg(1, DirectionAgentToClient, "response", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"jetbrains":{"air":{"version":1,"goal":{"version":1}},"other":1},"steering":{"supported":true}}}}`),
+		msg(2, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"_meta":{"_claude/model":"m","jetbrains":{"air":5}}}}}`),
+		msg(3, DirectionAgentToClient, "notification", "qwen/notify/session/model-update", `{"jsonrpc":"2.0","method":"qwen/notify/session/model-update","params":{}}`),
+		msg(4, DirectionAgentToClient, "notification", "foo/bar", `{"jsonrpc":"2.0","method":"foo/bar","params":{"_meta":{"session":{"x":1}}}}`),
+	}), nil)
+	var got []string
+	for _, k := range inv.MetaKeys {
+		got = append(got, fmt.Sprintf("%s %s %s %v %d %s", k.Key, k.Form, k.Vendor, k.Known, k.Count, k.Where[0].Pointer))
+	}
+	for _, m := range inv.Methods {
+		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
+	}
+	want := []string{
+		"_claude/model flat claude true 1 /params/update/_meta/_claude~1model",
+		"jetbrains bare  false 2 /result/_meta/jetbrains",
+		"jetbrains.air/goal nested jetbrains.air true 1 /result/_meta/jetbrains/air/goal",
+		"jetbrains.air/version nested jetbrains.air true 1 /result/_meta/jetbrains/air/version",
+		"session bare  false 1 /params/_meta/session", // session's keys are flat only
+		"steering bare jetbrains true 1 /result/_meta/steering",
+		"method qwen/notify/session/model-update qwen true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inventory:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -120,6 +120,7 @@ type fileDoc struct {
 	Name            string         `json:"name"`
 	Source          string         `json:"source"`
 	Namespaced      *bool          `json:"namespaced"`
+	UnderscoreKeys  *bool          `json:"underscoreKeys"`
 	Forms           []Form         `json:"forms"`
 	Notes           []string       `json:"notes"`
 	Groups          []fileGroup    `json:"groups"`
@@ -144,6 +145,7 @@ type fileMetaKey struct {
 	Where       []string  `json:"where"`
 	Description string    `json:"description"`
 	Credential  bool      `json:"credential"`
+	Source      string    `json:"source"`
 }
 
 type fileMethod struct {
@@ -153,6 +155,7 @@ type fileMethod struct {
 	Class       Class     `json:"class"`
 	Status      Status    `json:"status"`
 	Description string    `json:"description"`
+	Source      string    `json:"source"`
 }
 
 type fileNonKey struct {
@@ -170,6 +173,7 @@ type fileAuthType struct {
 	Status      Status    `json:"status"`
 	Where       []string  `json:"where"`
 	Description string    `json:"description"`
+	Source      string    `json:"source"`
 }
 
 // entry is a validated entry with the file and label it came from, for later errors.
@@ -181,7 +185,7 @@ type entry[T any] struct {
 type vendorBuild struct {
 	ns                        string
 	name, source              string
-	namespaced                *bool
+	namespaced, underscore    *bool
 	forms                     []Form
 	formsFile                 string
 	notes, files              []string
@@ -292,6 +296,9 @@ func (b *builder) addFile(file, base string, data []byte) {
 	}
 	if doc.Namespaced != nil {
 		v.namespaced = doc.Namespaced
+	}
+	if doc.UnderscoreKeys != nil {
+		v.underscore = doc.UnderscoreKeys
 	}
 	if doc.Forms != nil {
 		seen := map[Form]bool{}
@@ -467,6 +474,11 @@ func (b *builder) checkWhere(file, label string, where []string) bool {
 	return ok
 }
 
+// checkSource checks an entry's optional source: one line when given.
+func (b *builder) checkSource(file, label, s string) bool {
+	return s == "" || b.checkText(file, label, "source", s)
+}
+
 func (b *builder) checkText(file, label, field, s string) bool {
 	if p := lineProblem(s); p != "" {
 		b.errf(file, label, "%s: %s", field, p)
@@ -486,13 +498,13 @@ func (b *builder) checkMetaKey(file, label, ns string, k fileMetaKey) (MetaKey, 
 	}
 	st, okUse := b.checkUse(file, label, k.Direction, k.Class, k.Status, nil)
 	okWhere := b.checkWhere(file, label, k.Where)
-	okText := b.checkText(file, label, "description", k.Description)
+	okText := b.checkText(file, label, "description", k.Description) && b.checkSource(file, label, k.Source)
 	if k.Credential && k.Class != ClassPrivate {
 		b.errf(file, label, "a credential key must be private")
 		ok = false
 	}
 	return MetaKey{Name: k.Name, Vendor: ns, Group: k.Group, Direction: k.Direction, Class: k.Class,
-		Status: st, Where: slices.Clone(k.Where), Description: k.Description, Credential: k.Credential}, ok && okUse && okWhere && okText
+		Status: st, Where: slices.Clone(k.Where), Description: k.Description, Credential: k.Credential, Source: k.Source}, ok && okUse && okWhere && okText
 }
 
 func (b *builder) checkMethod(file, label, ns string, m fileMethod) (Method, bool) {
@@ -500,14 +512,14 @@ func (b *builder) checkMethod(file, label, ns string, m fileMethod) (Method, boo
 	if p := identProblem(m.Name); p != "" {
 		b.errf(file, label, "name: %s", p)
 		ok = false
-	} else if !strings.HasPrefix(m.Name, "_") || len(m.Name) < 2 {
-		b.errf(file, label, "an extension method name starts with '_' and is not empty after it")
+	} else if name := strings.TrimPrefix(m.Name, "_"); name == "" || strings.HasPrefix(m.Name, "$/") || (name == m.Name && !strings.Contains(name, "/")) {
+		b.errf(file, label, "an extension method name starts with '_' and is not empty after it (a vendor method named without it, as seen on the wire, has a '/': \"authentication/status\")")
 		ok = false
 	}
 	st, okUse := b.checkUse(file, label, m.Direction, m.Class, m.Status, &m.Kind)
-	okText := b.checkText(file, label, "description", m.Description)
+	okText := b.checkText(file, label, "description", m.Description) && b.checkSource(file, label, m.Source)
 	return Method{Name: m.Name, Vendor: ns, Direction: m.Direction, Kind: m.Kind, Class: m.Class,
-		Status: st, Description: m.Description}, ok && okUse && okText
+		Status: st, Description: m.Description, Source: m.Source}, ok && okUse && okText
 }
 
 func (b *builder) checkNonKey(file, label, ns string, n fileNonKey) (NonKey, bool) {
@@ -538,9 +550,9 @@ func (b *builder) checkAuthType(file, label, ns string, a fileAuthType) (AuthMet
 	}
 	st, okUse := b.checkUse(file, label, a.Direction, a.Class, a.Status, nil)
 	okWhere := b.checkWhere(file, label, a.Where)
-	okText := b.checkText(file, label, "description", a.Description)
+	okText := b.checkText(file, label, "description", a.Description) && b.checkSource(file, label, a.Source)
 	return AuthMethodType{Type: a.Type, Vendor: ns, Fields: slices.Clone(a.Fields), Direction: a.Direction,
-			Class: a.Class, Status: st, Where: slices.Clone(a.Where), Description: a.Description},
+			Class: a.Class, Status: st, Where: slices.Clone(a.Where), Description: a.Description, Source: a.Source},
 		ok && okUse && okWhere && okText
 }
 
@@ -635,8 +647,12 @@ func (b *builder) finish() *Catalogue {
 			}
 		}
 		groups := map[string]bool{}
+		underscore := v.underscore != nil && *v.underscore
+		if underscore && !namespaced {
+			b.errf(first, "", "underscoreKeys is for a namespaced vendor")
+		}
 		vend := Vendor{Namespace: ns, Name: v.name, Source: v.source, Notes: v.notes, Namespaced: namespaced,
-			Forms: v.forms, Files: v.files}
+			UnderscoreKeys: underscore, Forms: v.forms, Files: v.files}
 		for _, g := range v.groups {
 			groups[g.v.ID] = true
 			vend.Groups = append(vend.Groups, g.v)
@@ -648,6 +664,9 @@ func (b *builder) finish() *Catalogue {
 			k.Key = k.Name
 			if namespaced {
 				k.Key = ns + "/" + k.Name
+				if underscore {
+					k.Key = "_" + k.Key
+				}
 			} else if prefixes[k.Name] {
 				b.errf(e.file, e.label, "bare key equals the namespace of vendor %s", k.Name)
 			}
@@ -660,7 +679,10 @@ func (b *builder) finish() *Catalogue {
 		for _, e := range v.methods {
 			m := e.v
 			owner, _, _ := strings.Cut(m.Name[1:], "/")
-			if namespaced && (owner != ns || len(m.Name) == len(ns)+2) {
+			if !strings.HasPrefix(m.Name, "_") {
+				// A vendor method named without the '_': in no namespace, the protocol's or
+				// the vendor's; the wire shows it as a departure (protocol.unknown-method).
+			} else if namespaced && (owner != ns || len(m.Name) == len(ns)+2) {
 				b.errf(e.file, e.label, "a method of namespace %s is named _%s/<method>", ns, ns)
 			} else if prefixes[owner] && owner != ns {
 				b.errf(e.file, e.label, "method lies in the namespace of vendor %s", owner)

@@ -27,18 +27,24 @@ var allowed = map[string][]string{
 	"record":          {"acp", "jsonrpc"},
 	"acp":             {"jsonrpc"},
 	"acp/schema":      {"internal/schematable"},
-	"transport":       {"jsonrpc", "record"},
+	"transport":       {"jsonrpc", "record", "internal/safefs"},
 	"jsonrpc":         {},
 	"internal/safeio": {},
 	"acptest":         {"acp", "jsonrpc", "transport"},
 	"tap":             {"jsonrpc", "record", "transport"},
-	"emulator":        {"record"}, // a fake model on loopback: knows nothing of ACP or the probe; its requests are record payloads
-	"sandbox":         {"record"}, // the root package, turn and the CLI call it; what it observes is record payloads
 	"sentinel":        {"record"}, // sentinel MCP servers: the MCP Go SDK; what reaches them is record payloads
 	"bench/driver":    {},         // benchmark programs: standard library only
 	"bench/rawclient": {},
 	"bench/agentshim": {},
 	"e2e":             {}, // tests only: see testAllowed
+
+	// a fake model on loopback: knows nothing of ACP or the probe; its requests are record
+	// payloads (the backend's config files it writes in an agent's HOME: internal/safefs)
+	"emulator": {"record", "internal/safefs"},
+	// the root package, turn and the CLI call it; what it observes is record payloads
+	"sandbox": {"record", "internal/safefs"},
+	// writes and removals beneath a directory an agent can also write to: stdlib and x/sys only
+	"internal/safefs": {},
 
 	// the version the toolchain stamped (probe sends it as clientInfo.version): stdlib only
 	"internal/buildinfo": {},

@@ -221,10 +221,7 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	stopNetwork()
 	if ob != nil {
-		ob.finish(log)
-		// Nothing reads the shims or the sandbox any more: they are removed while the
-		// analysis runs (the deferred close waits for it).
-		go ob.close()
+		ob.finish(log) // and removes the shims and the sandbox, saying what it could not
 	} else if o.Isolate != nil || o.Sandbox != nil {
 		recordNotIsolated(log)
 	}

@@ -251,6 +251,30 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 	}
 }
 
+// An isolated agent that writes past its sandbox, by absolute path, into the places agents
+// keep their state in the user's real HOME: the report lists the write (before, --isolate
+// compared the sandbox only, and the report said nothing of it).
+func TestIsolateSeesWritesToTheRealHome(t *testing.T) {
+	u := newFakeUser(t)
+	agent := agentCommand(t, acptest.Config{Persona: "claude"})
+	// The agent learns the real HOME (given on purpose here; a hostile one guesses it).
+	agent.Argv = append([]string{"/bin/sh", "-c", `mkdir -p "$REAL_HOME/.claude" && echo planted > "$REAL_HOME/.claude/planted" && exec "$0" "$@"`}, agent.Argv...)
+	agent.Env = append(agent.Env, "REAL_HOME="+u.home)
+	r, _ := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agent},
+		Isolate: &sandbox.Options{Parent: t.TempDir(), Environ: u.environ}})
+	se := r.SideEffects
+	if se == nil || se.Files == nil || se.Isolation.Level != record.LevelEnvHome {
+		t.Fatalf("sideEffects %+v, want env+home with files", se)
+	}
+	found := false
+	for _, c := range se.Files.Changes {
+		found = found || c.Path == "~/.claude/planted" && c.Change == "created" && c.Kind == "file" && c.Size == 8
+	}
+	if !found || !slices.Contains(se.Files.Watched, "~/.claude") || !slices.Contains(se.Files.Watched, "home") {
+		t.Errorf("files %+v, want the write to ~/.claude/planted beside the sandbox's", se.Files)
+	}
+}
+
 // TestUnisolatedSideEffects runs the side-effects fault with the user's HOME, as probe does
 // by default: the files in the places agents keep their state there are reported, the login
 // is intercepted by the shims, the processes are killed.

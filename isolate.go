@@ -54,6 +54,9 @@ type observer struct {
 	iso      record.Isolation
 	closing  sync.Once
 	left     []record.Leftover // what close could not remove
+	// forget tell the watchdog that the directories it would remove if this process were
+	// killed are gone (transport.RemoveIfKilled).
+	forget []func()
 }
 
 // observe prepares the run of po's agent as o says (a sandbox given, one to make, or none)
@@ -79,6 +82,9 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 		}
 		ob.box, ob.ownBox = box, true
 		ob.max = so.MaxEntries
+		if !box.Kept() {
+			ob.forget = append(ob.forget, transport.RemoveIfKilled(box.Dir()))
+		}
 	}
 	if ob.box != nil {
 		cmd = Sandboxed(ob.box, cmd)
@@ -96,6 +102,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 			return nil, err
 		}
 		ob.shims, ob.ownShims = shims, true
+		ob.forget = append(ob.forget, transport.RemoveIfKilled(shims.Dir()))
 		base := cmd.Environ
 		if base == nil {
 			base = os.Environ()
@@ -195,6 +202,9 @@ func (ob *observer) close() {
 		}
 		if ob.ownBox {
 			ob.left = append(ob.left, sandbox.Leftovers(ob.box.Close())...)
+		}
+		for _, f := range ob.forget {
+			f()
 		}
 	})
 }

@@ -30,6 +30,9 @@ import (
 const roleEnv = "TRANSPORT_TEST_ROLE"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(noCgroupEnv) != "" {
+		transport.DisableCgroups()
+	}
 	switch role := os.Getenv(roleEnv); role {
 	case "":
 		os.Exit(m.Run())
@@ -43,6 +46,14 @@ func TestMain(m *testing.M) {
 		os.Exit(nested())
 	case "first-launch":
 		os.Exit(firstLaunch())
+	case "watchdog-killer":
+		os.Exit(watchdogKiller())
+	case "stopped-host":
+		os.Exit(stoppedHost())
+	case "dir-holder":
+		os.Exit(dirHolder())
+	case "secret-host":
+		os.Exit(secretHost())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role", role)
 		os.Exit(2)

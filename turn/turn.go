@@ -122,6 +122,11 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("turn: sandbox: %w", err)
 	}
+	if !box.Kept() {
+		// Removed by the watchdog should this process be killed; forgotten once Close
+		// (deferred after this) has removed it.
+		defer transport.RemoveIfKilled(box.Dir())()
+	}
 	defer box.Close()
 
 	profile, found, why := o.profile(ctx, cmd, box)

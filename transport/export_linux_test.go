@@ -1,0 +1,11 @@
+package transport
+
+// DisableCgroups turns the agents' cgroups off for this process (before its first launch):
+// the tests of the degraded path run so.
+func DisableCgroups() { noCgroups = true }
+
+// CgroupsAvailable says whether this process's agents get a cgroup of their own, and why not.
+func CgroupsAvailable() (bool, string) {
+	r := runCgroup()
+	return r.dir != "", r.why
+}

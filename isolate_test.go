@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -30,6 +31,9 @@ const agentEnv = "ACPPROBE_ROOT_TEST_AGENT"
 
 func TestMain(m *testing.M) {
 	sandbox.Init() // the namespace helper of the net level is this binary, re-executed
+	if os.Getenv(killedProbeEnv) != "" && os.Getenv(agentEnv) == "" { // its agent inherits the variable
+		os.Exit(killedProbe())
+	}
 	if os.Getenv(agentEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 		code := acptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
@@ -89,25 +93,29 @@ func carrying(entry string) []string {
 	if runtime.GOOS != "linux" {
 		return nil
 	}
-	want := []byte(entry)
-	var left []string
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left = left[:0]
-		dirs, _ := os.ReadDir("/proc")
-		for _, d := range dirs {
-			if _, err := strconv.Atoi(d.Name()); err != nil || d.Name() == strconv.Itoa(os.Getpid()) {
-				continue
-			}
-			env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-			if err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
-				cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-				left = append(left, d.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
+		if left := carriers(entry); len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
 	}
+}
+
+// carriers lists the live processes whose environment holds entry now.
+func carriers(entry string) []string {
+	want := []byte(entry)
+	var left []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil || d.Name() == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+			left = append(left, d.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return left
 }
 
 func runProbe(t *testing.T, o acpprobe.Options) (*probe.Result, *jsonrpc.Log) {
@@ -272,6 +280,60 @@ func TestIsolateSeesWritesToTheRealHome(t *testing.T) {
 	}
 	if !found || !slices.Contains(se.Files.Watched, "~/.claude") || !slices.Contains(se.Files.Watched, "home") {
 		t.Errorf("files %+v, want the write to ~/.claude/planted beside the sandbox's", se.Files)
+	}
+}
+
+// killedProbeEnv runs this test binary as a probe that will be SIGKILLed: "isolate" (its
+// sandbox under $ACPPROBE_ROOT_TEST_PARENT) or "none" (the shims' directory in $TMPDIR).
+const killedProbeEnv = "ACPPROBE_ROOT_TEST_KILLED_PROBE"
+
+// killedProbe probes an agent that hangs at session/new, until it is killed.
+func killedProbe() int {
+	exe, _ := os.Executable()
+	cmd := transport.Command{Argv: append([]string{exe}, acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: acp.MethodSessionNew}}.Args()...),
+		Env: []string{agentEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
+	o := acpprobe.Options{Probe: probe.Options{Launcher: cmd, Timeout: time.Minute}}
+	if os.Getenv(killedProbeEnv) == "isolate" {
+		o.Isolate = &sandbox.Options{Parent: os.Getenv("ACPPROBE_ROOT_TEST_PARENT")}
+	}
+	_, _ = acpprobe.Run(context.Background(), o)
+	return 0
+}
+
+// kill -9 of acpprobe during a run leaves neither its sandbox nor its shims' directory: the
+// watchdog removes them (before, both were left behind).
+func TestKilledProbeLeavesNoDirectories(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the watchdog is Linux's")
+	}
+	for _, level := range []string{"isolate", "none"} {
+		t.Run(level, func(t *testing.T) {
+			dir := t.TempDir()
+			exe, _ := os.Executable()
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), killedProbeEnv+"="+level, "ACPPROBE_ROOT_TEST_PARENT="+dir, "TMPDIR="+dir, "GORACE=atexit_sleep_ms=0")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Wait()
+			defer cmd.Process.Kill()
+			// The probe's directory is there, and its agent hangs (no event says so).
+			deadline := time.Now().Add(30 * time.Second)
+			for len(entries(t, dir)) == 0 || len(carriers(agentEnv+"=1")) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the probe made nothing in %s", dir)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			for left := entries(t, dir); len(left) > 0; left = entries(t, dir) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the SIGKILLed probe left %d entries, first %s", len(left), left[0])
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
 	}
 }
 

@@ -31,8 +31,8 @@ const agentEnv = "ACPPROBE_ROOT_TEST_AGENT"
 
 func TestMain(m *testing.M) {
 	sandbox.Init() // the namespace helper of the net level is this binary, re-executed
-	if os.Getenv(killedProbeEnv) != "" && os.Getenv(agentEnv) == "" { // its agent inherits the variable
-		os.Exit(killedProbe())
+	if os.Getenv(killedProbeEnv) != "" && os.Getenv(agentEnv) == "" {
+		os.Exit(killedProbe()) // not its agent, which inherits the variable
 	}
 	if os.Getenv(agentEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)

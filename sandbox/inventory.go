@@ -76,13 +76,8 @@ func takeSnapshot(roots []root, max int) *Snapshot {
 		}
 		fd, err := r.open()
 		if err == errNotDir { // a file root (~/.claude.json), or a link to one
-			flags := unix.AT_SYMLINK_NOFOLLOW
-			if r.follow {
-				flags = 0
-			}
-			var st unix.Stat_t
-			if unix.Fstatat(unix.AT_FDCWD, r.path, &st, flags) == nil && s.count(max) {
-				s.entries[r.label] = metaOf(unix.AT_FDCWD, r.path, &st)
+			if st, err := statEntry(unix.AT_FDCWD, r.path, r.follow); err == nil && s.count(max) {
+				s.entries[r.label] = metaOf(unix.AT_FDCWD, r.path, st)
 			}
 			continue
 		}
@@ -92,7 +87,7 @@ func takeSnapshot(roots []root, max int) *Snapshot {
 			}
 			continue
 		}
-		mnt, _ := safefs.MountOf(fd)
+		mnt, _ := safefs.MountOf(fd) // as statEntry's (a statx mount id on Linux)
 		s.walk(fd, r.label, mnt, 0, max)
 		unix.Close(fd)
 	}
@@ -165,7 +160,7 @@ func reason(err error) string {
 // walk records the entries of the directory fd (shown as label, depth levels below its
 // root, on mount mnt) and of every directory below it.
 func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
-	names, err := listNames(fd)
+	names, err := safefs.ListNames(fd)
 	if err != nil {
 		s.unseenDir(label, err)
 		return
@@ -174,13 +169,17 @@ func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
 		if !s.count(max) {
 			return
 		}
-		var st unix.Stat_t
-		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		st, err := statEntry(fd, name, false)
+		if err != nil {
 			continue // gone since it was listed
 		}
 		child := label + "/" + name
-		if uint32(st.Mode)&unix.S_IFMT != unix.S_IFDIR {
-			s.entries[child] = metaOf(fd, name, &st)
+		if st.mode&unix.S_IFMT != unix.S_IFDIR {
+			s.entries[child] = metaOf(fd, name, st)
+			continue
+		}
+		if st.mnt != mnt { // the stat of a mount point is the mounted tree's root's
+			s.unseenDir(child, errMount)
 			continue
 		}
 		if depth+1 >= maxWalkDepth {
@@ -194,11 +193,7 @@ func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
 			}
 			continue
 		}
-		if m, ok := safefs.MountOf(sub); ok && m != mnt {
-			s.unseenDir(child, errMount)
-		} else {
-			s.walk(sub, child, mnt, depth+1, max)
-		}
+		s.walk(sub, child, mnt, depth+1, max)
 		unix.Close(sub)
 		if s.capped {
 			return
@@ -206,21 +201,19 @@ func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
 	}
 }
 
-// listNames lists the names in the directory fd, which stays open.
-func listNames(fd int) ([]string, error) {
-	own, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(own), "")
-	defer f.Close()
-	return f.Readdirnames(-1)
+// entryStat is what the inventory keeps of an entry's stat, and the mount it is on.
+type entryStat struct {
+	mode  uint32
+	size  int64
+	mtime int64
+	ino   uint64
+	mnt   uint64
 }
 
-// metaOf is the metadata of the entry name of the directory dirfd (st from fstatat).
-func metaOf(dirfd int, name string, st *unix.Stat_t) meta {
-	m := meta{size: st.Size, mtime: st.Mtim.Nano(), mode: uint32(st.Mode), ino: uint64(st.Ino)}
-	switch uint32(st.Mode) & unix.S_IFMT {
+// metaOf is the metadata of the entry name of the directory dirfd.
+func metaOf(dirfd int, name string, st entryStat) meta {
+	m := meta{size: st.size, mtime: st.mtime, mode: st.mode, ino: st.ino}
+	switch st.mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		m.kind = "file"
 	case unix.S_IFLNK:

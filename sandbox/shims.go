@@ -89,15 +89,24 @@ func newShims(dir *safefs.Dir) (*Shims, error) {
 	}
 	// One script, hard-linked under every name: the name it is run by says which program it
 	// stands in for. A link costs a third of a file written (creating the shims is on every
-	// probe's path to the spawn).
-	if err := dir.WriteFile(filepath.Join("bin", browserShim), shimScript(s.log), 0o500); err != nil {
-		return nil, err
-	}
+	// probe's path to the spawn). bin was made just now: the script is created there, new.
 	bin, err := dir.Open("bin")
 	if err != nil {
 		return nil, err
 	}
 	defer bin.Close()
+	fd, err := unix.Openat(bin.Fd(), browserShim, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o500)
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: s.Browser(), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), s.Browser())
+	_, err = f.Write(shimScript(s.log))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range ShimPrograms {
 		if err := unix.Linkat(bin.Fd(), browserShim, bin.Fd(), name, 0); err != nil {
 			return nil, &os.LinkError{Op: "link", Old: browserShim, New: filepath.Join(s.bin, name), Err: err}

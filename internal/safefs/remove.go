@@ -124,8 +124,8 @@ func (d *Dir) Remove() error {
 // contents removes the entries of the directory fd (shown as rel), depth levels below the
 // root.
 func (r *remover) contents(fd int, rel string, depth int) {
-	var names []string
-	if err := readNames(fd, func(batch []string) bool { names = append(names, batch...); return true }); err != nil {
+	names, err := ListNames(fd)
+	if err != nil {
 		r.left.add(orDot(rel), errnoText(err))
 		return
 	}

@@ -23,7 +23,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,13 +174,15 @@ func (d *Dir) walk(rel string, perm os.FileMode) (int, error) {
 		return -1, err
 	}
 	for i, c := range comps {
-		if perm != 0 {
-			if err := unix.Mkdirat(fd, c, uint32(perm.Perm())); err != nil && err != unix.EEXIST {
-				unix.Close(fd)
-				return -1, &os.PathError{Op: "mkdir", Path: filepath.Join(d.path, filepath.Join(comps[:i+1]...)), Err: err}
+		rel := filepath.Join(comps[:i+1]...)
+		next, err := d.step(fd, c, rel)
+		if perm != 0 && errors.Is(err, unix.ENOENT) { // made only when missing: mkdir is costly
+			if err = unix.Mkdirat(fd, c, uint32(perm.Perm())); err == nil || err == unix.EEXIST {
+				next, err = d.step(fd, c, rel)
+			} else {
+				err = &os.PathError{Op: "mkdir", Path: filepath.Join(d.path, rel), Err: err}
 			}
 		}
-		next, err := d.step(fd, c, filepath.Join(comps[:i+1]...))
 		unix.Close(fd)
 		if err != nil {
 			return -1, err
@@ -286,29 +287,6 @@ func randomName() string {
 	return hex.EncodeToString(b[:])
 }
 
-// readNames lists the names in the directory fd (which stays open, its offset untouched), in
-// batches.
-func readNames(fd int, each func(names []string) bool) error {
-	own, err := unix.Openat(fd, ".", dirFlags, 0) // an open file description of its own
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(own), "")
-	defer f.Close()
-	for {
-		names, err := f.Readdirnames(512)
-		if len(names) > 0 && !each(names) {
-			return nil
-		}
-		if err == io.EOF || len(names) == 0 {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
 // errnoText is the short text of an error for a report ("permission denied").
 func errnoText(err error) string {
 	var errno syscall.Errno
@@ -355,11 +333,7 @@ func MountOf(fd int) (uint64, bool) { return mountOf(fd) }
 func (d *Dir) Mount() uint64 { return d.mnt }
 
 // Names lists the names in d.
-func (d *Dir) Names() ([]string, error) {
-	var names []string
-	err := readNames(d.fd(), func(batch []string) bool { names = append(names, batch...); return true })
-	return names, err
-}
+func (d *Dir) Names() ([]string, error) { return ListNames(d.fd()) }
 
 // ErrNotRegular: OpenFile found something other than a regular file.
 var ErrNotRegular = errors.New("not a regular file")

@@ -1,6 +1,7 @@
 package safefs
 
 import (
+	"io"
 	"strconv"
 	"sync/atomic"
 
@@ -74,4 +75,27 @@ func chmodPath(fd int, mode uint32) error {
 // followed).
 func openPath(dirfd int, name string) (int, error) {
 	return unix.Openat(dirfd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// ListNames lists the names in the directory fd from its start, without a descriptor of its
+// own (getdents on fd, after rewinding it): the walks call it once per directory they open.
+func ListNames(fd int) ([]string, error) {
+	if _, err := unix.Seek(fd, 0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return names, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }

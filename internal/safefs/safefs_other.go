@@ -28,3 +28,15 @@ func chmodPath(fd int, mode uint32) error { return os.ErrPermission }
 
 // openPath: no O_PATH here; a directory that cannot be opened for reading stays.
 func openPath(dirfd int, name string) (int, error) { return -1, unix.EACCES }
+
+// ListNames lists the names in the directory fd, through a descriptor of its own (fd's offset
+// is untouched).
+func ListNames(fd int) ([]string, error) {
+	own, err := unix.Openat(fd, ".", dirFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(own), "")
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

@@ -221,7 +221,10 @@ func Run(ctx context.Context, o Options) (*probe.Result, error) {
 	}
 	stopNetwork()
 	if ob != nil {
-		ob.finish(log) // and removes the shims and the sandbox, saying what it could not
+		ob.finish(log) // and removes the sandbox, saying what it could not
+		// Nothing reads the shims any more: they are removed while the analysis runs (the
+		// deferred close waits for it).
+		go ob.close()
 	} else if o.Isolate != nil || o.Sandbox != nil {
 		recordNotIsolated(log)
 	}

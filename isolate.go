@@ -52,11 +52,11 @@ type observer struct {
 	max      int
 	before   *sandbox.Snapshot
 	iso      record.Isolation
-	closing  sync.Once
-	left     []record.Leftover // what close could not remove
-	// forget tell the watchdog that the directories it would remove if this process were
-	// killed are gone (transport.RemoveIfKilled).
-	forget []func()
+	left     []record.Leftover // what the sandbox's removal could not remove
+	// forgetBox and forgetShims tell the watchdog that a directory it would remove if this
+	// process were killed is gone (transport.RemoveIfKilled).
+	forgetBox, forgetShims func()
+	boxClosed, shimsClosed sync.Once
 }
 
 // observe prepares the run of po's agent as o says (a sandbox given, one to make, or none)
@@ -83,7 +83,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 		ob.box, ob.ownBox = box, true
 		ob.max = so.MaxEntries
 		if !box.Kept() {
-			ob.forget = append(ob.forget, transport.RemoveIfKilled(box.Dir()))
+			ob.forgetBox = transport.RemoveIfKilled(box.Dir())
 		}
 	}
 	if ob.box != nil {
@@ -102,7 +102,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 			return nil, err
 		}
 		ob.shims, ob.ownShims = shims, true
-		ob.forget = append(ob.forget, transport.RemoveIfKilled(shims.Dir()))
+		ob.forgetShims = transport.RemoveIfKilled(shims.Dir())
 		base := cmd.Environ
 		if base == nil {
 			base = os.Environ()
@@ -144,9 +144,9 @@ func (ob *observer) snapshot() *sandbox.Snapshot {
 	return home
 }
 
-// finish takes the second inventory and the launches, removes what the observer made (close),
-// and records them in log as the run's side-effects event, with what could not be removed.
-// Call it once the agent and everything it started are gone.
+// finish takes the second inventory and the launches, removes the sandbox Run made, and
+// records them in log as the run's side-effects event, with what of the sandbox could not be
+// removed. Call it once the agent and everything it started are gone.
 func (ob *observer) finish(log *jsonrpc.Log) {
 	info := record.SideEffectsInfo{Isolation: ob.iso, Browser: record.Browser{Shimmed: ob.shims != nil, Launches: []record.BrowserLaunch{}},
 		Network: record.Network{Lookups: []string{}, Connects: []record.Connect{}}}
@@ -171,7 +171,7 @@ func (ob *observer) finish(log *jsonrpc.Log) {
 	} else {
 		info.Network.Note = "not observed: the agent had the network (only --isolate=net cuts it)"
 	}
-	ob.close()
+	ob.removeBox()
 	info.Isolation.Left = ob.left
 	record.SideEffects.Emit(log, info)
 }
@@ -192,19 +192,32 @@ func (ob *observer) serveNetwork(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// close removes what the observer made: the shims' directory, and the sandbox Run made
-// (unless it is kept), keeping what it could not remove (ob.left). It runs once: a later
-// call returns when the first has ended.
-func (ob *observer) close() {
-	ob.closing.Do(func() {
-		if ob.ownShims {
-			ob.left = append(ob.left, sandbox.Leftovers(ob.shims.Remove())...)
-		}
+// removeBox removes the sandbox Run made (unless it is kept), once, keeping what it could not
+// remove: before the side-effects event, which says so (a sandbox is where an agent plants
+// mounts, immutable files and links, and its removal can take long: the analysis is short
+// beside it).
+func (ob *observer) removeBox() {
+	ob.boxClosed.Do(func() {
 		if ob.ownBox {
-			ob.left = append(ob.left, sandbox.Leftovers(ob.box.Close())...)
+			ob.left = sandbox.Leftovers(ob.box.Close())
+			if ob.forgetBox != nil {
+				ob.forgetBox()
+			}
 		}
-		for _, f := range ob.forget {
-			f()
+	})
+}
+
+// close removes what the observer made: the sandbox, unless finish did, and the shims'
+// temporary directory. Run starts it on its own goroutine once finish is done, so that the
+// shims' removal overlaps the analysis: it holds only what acpprobe wrote and the agent's
+// launch records, its removal never follows a link nor crosses a mount, and what it could not
+// remove is not reported. A later call returns when the first has ended.
+func (ob *observer) close() {
+	ob.removeBox()
+	ob.shimsClosed.Do(func() {
+		if ob.ownShims {
+			_ = ob.shims.Remove()
+			ob.forgetShims()
 		}
 	})
 }

@@ -148,7 +148,8 @@ func unescapeMount(s string) string {
 }
 
 // spare is a launch cgroup made ahead of need, off a launch's path: when the watchdog starts
-// (early, on a goroutine of its own, in acpprobe's CLI) and after each teardown.
+// (early, on a goroutine of its own, in acpprobe's CLI), for the first launch. A later launch
+// (check's short connections, a matrix's agents) makes its own.
 var spare struct {
 	sync.Mutex
 	dir string
@@ -209,13 +210,9 @@ func makeLaunchCgroup() (dir string, fd int) {
 }
 
 // dropLaunchCgroup removes a launch's cgroup once its agent has been torn down, off the
-// teardown's path (the watchdog removes what is left when the host exits), and prepares
-// the next launch's.
+// teardown's path (the watchdog removes what is left when the host exits).
 func dropLaunchCgroup(dir string, grace time.Duration) {
-	go func() {
-		_ = removeCgroup(dir, time.Now().Add(grace))
-		prepareLaunchCgroup()
-	}()
+	go func() { _ = removeCgroup(dir, time.Now().Add(grace)) }()
 }
 
 // maxCgroups bounds the cgroups an agent may have made below its own that the host looks

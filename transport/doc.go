@@ -32,9 +32,8 @@
 //     (cgroup.kill, which no fork outruns). A process leaves it only by writing cgroup.procs
 //     of a cgroup it may write to: as root, or inside the user's delegated subtree. See
 //     cgroupRun; the cgroup costs a launch about 0.07 ms (mkdir and open 0.06 ms, off the
-//     launch's path for the first launch and after each teardown; clone3 into it 0.007 ms),
-//     a sweep 0.025 ms, its removal 0.025 ms after the teardown, off its path
-//     (BenchmarkCgroupLife, BenchmarkCgroupProcs);
+//     first launch's path; clone3 into it 0.007 ms), a sweep 0.025 ms, its removal 0.025 ms
+//     after the teardown, off its path (BenchmarkCgroupLife, BenchmarkCgroupProcs);
 //   - the processes in the agent's group or session, and the agent's descendants by their
 //     parent links: from the agent, and from the processes orphaned to the host (it is a
 //     child subreaper, so the orphans of the agent's tree come to it: a child of the host

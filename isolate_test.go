@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -319,7 +320,8 @@ func TestKilledProbeLeavesNoDirectories(t *testing.T) {
 			defer cmd.Process.Kill()
 			// The probe's directory is there, and its agent hangs (no event says so).
 			deadline := time.Now().Add(30 * time.Second)
-			for len(entries(t, dir)) == 0 || len(carriers(agentEnv+"=1")) == 0 {
+			top := func() []os.DirEntry { e, _ := os.ReadDir(dir); return e } // the watchdog removes beneath as it is read
+			for len(top()) == 0 || !hasChild(cmd.Process.Pid, "--hang-on") {
 				if time.Now().After(deadline) {
 					t.Fatalf("the probe made nothing in %s", dir)
 				}
@@ -327,14 +329,28 @@ func TestKilledProbeLeavesNoDirectories(t *testing.T) {
 			}
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			for left := entries(t, dir); len(left) > 0; left = entries(t, dir) {
+			for left := top(); len(left) > 0; left = top() {
 				if time.Now().After(deadline) {
-					t.Fatalf("the SIGKILLed probe left %d entries, first %s", len(left), left[0])
+					t.Fatalf("the SIGKILLed probe left %s", left[0].Name())
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
 		})
 	}
+}
+
+// hasChild reports whether a child of pid (of any of its threads) has arg in its command line.
+func hasChild(pid int, arg string) bool {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, child := range strings.Fields(string(b)) {
+			if cmdline, _ := os.ReadFile("/proc/" + child + "/cmdline"); bytes.Contains(cmdline, []byte(arg)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestUnisolatedSideEffects runs the side-effects fault with the user's HOME, as probe does

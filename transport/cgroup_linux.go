@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,14 +42,26 @@ func (r cgroupRun) dirOf(path string) string {
 
 var cgroupSetup struct {
 	once sync.Once
+	done atomic.Bool
 	run  cgroupRun
 }
 
 // noCgroups turns the cgroups off (tests of the degraded path set it before the first launch).
 var noCgroups bool
 
-// runCgroup makes the run's cgroup, once per host (see cgroupRun).
+// runCgroup is the run's cgroup: none until the watchdog has started, which makes it
+// (makeRunCgroup), so that one is never made that no watchdog would remove.
 func runCgroup() cgroupRun {
+	if !cgroupSetup.done.Load() {
+		return cgroupRun{why: "no watchdog to end and remove it"}
+	}
+	return cgroupSetup.run
+}
+
+// makeRunCgroup makes the run's cgroup, once per host (see cgroupRun); the watchdog's first
+// start calls it.
+func makeRunCgroup() cgroupRun {
+	defer cgroupSetup.done.Store(true)
 	cgroupSetup.once.Do(func() {
 		if noCgroups {
 			cgroupSetup.run.why = "cgroups turned off"

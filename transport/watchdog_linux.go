@@ -87,9 +87,9 @@ func startWatchdogLocked() error {
 	}
 	watchdog.running, watchdog.hostEnd = true, w
 	_ = unix.SetNonblock(int(w.Fd()), true) // a watchdog that stopped reading never blocks the host
-	if !watchdog.prepared {                 // the first start, early: the first launch's cgroup is made here
+	if !watchdog.prepared {                 // the first start, early: the run's and the first launch's cgroups are made here
 		watchdog.prepared = true
-		if run := runCgroup(); run.dir != "" {
+		if run := makeRunCgroup(); run.dir != "" {
 			watchdog.cgroup = run.dir
 			prepareLaunchCgroup()
 		}

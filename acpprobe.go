@@ -211,9 +211,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	}
 	stopNetwork()
 	if ob != nil {
-		ob.finish(log)
-		// Nothing reads the shims or the sandbox any more: they are removed while the
-		// analysis runs (the deferred close waits for it).
+		ob.finish(log) // and removes the sandbox, saying what it could not
+		// Nothing reads the shims any more: they are removed while the analysis runs (the
+		// deferred close waits for it).
 		go ob.close()
 	} else if o.Isolate != nil || o.Sandbox != nil {
 		recordNotIsolated(log)

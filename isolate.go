@@ -36,20 +36,27 @@ func Sandboxed(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
 }
 
 // observer watches one run of an agent for side effects: it puts the browser shims on the
-// agent's PATH, takes the inventory of the files before and after, and writes the
-// side-effects event. A sandboxed run watches the whole sandbox; an unsandboxed one the places
-// agents keep their state under the real HOME.
+// agent's PATH, takes the inventory of the files before and after, removes what it made, and
+// writes the side-effects event. A sandboxed run watches the whole sandbox and, as an
+// unsandboxed one does, the places agents keep their state under the real HOME (an agent
+// that writes there by absolute path is seen at every level).
 type observer struct {
-	box     *sandbox.Sandbox
-	ownBox  bool   // made by Run: closed by it
-	shimDir string // unsandboxed: the shims' temporary directory, removed after
-	shims   *sandbox.Shims
-	home    string   // unsandboxed: the real HOME
-	paths   []string // unsandboxed: the places watched under it
-	max     int
-	before  *sandbox.Snapshot
-	iso     record.Isolation
-	closing sync.Once
+	box    *sandbox.Sandbox
+	ownBox bool // made by Run: removed by it
+	shims  *sandbox.Shims
+	// ownShims: unsandboxed, the shims are in a temporary directory of their own, removed
+	// after.
+	ownShims bool
+	home     string   // the real HOME
+	paths    []string // the places watched under it
+	max      int
+	before   *sandbox.Snapshot
+	iso      record.Isolation
+	left     []record.Leftover // what the sandbox's removal could not remove
+	// forgetBox and forgetShims tell the watchdog that a directory it would remove if this
+	// process were killed is gone (transport.RemoveIfKilled).
+	forgetBox, forgetShims func()
+	boxClosed, shimsClosed sync.Once
 }
 
 // observe prepares the run of po's agent as o says (a sandbox given, one to make, or none)
@@ -75,6 +82,9 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 		}
 		ob.box, ob.ownBox = box, true
 		ob.max = so.MaxEntries
+		if !box.Kept() {
+			ob.forgetBox = transport.RemoveIfKilled(box.Dir())
+		}
 	}
 	if ob.box != nil {
 		cmd = Sandboxed(ob.box, cmd)
@@ -85,16 +95,14 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 			po.Cwd = ob.box.Workspace()
 		}
 		ob.shims = ob.box.Shims()
+		ob.home, ob.paths = ob.box.RealHome()
 	} else {
-		dir, err := os.MkdirTemp("", "acpprobe-shims-")
+		shims, err := sandbox.NewTempShims()
 		if err != nil {
 			return nil, err
 		}
-		ob.shimDir = dir
-		if ob.shims, err = sandbox.NewShims(dir); err != nil {
-			ob.close()
-			return nil, err
-		}
+		ob.shims, ob.ownShims = shims, true
+		ob.forgetShims = transport.RemoveIfKilled(shims.Dir())
 		base := cmd.Environ
 		if base == nil {
 			base = os.Environ()
@@ -119,24 +127,26 @@ func levelNote(l record.Level) string {
 	case record.LevelNone:
 		return "not isolated: the agent ran with your HOME and environment; the places agents keep their state there were compared before and after (metadata only), and browser launches were intercepted"
 	case record.LevelEnvHome:
-		return "a throwaway HOME, TMPDIR and workspace and a reduced environment; not a security boundary: the agent could still reach any path it names, and the network"
+		return "a throwaway HOME, TMPDIR and workspace and a reduced environment (the places agents keep their state in your real HOME were compared too); not a security boundary: the agent could still reach any path it names, the network, and your other processes (their environment and memory, where they allow a process of yours to read them)"
 	}
-	return "a throwaway HOME, TMPDIR and workspace, a reduced environment, and no network but the agent's own loopback; not a security boundary for files outside the sandbox"
+	return "a throwaway HOME, TMPDIR and workspace, a reduced environment, and no network but the agent's own loopback (the places agents keep their state in your real HOME were compared too); not a security boundary for files outside the sandbox, nor for your other processes"
 }
 
 // snapshot takes the inventory of what the observer watches.
 func (ob *observer) snapshot() *sandbox.Snapshot {
+	var home *sandbox.Snapshot
+	if ob.home != "" {
+		home = sandbox.SnapshotHome(ob.home, ob.paths, ob.max)
+	}
 	if ob.box != nil {
-		return ob.box.Snapshot()
+		return sandbox.Join(ob.box.Snapshot(), home)
 	}
-	if ob.home == "" {
-		return nil
-	}
-	return sandbox.SnapshotHome(ob.home, ob.paths, ob.max)
+	return home
 }
 
-// finish takes the second inventory and the launches, and records them in log as the run's
-// side-effects event. Call it once the agent and everything it started are gone.
+// finish takes the second inventory and the launches, removes the sandbox Run made, and
+// records them in log as the run's side-effects event, with what of the sandbox could not be
+// removed. Call it once the agent and everything it started are gone.
 func (ob *observer) finish(log *jsonrpc.Log) {
 	info := record.SideEffectsInfo{Isolation: ob.iso, Browser: record.Browser{Shimmed: ob.shims != nil, Launches: []record.BrowserLaunch{}},
 		Network: record.Network{Lookups: []string{}, Connects: []record.Connect{}}}
@@ -161,6 +171,8 @@ func (ob *observer) finish(log *jsonrpc.Log) {
 	} else {
 		info.Network.Note = "not observed: the agent had the network (only --isolate=net cuts it)"
 	}
+	ob.removeBox()
+	info.Isolation.Left = ob.left
 	record.SideEffects.Emit(log, info)
 }
 
@@ -180,17 +192,32 @@ func (ob *observer) serveNetwork(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// close removes what the observer made: the shims' directory, and the sandbox Run made
-// (unless it is kept). It runs once: a later call returns when the first has ended, so Run
-// can start it on its own goroutine and still leave nothing behind when it returns.
-func (ob *observer) close() {
-	ob.closing.Do(func() {
-		if ob.shimDir != "" {
-			_ = os.Chmod(ob.shims.Bin(), 0o700)
-			_ = os.RemoveAll(ob.shimDir)
-		}
+// removeBox removes the sandbox Run made (unless it is kept), once, keeping what it could not
+// remove: before the side-effects event, which says so (a sandbox is where an agent plants
+// mounts, immutable files and links, and its removal can take long: the analysis is short
+// beside it).
+func (ob *observer) removeBox() {
+	ob.boxClosed.Do(func() {
 		if ob.ownBox {
-			_ = ob.box.Close()
+			ob.left = sandbox.Leftovers(ob.box.Close())
+			if ob.forgetBox != nil {
+				ob.forgetBox()
+			}
+		}
+	})
+}
+
+// close removes what the observer made: the sandbox, unless finish did, and the shims'
+// temporary directory. Run starts it on its own goroutine once finish is done, so that the
+// shims' removal overlaps the analysis: it holds only what acpprobe wrote and the agent's
+// launch records, its removal never follows a link nor crosses a mount, and what it could not
+// remove is not reported. A later call returns when the first has ended.
+func (ob *observer) close() {
+	ob.removeBox()
+	ob.shimsClosed.Do(func() {
+		if ob.ownShims {
+			_ = ob.shims.Remove()
+			ob.forgetShims()
 		}
 	})
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -31,6 +33,9 @@ const agentEnv = "ACPPROBE_ROOT_TEST_AGENT"
 
 func TestMain(m *testing.M) {
 	sandbox.Init() // the namespace helper of the net level is this binary, re-executed
+	if os.Getenv(killedProbeEnv) != "" && os.Getenv(agentEnv) == "" {
+		os.Exit(killedProbe()) // not its agent, which inherits the variable
+	}
 	if os.Getenv(agentEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 		code := acptest.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
@@ -90,25 +95,29 @@ func carrying(entry string) []string {
 	if runtime.GOOS != "linux" {
 		return nil
 	}
-	want := []byte(entry)
-	var left []string
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left = left[:0]
-		dirs, _ := os.ReadDir("/proc")
-		for _, d := range dirs {
-			if _, err := strconv.Atoi(d.Name()); err != nil || d.Name() == strconv.Itoa(os.Getpid()) {
-				continue
-			}
-			env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-			if err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
-				cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-				left = append(left, d.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
+		if left := carriers(entry); len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
 	}
+}
+
+// carriers lists the live processes whose environment holds entry now.
+func carriers(entry string) []string {
+	want := []byte(entry)
+	var left []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil || d.Name() == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err == nil && slices.ContainsFunc(bytes.Split(env, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, want) }) {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+			left = append(left, d.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return left
 }
 
 func runProbe(t *testing.T, o acpprobe.Options) (*report.Result, *jsonrpc.Log) {
@@ -250,6 +259,99 @@ func TestIsolateContainsSideEffects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An isolated agent that writes past its sandbox, by absolute path, into the places agents
+// keep their state in the user's real HOME: the report lists the write (before, --isolate
+// compared the sandbox only, and the report said nothing of it).
+func TestIsolateSeesWritesToTheRealHome(t *testing.T) {
+	u := newFakeUser(t)
+	agent := agentCommand(t, acptest.Config{Persona: "claude"})
+	// The agent learns the real HOME (given on purpose here; a hostile one guesses it).
+	agent.Argv = append([]string{"/bin/sh", "-c", `mkdir -p "$REAL_HOME/.claude" && echo planted > "$REAL_HOME/.claude/planted" && exec "$0" "$@"`}, agent.Argv...)
+	agent.Env = append(agent.Env, "REAL_HOME="+u.home)
+	r, _ := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agent},
+		Isolate: &sandbox.Options{Parent: t.TempDir(), Environ: u.environ}})
+	se := r.SideEffects
+	if se == nil || se.Files == nil || se.Isolation.Level != record.LevelEnvHome {
+		t.Fatalf("sideEffects %+v, want env+home with files", se)
+	}
+	found := false
+	for _, c := range se.Files.Changes {
+		found = found || c.Path == "~/.claude/planted" && c.Change == "created" && c.Kind == "file" && c.Size == 8
+	}
+	if !found || !slices.Contains(se.Files.Watched, "~/.claude") || !slices.Contains(se.Files.Watched, "home") {
+		t.Errorf("files %+v, want the write to ~/.claude/planted beside the sandbox's", se.Files)
+	}
+}
+
+// killedProbeEnv runs this test binary as a probe that will be SIGKILLed: "isolate" (its
+// sandbox under $ACPPROBE_ROOT_TEST_PARENT) or "none" (the shims' directory in $TMPDIR).
+const killedProbeEnv = "ACPPROBE_ROOT_TEST_KILLED_PROBE"
+
+// killedProbe probes an agent that hangs at session/new, until it is killed.
+func killedProbe() int {
+	exe, _ := os.Executable()
+	cmd := transport.Command{Argv: append([]string{exe}, acptest.Config{Persona: "claude", Faults: acptest.Faults{HangOn: acp.MethodSessionNew}}.Args()...),
+		Env: []string{agentEnv + "=1", "GORACE=atexit_sleep_ms=0"}}
+	o := acpprobe.Options{Probe: probe.Options{Launcher: cmd, Timeout: time.Minute}}
+	if os.Getenv(killedProbeEnv) == "isolate" {
+		o.Isolate = &sandbox.Options{Parent: os.Getenv("ACPPROBE_ROOT_TEST_PARENT")}
+	}
+	_, _ = acpprobe.Run(context.Background(), o)
+	return 0
+}
+
+// kill -9 of acpprobe during a run leaves neither its sandbox nor its shims' directory: the
+// watchdog removes them (before, both were left behind).
+func TestKilledProbeLeavesNoDirectories(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the watchdog is Linux's")
+	}
+	for _, level := range []string{"isolate", "none"} {
+		t.Run(level, func(t *testing.T) {
+			dir := t.TempDir()
+			exe, _ := os.Executable()
+			cmd := exec.Command(exe)
+			cmd.Env = append(os.Environ(), killedProbeEnv+"="+level, "ACPPROBE_ROOT_TEST_PARENT="+dir, "TMPDIR="+dir, "GORACE=atexit_sleep_ms=0")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Wait()
+			defer cmd.Process.Kill()
+			// The probe's directory is there, and its agent hangs (no event says so).
+			deadline := time.Now().Add(30 * time.Second)
+			top := func() []os.DirEntry { e, _ := os.ReadDir(dir); return e } // the watchdog removes beneath as it is read
+			for len(top()) == 0 || !hasChild(cmd.Process.Pid, "--hang-on") {
+				if time.Now().After(deadline) {
+					t.Fatalf("the probe made nothing in %s", dir)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			for left := top(); len(left) > 0; left = top() {
+				if time.Now().After(deadline) {
+					t.Fatalf("the SIGKILLed probe left %s", left[0].Name())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// hasChild reports whether a child of pid (of any of its threads) has arg in its command line.
+func hasChild(pid int, arg string) bool {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, child := range strings.Fields(string(b)) {
+			if cmdline, _ := os.ReadFile("/proc/" + child + "/cmdline"); bytes.Contains(cmdline, []byte(arg)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestUnisolatedSideEffects runs the side-effects fault with the user's HOME, as probe does

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpprobe/acpprobe/internal/safefs"
 	"github.com/acpprobe/acpprobe/internal/safeio"
 	"github.com/acpprobe/acpprobe/record"
 )
@@ -154,6 +155,8 @@ type Setup struct {
 	// Gateway is the gateway login to authenticate with instead (nil for none): its method
 	// and the base URL to give it.
 	Gateway *GatewayLogin
+
+	home string // Values.Home: everything above is beneath it
 }
 
 // GatewayLogin is a gateway login made concrete: the method, and the gateway's base URL.
@@ -469,7 +472,7 @@ func (p Profile) Setup(v Values) (Setup, error) {
 	if v.DummyKey == "" {
 		v.DummyKey = DummyKey
 	}
-	s := Setup{Profile: p.Name, Dialect: p.Dialect, Authenticate: p.Authenticate, Empty: slices.Clone(p.EmptyEnv)}
+	s := Setup{Profile: p.Name, Dialect: p.Dialect, Authenticate: p.Authenticate, Empty: slices.Clone(p.EmptyEnv), home: v.Home}
 	if g := p.Gateway; g != nil {
 		s.Gateway = &GatewayLogin{Method: g.Method, BaseURL: v.BaseURL + g.Path}
 	}
@@ -492,18 +495,40 @@ func (p Profile) Setup(v Values) (Setup, error) {
 	return s, nil
 }
 
-// Write creates the setup's directories (0700) and files (0600, replacing any).
+// Write creates the setup's directories (0700) and files (0600, replacing any) in the HOME.
+// The HOME is an agent's, which may have run there already (a turn's earlier connection)
+// and planted links: every path is resolved beneath the HOME without following a link or
+// crossing a mount point, the HOME's own path may hold no link, and a file is written new
+// and renamed over the old name, never through it (internal/safefs). A write that would leave
+// the HOME fails instead.
 func (s Setup) Write() error {
+	home, err := safefs.OpenDir(s.home)
+	if err != nil {
+		return fmt.Errorf("emulator: setup %s: the HOME: %w", s.Profile, err)
+	}
+	defer home.Close()
+	rel := func(p string) (string, error) {
+		r, err := filepath.Rel(s.home, p)
+		if err != nil || !filepath.IsLocal(r) {
+			return "", fmt.Errorf("emulator: setup %s: %s is not inside the HOME", s.Profile, p)
+		}
+		return r, nil
+	}
 	for _, d := range s.Dirs {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		r, err := rel(d)
+		if err == nil {
+			err = home.MkdirAll(r, 0o700)
+		}
+		if err != nil {
 			return fmt.Errorf("emulator: setup %s: %w", s.Profile, err)
 		}
 	}
 	for _, f := range s.Files {
-		if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
-			return fmt.Errorf("emulator: setup %s: %w", s.Profile, err)
+		r, err := rel(f.Path)
+		if err == nil {
+			err = home.WriteFile(r, []byte(f.Content), 0o600)
 		}
-		if err := os.WriteFile(f.Path, []byte(f.Content), 0o600); err != nil {
+		if err != nil {
 			return fmt.Errorf("emulator: setup %s: %w", s.Profile, err)
 		}
 	}

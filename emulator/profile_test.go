@@ -165,6 +165,73 @@ func TestSetupCodex(t *testing.T) {
 	}
 }
 
+// The agent had the HOME before the setup writes there (a turn's earlier connection) and
+// planted links: to a directory of the user's where qwen-code's config directory goes, to a file
+// of the user's where the config file goes, and in place of the HOME itself. Write never
+// writes through one (before, it overwrote the user's file).
+func TestSetupWritesThroughNoLink(t *testing.T) {
+	set, err := LoadProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := set.Get("qwen-code") // it writes ~/.qwen/settings.json
+	user := t.TempDir()
+	precious := filepath.Join(user, "settings.json")
+	if err := os.WriteFile(precious, []byte("the user's own"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	intact := func(what string) {
+		t.Helper()
+		if b, err := os.ReadFile(precious); err != nil || string(b) != "the user's own" {
+			t.Errorf("%s: the user's file is now %q (%v)", what, b, err)
+		}
+		if entries, _ := os.ReadDir(user); len(entries) != 1 {
+			t.Errorf("%s: the user's directory holds %d entries", what, len(entries))
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		plant func(home string) error
+		fails bool // the write cannot be done without following the link
+	}{
+		{"config directory", func(home string) error { return os.Symlink(user, filepath.Join(home, ".qwen")) }, true},
+		{"config file", func(home string) error {
+			if err := os.Mkdir(filepath.Join(home, ".qwen"), 0o700); err != nil {
+				return err
+			}
+			return os.Symlink(precious, filepath.Join(home, ".qwen", "settings.json"))
+		}, false},
+		{"HOME", func(home string) error {
+			if err := os.Remove(home); err != nil {
+				return err
+			}
+			return os.Symlink(user, home)
+		}, true},
+	} {
+		home := filepath.Join(t.TempDir(), "home")
+		if err := os.Mkdir(home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		s, err := p.Setup(Values{BaseURL: "http://127.0.0.1:4567", Port: 4567, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.plant(home); err != nil {
+			t.Fatal(err)
+		}
+		err = s.Write()
+		if c.fails != (err != nil) {
+			t.Errorf("%s: Write = %v", c.name, err)
+		}
+		intact(c.name)
+		if !c.fails {
+			if st, err := os.Lstat(filepath.Join(home, ".qwen", "settings.json")); err != nil || !st.Mode().IsRegular() {
+				t.Errorf("%s: the config is %v (%v), want a file of its own in the HOME", c.name, st, err)
+			}
+		}
+	}
+}
+
 func TestValuesFor(t *testing.T) {
 	s := start(t, Options{})
 	v := ValuesFor(s, "/h")

@@ -62,6 +62,17 @@ type Isolation struct {
 	Credentials []string `json:"credentials"`
 	// Note says what the level does not cover.
 	Note string `json:"note,omitempty"`
+	// Left is what acpprobe could not remove of its own directories (the sandbox, the
+	// browser shims'), and why: a mount point it did not cross, an immutable file, a
+	// directory replaced by a link. Absent when everything went.
+	Left []Leftover `json:"left,omitempty"`
+}
+
+// Leftover is an entry of acpprobe's own directories that their removal left behind.
+type Leftover struct {
+	Dir    string `json:"dir"`    // the directory being removed
+	Path   string `json:"path"`   // the entry, relative to Dir ("." for Dir itself)
+	Reason string `json:"reason"` // why it stayed
 }
 
 // Browser is the browser part of a side-effects event.
@@ -197,9 +208,19 @@ type Files struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Walked is how many entries the later inventory looked at; Capped is set when either
 	// inventory stopped at its cap, so changes beyond it were not seen.
-	Walked     int  `json:"walked"`
-	Capped     bool `json:"capped,omitempty"`
-	Unreadable int  `json:"unreadable,omitempty"` // directories that could not be listed
+	Walked int  `json:"walked"`
+	Capped bool `json:"capped,omitempty"`
+	// Unreadable counts the directories either inventory could not look into; Unseen lists
+	// the first of them with why: unreadable (the agent made it so), deeper than the walk
+	// goes, or a mount point, which the walk does not cross. Changes there were not seen.
+	Unreadable int      `json:"unreadable,omitempty"`
+	Unseen     []Unseen `json:"unseen,omitempty"`
+}
+
+// Unseen is a directory an inventory could not look into.
+type Unseen struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Network is what was seen of an agent's use of the network.

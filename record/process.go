@@ -19,6 +19,22 @@ type ExitInfo struct {
 	// Survivors are the processes of the agent (its marker, group or session) found alive after
 	// the ladder, all of which were then killed.
 	Survivors []Survivor `json:"survivors,omitempty"`
+	// Containment is what held the agent's processes together for the sweeps and the
+	// watchdog (absent for an agent that is not a process, and in records made before it).
+	Containment *Containment `json:"containment,omitempty"`
+}
+
+// Containment says what the sweeps of an agent's processes and the watchdog rested on, so
+// that a report can say how strong "nothing survives" was for this run.
+type Containment struct {
+	// Cgroup: the agent ran in a cgroup of its own (cgroup v2), which every process it starts
+	// inherits whatever it changes of itself (its environment, command line, session or
+	// namespaces); the teardown and the watchdog kill the whole cgroup at once (cgroup.kill).
+	// A process leaves it only by writing cgroup.procs of a cgroup it may write to (as root,
+	// or within a subtree delegated to the user).
+	Cgroup bool `json:"cgroup"`
+	// Note says what the guarantee rests on where a mechanism was missing, and why it was.
+	Note string `json:"note,omitempty"`
 }
 
 // Ended reports whether the exit has been recorded.

@@ -23,6 +23,7 @@ const agentEnv = "ACPPROBE_SANDBOX_TEST_AGENT"
 
 func TestMain(m *testing.M) {
 	sandbox.Init()
+	notDumpable()
 	if mode := os.Getenv(agentEnv); mode != "" {
 		if err := runAgent(mode); err != nil {
 			fmt.Fprintln(os.Stderr, "test agent:", err)
@@ -56,6 +57,12 @@ type agentReport struct {
 //     $ACPPROBE_TEST_TREE files, opens URLs (xdg-open, concurrently, and $BROWSER), and prints
 //     its environment;
 //   - quiet: writes three small files (benchmarks);
+//   - deep: writes a file $ACPPROBE_TEST_DEPTH directories below $HOME, and one in a
+//     directory it then makes unreadable;
+//   - hijack: replaces the sandbox's root and its shims' directory with links to
+//     $ACPPROBE_TEST_OUTSIDE (a directory of the user's), after filling the root;
+//   - mount (as root): bind-mounts $ACPPROBE_TEST_OUTSIDE into $HOME and makes a file of
+//     $HOME immutable;
 //   - attack-lite: writes out.txt in the working directory;
 //   - net: connects to 127.0.0.1:$ACPPROBE_TEST_PORT (served by the test), to
 //     127.0.0.1:$ACPPROBE_TEST_HOSTPORT (a listener of the test's own network namespace) and
@@ -78,6 +85,50 @@ func runAgent(mode string) error {
 			}
 		}
 		return nil
+	case "deep":
+		n, _ := strconv.Atoi(os.Getenv("ACPPROBE_TEST_DEPTH"))
+		if err := os.Chdir(home); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ { // relative steps: the whole path is longer than PATH_MAX
+			if err := os.Mkdir("level-of-a-deep-tree", 0o700); err != nil {
+				return err
+			}
+			if err := os.Chdir("level-of-a-deep-tree"); err != nil {
+				return err
+			}
+		}
+		if err := write("bottom.txt", 3); err != nil {
+			return err
+		}
+		if err := write(filepath.Join(home, "hidden", "inside.txt"), 4); err != nil {
+			return err
+		}
+		if err := os.Chmod(filepath.Join(home, "hidden"), 0); err != nil {
+			return err
+		}
+	case "hijack":
+		outside := os.Getenv("ACPPROBE_TEST_OUTSIDE")
+		root := filepath.Dir(home)
+		if err := write(filepath.Join(home, "a", "b", "c.txt"), 1); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(root, "bin"), filepath.Join(root, "bin.moved")); err != nil {
+			return err
+		}
+		if err := os.Symlink(outside, filepath.Join(root, "bin")); err != nil {
+			return err
+		}
+		if err := os.Rename(root, root+".moved"); err != nil {
+			return err
+		}
+		if err := os.Symlink(outside, root); err != nil {
+			return err
+		}
+	case "mount":
+		if err := mountAttack(home, os.Getenv("ACPPROBE_TEST_OUTSIDE"), &rep); err != nil {
+			return err
+		}
 	case "attack-lite": // one file in the working directory
 		if err := write("out.txt", 7); err != nil {
 			return err

@@ -16,7 +16,15 @@
 // namespaces are allowed, a network namespace in which the agent sees only its own loopback.
 // A Sandbox reports the level it actually put in force, never more.
 //
+// The agent can write where the sandbox does, and can plant links, mounts (as root) and
+// unreadable directories there: everything the sandbox writes or removes after creating its
+// directory goes through that directory as it was created (held open: replacing its path
+// changes nothing), never through a link nor across a mount point (internal/safefs), and what
+// Close could not remove is in its error (Leftovers).
+//
 // The side-effect report reads metadata only: file sizes, modes and times, never contents. It
-// never follows a symbolic link, never opens anything but directories, and is bounded by a cap
-// on the number of entries it looks at.
+// walks by directory descriptors (any path length, maxWalkDepth levels), never follows a
+// symbolic link, never crosses a mount point, never opens anything but directories, names the
+// directories it could not look into (record.Files.Unseen), and is bounded by a cap on the
+// number of entries it looks at.
 package sandbox

@@ -3,13 +3,18 @@
 package sandbox
 
 import (
-	"io"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/acpprobe/acpprobe/internal/safefs"
 	"github.com/acpprobe/acpprobe/record"
 )
 
@@ -21,29 +26,43 @@ const maxChanges = 2000
 
 // Snapshot is the metadata of everything under a set of trees at one moment: kind, size,
 // mode, modification time, inode and symlink target. It is taken without reading any file,
-// following any symbolic link or opening anything but directories.
+// following any symbolic link, crossing a mount point or opening anything but directories,
+// each one opened from its parent's descriptor, so that a tree of any depth is walked
+// whatever the length of its paths (as deep as maxWalkDepth).
 type Snapshot struct {
 	roots      []root
 	entries    map[string]meta
 	walked     int
 	capped     bool
 	unreadable int
+	unseen     []record.Unseen
 }
 
-// root is one tree of a snapshot: its path on disk and the label its entries are shown under.
+// root is one tree of a snapshot: where it is and the label its entries are shown under.
 type root struct {
-	label, path string
-	follow      bool // follow the root itself if it is a symbolic link (never what is inside)
+	label string
+	// within, when set, holds the tree: path is then relative to it and resolved beneath it
+	// (no link, no mount point on the way); otherwise path is absolute.
+	within *safefs.Dir
+	path   string
+	follow bool // follow the root itself if it is a symbolic link (never what is inside)
 }
 
 type meta struct {
 	kind   string
 	size   int64
 	mtime  int64
-	mode   os.FileMode
+	mode   uint32
 	ino    uint64
 	target string
 }
+
+// Bounds of a walk: how deep it goes (a descriptor is held per level), and how many of the
+// directories it could not look into it names.
+const (
+	maxWalkDepth = 512
+	maxUnseen    = 64
+)
 
 // takeSnapshot walks roots, looking at max entries at most.
 func takeSnapshot(roots []root, max int) *Snapshot {
@@ -51,35 +70,55 @@ func takeSnapshot(roots []root, max int) *Snapshot {
 		max = DefaultMaxEntries
 	}
 	s := &Snapshot{roots: roots, entries: map[string]meta{}}
-	type dir struct{ path, label string }
 	for _, r := range roots {
-		st, err := os.Lstat(r.path)
-		if err == nil && r.follow && st.Mode()&os.ModeSymlink != 0 {
-			st, err = os.Stat(r.path)
+		if s.capped {
+			break
+		}
+		fd, err := r.open()
+		if err == errNotDir { // a file root (~/.claude.json), or a link to one
+			if st, err := statEntry(unix.AT_FDCWD, r.path, r.follow); err == nil && s.count(max) {
+				s.entries[r.label] = metaOf(unix.AT_FDCWD, r.path, st)
+			}
+			continue
 		}
 		if err != nil {
 			if !os.IsNotExist(err) {
-				s.unreadable++
+				s.unseenDir(r.label, err)
 			}
 			continue
 		}
-		if !st.IsDir() {
-			if s.count(max) {
-				s.entries[r.label] = metaOf(r.path, st)
-			}
-			continue
-		}
-		stack := []dir{{r.path, r.label}}
-		for len(stack) > 0 && !s.capped {
-			d := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			subdirs := s.walkDir(d.path, d.label, max, d.path == r.path && r.follow)
-			for _, name := range subdirs {
-				stack = append(stack, dir{filepath.Join(d.path, name), d.label + "/" + name})
-			}
-		}
+		mnt, _ := safefs.MountOf(fd) // as statEntry's (a statx mount id on Linux)
+		s.walk(fd, r.label, mnt, 0, max)
+		unix.Close(fd)
 	}
 	return s
+}
+
+// errNotDir: a root is not a directory (its entry is taken as it is).
+var errNotDir = errors.New("not a directory")
+
+// open opens the root's directory (errNotDir when it is something else).
+func (r root) open() (int, error) {
+	if r.within != nil {
+		d, err := r.within.Open(r.path)
+		if err != nil {
+			return -1, err
+		}
+		defer d.Close()
+		return unix.FcntlInt(uintptr(d.Fd()), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	if !r.follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	fd, err := unix.Open(r.path, flags, 0)
+	if err == unix.ENOTDIR || err == unix.ELOOP {
+		return -1, errNotDir
+	}
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: r.path, Err: err}
+	}
+	return fd, nil
 }
 
 // count counts one more entry; it returns false (and marks the snapshot capped) past max.
@@ -92,80 +131,102 @@ func (s *Snapshot) count(max int) bool {
 	return true
 }
 
-// walkDir records the entries of one directory and returns the names of its subdirectories.
-// follow allows path itself to be a symbolic link (a root the caller chose to follow).
-func (s *Snapshot) walkDir(path, label string, max int, follow bool) []string {
-	var f *os.File
-	var err error
-	if follow {
-		f, err = openDirFollow(path)
-	} else {
-		f, err = openDir(path)
+// unseenDir records a directory the walk could not look into.
+func (s *Snapshot) unseenDir(label string, err error) {
+	s.unreadable++
+	if len(s.unseen) < maxUnseen {
+		s.unseen = append(s.unseen, record.Unseen{Path: label, Reason: reason(err)})
 	}
+}
+
+// errTooDeep and errMount are why a directory was not walked into.
+var (
+	errTooDeep = fmt.Errorf("deeper than %d levels: not looked into", maxWalkDepth)
+	errMount   = errors.New("a mount point: not crossed")
+)
+
+func reason(err error) string {
+	var errno syscall.Errno
+	var pe *os.PathError
+	switch {
+	case errors.As(err, &pe):
+		return reason(pe.Err)
+	case errors.As(err, &errno):
+		return errno.Error()
+	}
+	return err.Error()
+}
+
+// walk records the entries of the directory fd (shown as label, depth levels below its
+// root, on mount mnt) and of every directory below it.
+func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
+	names, err := safefs.ListNames(fd)
 	if err != nil {
-		s.unreadable++
-		return nil
+		s.unseenDir(label, err)
+		return
 	}
-	defer f.Close()
-	var subdirs []string
-	for !s.capped {
-		batch, err := f.ReadDir(512)
-		for _, e := range batch {
-			if !s.count(max) {
-				break
-			}
-			child := filepath.Join(path, e.Name())
-			st, err := os.Lstat(child)
-			if err != nil {
-				continue // gone since it was listed
-			}
-			if st.IsDir() {
-				subdirs = append(subdirs, e.Name())
-				continue
-			}
-			s.entries[label+"/"+e.Name()] = metaOf(child, st)
+	for _, name := range names {
+		if !s.count(max) {
+			return
 		}
-		if err == io.EOF || len(batch) == 0 {
-			break
-		}
+		st, err := statEntry(fd, name, false)
 		if err != nil {
-			s.unreadable++
-			break
+			continue // gone since it was listed
+		}
+		child := label + "/" + name
+		if st.mode&unix.S_IFMT != unix.S_IFDIR {
+			s.entries[child] = metaOf(fd, name, st)
+			continue
+		}
+		if st.mnt != mnt { // the stat of a mount point is the mounted tree's root's
+			s.unseenDir(child, errMount)
+			continue
+		}
+		if depth+1 >= maxWalkDepth {
+			s.unseenDir(child, errTooDeep)
+			continue
+		}
+		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if err != unix.ENOENT {
+				s.unseenDir(child, err)
+			}
+			continue
+		}
+		s.walk(sub, child, mnt, depth+1, max)
+		unix.Close(sub)
+		if s.capped {
+			return
 		}
 	}
-	return subdirs
 }
 
-// openDirFollow opens a directory that may be reached through a symbolic link, without
-// blocking if it is something else.
-func openDirFollow(path string) (*os.File, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	return os.NewFile(uintptr(fd), path), nil
+// entryStat is what the inventory keeps of an entry's stat, and the mount it is on.
+type entryStat struct {
+	mode  uint32
+	size  int64
+	mtime int64
+	ino   uint64
+	mnt   uint64
 }
 
-// metaOf is the metadata of one entry (st from Lstat).
-func metaOf(path string, st os.FileInfo) meta {
-	m := meta{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode()}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		m.ino = uint64(sys.Ino)
-	}
-	switch mode := st.Mode(); {
-	case mode.IsRegular():
+// metaOf is the metadata of the entry name of the directory dirfd.
+func metaOf(dirfd int, name string, st entryStat) meta {
+	m := meta{size: st.size, mtime: st.mtime, mode: st.mode, ino: st.ino}
+	switch st.mode & unix.S_IFMT {
+	case unix.S_IFREG:
 		m.kind = "file"
-	case mode&os.ModeSymlink != 0:
+	case unix.S_IFLNK:
 		m.kind = "symlink"
-		m.target, _ = os.Readlink(path)
-		if len(m.target) > 4096 {
-			m.target = m.target[:4096]
+		buf := make([]byte, 4096)
+		if n, err := unix.Readlinkat(dirfd, name, buf); err == nil {
+			m.target = string(buf[:n])
 		}
-	case mode&os.ModeNamedPipe != 0:
+	case unix.S_IFIFO:
 		m.kind = "fifo"
-	case mode&os.ModeSocket != 0:
+	case unix.S_IFSOCK:
 		m.kind = "socket"
-	case mode&os.ModeDevice != 0:
+	case unix.S_IFCHR, unix.S_IFBLK:
 		m.kind = "device"
 	default:
 		m.kind = "other"
@@ -181,6 +242,7 @@ func Diff(before, after *Snapshot) record.Files {
 		Walked:     after.walked,
 		Capped:     before.capped || after.capped,
 		Unreadable: after.unreadable,
+		Unseen:     unseenOf(before, after),
 	}
 	for _, r := range after.roots {
 		f.Watched = append(f.Watched, r.label)
@@ -209,6 +271,40 @@ func Diff(before, after *Snapshot) record.Files {
 	}
 	f.Changes = append(f.Changes, all...)
 	return f
+}
+
+// Join is one snapshot of the trees of a and b (b may be nil), whose labels differ: a
+// sandbox's and those of the places agents keep their state under the real HOME.
+func Join(a, b *Snapshot) *Snapshot {
+	if b == nil {
+		return a
+	}
+	j := &Snapshot{roots: slices.Concat(a.roots, b.roots), entries: make(map[string]meta, len(a.entries)+len(b.entries)),
+		walked: a.walked + b.walked, capped: a.capped || b.capped, unreadable: a.unreadable + b.unreadable}
+	for _, s := range []*Snapshot{a, b} {
+		for k, v := range s.entries {
+			j.entries[k] = v
+		}
+		for _, u := range s.unseen {
+			if len(j.unseen) < maxUnseen {
+				j.unseen = append(j.unseen, u)
+			}
+		}
+	}
+	return j
+}
+
+// unseenOf is what either snapshot could not look into, the later first, each path once.
+func unseenOf(before, after *Snapshot) []record.Unseen {
+	var out []record.Unseen
+	seen := map[string]bool{}
+	for _, u := range append(slices.Clone(after.unseen), before.unseen...) {
+		if !seen[u.Path] && len(out) < maxUnseen {
+			seen[u.Path] = true
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // HomePaths returns the places under a real HOME that the agents of env.json write to,

@@ -107,11 +107,12 @@ func TestNoHang(t *testing.T) {
 // TestShimRunsNothing: the shims use only shell builtins, so a PATH full of traps runs none,
 // and concurrent calls each leave their own record.
 func TestShimRunsNothing(t *testing.T) {
-	dir, trap := t.TempDir(), t.TempDir()
-	shims, err := sandbox.NewShims(dir)
+	trap := t.TempDir()
+	shims, err := sandbox.NewTempShims()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer shims.Remove()
 	marker := filepath.Join(trap, "ran")
 	for _, name := range []string{"printf", "mv", "date", "mktemp", "cat", "test", "[", "sh", "bash"} {
 		script := "#!/bin/sh\necho " + name + " >> " + marker + "\n"
@@ -163,12 +164,12 @@ func TestShimRunsNothing(t *testing.T) {
 
 // TestLaunchRecords: records that are cut, foreign, or not files are handled; the cap counts.
 func TestLaunchRecords(t *testing.T) {
-	dir := t.TempDir()
-	shims, err := sandbox.NewShims(dir)
+	shims, err := sandbox.NewTempShims()
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(dir, "launches")
+	defer shims.Remove()
+	log := filepath.Join(shims.Dir(), "launches")
 	write := func(name, data string) {
 		if err := os.WriteFile(filepath.Join(log, name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)

@@ -22,17 +22,24 @@ import (
 // with argv[0] initArg0, in new user and network namespaces. The helper brings the loopback
 // interface up (a new network namespace has only "lo", and it is down), opens the listeners
 // the caller asked for and hands them over, drops the capability it was given for that, and
-// execs the agent in place: same process, same pid, same process group.
+// execs the agent in place: same process, same pid, same process group. The helper writes its
+// own uid and gid maps (the caller's ids mapped to themselves): the caller need not write the
+// maps of a child, which it cannot do once it is not dumpable (transport makes acpprobe so,
+// and a child's /proc files then belong to root until it execs).
 const (
 	initArg0 = "acpprobe-sandbox-init"
 	initEnv  = "ACPPROBE_SANDBOX_INIT" // "exec", or "check" (bring lo up, test it, exit 0)
 	portsEnv = "ACPPROBE_SANDBOX_PORTS"
 	sinkEnv  = "ACPPROBE_SANDBOX_SINK" // "1": set up the network sink (netsink_linux.go)
+	idsEnv   = "ACPPROBE_SANDBOX_IDS"  // "UID GID": the ids the helper maps to themselves
 	// handoffFD is where the helper finds its end of the socket pair (cmd.ExtraFiles[0]).
 	handoffFD = 3
 
+	capSetgid         = 6
+	capSetuid         = 7
 	capNetBindService = 10
 	capNetAdmin       = 12
+	capSysAdmin       = 21
 	prCapAmbient      = 47
 	prCapAmbientClear = 4
 )
@@ -55,6 +62,9 @@ func Init() {
 
 // runInit is the helper's work; it returns only on failure (or exits 0 in check mode).
 func runInit(mode string) error {
+	if err := mapIDs(os.Getenv(idsEnv)); err != nil {
+		return fmt.Errorf("mapping the user and group ids: %w", err)
+	}
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("bringing the loopback interface up: %w", err)
 	}
@@ -80,7 +90,7 @@ func runInit(mode string) error {
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, initEnv+"=") && !strings.HasPrefix(kv, portsEnv+"=") && !strings.HasPrefix(kv, sinkEnv+"=") {
+		if !strings.HasPrefix(kv, initEnv+"=") && !strings.HasPrefix(kv, portsEnv+"=") && !strings.HasPrefix(kv, sinkEnv+"=") && !strings.HasPrefix(kv, idsEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -88,6 +98,26 @@ func runInit(mode string) error {
 	// non-root agent execs with none (a root agent keeps root's, inside its namespaces only).
 	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClear, 0, 0, 0, 0)
 	return syscall.Exec(os.Args[1], os.Args[2:], env)
+}
+
+// mapIDs writes the helper's own uid and gid maps: ids ("UID GID", the caller's) mapped to
+// themselves, setgroups denied first (what an unprivileged process may write for itself, with
+// the CAP_SETUID, CAP_SETGID and CAP_SYS_ADMIN of its new namespace in its ambient set).
+func mapIDs(ids string) error {
+	var uid, gid int
+	if _, err := fmt.Sscanf(ids, "%d %d", &uid, &gid); err != nil {
+		return fmt.Errorf("%s=%q: %v", idsEnv, ids, err)
+	}
+	for _, w := range []struct{ file, data string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", fmt.Sprintf("%d %d 1", uid, uid)},
+		{"/proc/self/gid_map", fmt.Sprintf("%d %d 1", gid, gid)},
+	} {
+		if err := os.WriteFile(w.file, []byte(w.data), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ifreq is struct ifreq with the flags member of its union (40 bytes on 64-bit Linux).
@@ -198,16 +228,19 @@ type netHandoff struct {
 	err           error
 }
 
-// netAttr adds new user and network namespaces to attr: the caller's uid and gid mapped to
-// themselves (the only mapping an unprivileged process may write), setgroups denied, and
-// CAP_NET_ADMIN (lo) and CAP_NET_BIND_SERVICE in the helper's ambient set.
-func netAttr(attr *syscall.SysProcAttr) {
-	uid, gid := os.Getuid(), os.Getgid()
+// netAttr starts cmd (the helper) in new user and network namespaces, with the caller's uid
+// and gid for the helper to map to themselves (the only mapping an unprivileged process may
+// write; mapIDs), and CAP_SETUID, CAP_SETGID and CAP_SYS_ADMIN (for that: setgroups asks
+// for the last), CAP_NET_ADMIN (lo) and CAP_NET_BIND_SERVICE in its ambient set, all of them
+// the namespace's only and none of them left to the agent.
+func netAttr(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	attr := cmd.SysProcAttr
 	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
-	attr.AmbientCaps = append(attr.AmbientCaps, capNetAdmin, capNetBindService)
+	attr.AmbientCaps = append(attr.AmbientCaps, capSetuid, capSetgid, capSysAdmin, capNetAdmin, capNetBindService)
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d %d", idsEnv, os.Getuid(), os.Getgid()))
 }
 
 // prepare wraps cmd in the helper.
@@ -250,10 +283,7 @@ func (h *netHandoff) prepare(cmd *exec.Cmd) error {
 			cmd.Env = append(cmd.Env, sinkEnv+"=1")
 		}
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	netAttr(cmd.SysProcAttr)
+	netAttr(cmd)
 	if first {
 		h.prepared = true
 		close(h.preparedCh)
@@ -422,7 +452,7 @@ func netUnavailable() string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	netAttr(cmd.SysProcAttr)
+	netAttr(cmd)
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if len(msg) > 300 {

@@ -137,12 +137,12 @@ func realAgent(t *testing.T, argv []string, netLevel bool, budget time.Duration,
 // browser shims alone in force, as probe and check run by default. The places env.json
 // lists under a real HOME must hold everything the agent wrote there.
 func realAgentNoIsolate(t *testing.T, argv []string) {
-	home, work, shimDir := t.TempDir(), t.TempDir(), t.TempDir()
-	shims, err := sandbox.NewShims(shimDir)
+	home, work := t.TempDir(), t.TempDir()
+	shims, err := sandbox.NewTempShims()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.Chmod(shims.Bin(), 0o700) })
+	t.Cleanup(func() { _ = shims.Remove() })
 	env := []string{"HOME=" + home}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

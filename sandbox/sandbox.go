@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpprobe/acpprobe/internal/safefs"
 	"github.com/acpprobe/acpprobe/record"
 )
 
@@ -57,6 +58,7 @@ const fakeDisplay = ":65535"
 // Sandbox is the throwaway place of one agent run. Its methods are safe for concurrent use.
 type Sandbox struct {
 	opts   Options
+	dir    *safefs.Dir // the root, held open from its creation: its path may be replaced, not it
 	root   string
 	home   string
 	tmp    string
@@ -88,53 +90,68 @@ func New(opts Options) (*Sandbox, error) {
 	}
 	var err error
 	if opts.KeepDir != "" {
-		s.root, err = makeKeepDir(opts.KeepDir)
+		s.dir, err = makeKeepDir(opts.KeepDir)
 		s.kept = true
 	} else {
-		s.root, err = os.MkdirTemp(opts.Parent, "acpprobe-sandbox-")
+		s.dir, err = safefs.Create(resolved(opts.Parent), "acpprobe-sandbox-*")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if err := s.build(); err != nil {
-		s.removeAll()
+		if s.kept {
+			s.dir.Close()
+		} else {
+			_ = s.dir.Remove()
+		}
 		return nil, err
 	}
 	return s, nil
 }
 
-// makeKeepDir makes dir (absent, or empty) the sandbox root and returns its absolute path.
-func makeKeepDir(dir string) (string, error) {
+// resolved is dir (the system's temporary directory when empty) with its symbolic links
+// resolved (/tmp may itself be a link, as on macOS): the sandbox's paths then hold none, and
+// a link found in one later was planted.
+func resolved(dir string) string {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return dir
+}
+
+// makeKeepDir makes dir (absent, or empty) the sandbox root and returns it open.
+func makeKeepDir(dir string) (*safefs.Dir, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := os.Mkdir(abs, 0o700); err != nil {
 		if !os.IsExist(err) {
-			return "", err
+			return nil, err
 		}
 		f, rerr := openDirFollow(abs) // never blocks, should a FIFO be there
 		if rerr != nil {
-			return "", rerr
+			return nil, rerr
 		}
 		entries, _ := f.ReadDir(1)
 		f.Close()
 		if len(entries) > 0 {
-			return "", fmt.Errorf("--keep-sandbox %s: the directory is not empty", dir)
+			return nil, fmt.Errorf("--keep-sandbox %s: the directory is not empty", dir)
 		}
 		if err := os.Chmod(abs, 0o700); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
-	return abs, nil
+	return safefs.OpenDir(resolved(abs))
 }
 
 // build lays out the sandbox and its environment.
 func (s *Sandbox) build() error {
-	root, err := filepath.EvalSymlinks(s.root) // /tmp may itself be a link (macOS)
-	if err != nil {
-		return err
-	}
+	var err error
+	root := s.dir.Path()
 	s.root = root
 	s.home = filepath.Join(root, "home")
 	s.tmp = filepath.Join(root, "tmp")
@@ -177,11 +194,15 @@ func (s *Sandbox) build() error {
 		}
 	}
 	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o700); err != nil {
+		rel, err := filepath.Rel(root, d)
+		if err != nil || !within(root, d) {
+			return fmt.Errorf("sandbox: %s is not inside the sandbox", d)
+		}
+		if err := s.dir.MkdirAll(rel, 0o700); err != nil {
 			return err
 		}
 	}
-	if s.shims, err = NewShims(root); err != nil {
+	if s.shims, err = newShims(s.dir); err != nil {
 		return err
 	}
 	own["BROWSER"] = s.shims.Browser()
@@ -236,12 +257,30 @@ func (s *Sandbox) Dropped() []string { return append([]string(nil), s.envRep.Dro
 // workspace, shown as "home/…", "tmp/…", "run/…" and "workspace/…". Take one before the
 // agent starts and one after it is gone; Diff gives the changes.
 func (s *Sandbox) Snapshot() *Snapshot {
-	return takeSnapshot([]root{
-		{label: "home", path: s.home},
-		{label: "tmp", path: s.tmp},
-		{label: "run", path: s.run},
-		{label: "workspace", path: s.work},
-	}, s.opts.MaxEntries)
+	roots := []root{
+		{label: "home", within: s.dir, path: "home"},
+		{label: "tmp", within: s.dir, path: "tmp"},
+		{label: "run", within: s.dir, path: "run"},
+		{label: "workspace", within: s.dir, path: "workspace"},
+	}
+	if s.opts.Workspace != "" { // the user's own directory (--cwd), outside the sandbox
+		roots[3] = root{label: "workspace", path: s.work}
+	}
+	return takeSnapshot(roots, s.opts.MaxEntries)
+}
+
+// RealHome is the caller's real HOME (in the environment the sandbox filtered) and the places
+// agents keep their state there (HomePaths): an agent that writes there by absolute path,
+// past the sandbox, is seen by comparing them too (SnapshotHome). "" when there is no HOME.
+func (s *Sandbox) RealHome() (home string, paths []string) {
+	host := s.opts.Environ
+	if host == nil {
+		host = os.Environ()
+	}
+	if home = LookupEnv(host, "HOME"); home == "" {
+		return "", nil
+	}
+	return home, HomePaths(home, host)
 }
 
 // BrowserLaunches returns the browser and URL launches the shims recorded, and how many more
@@ -301,9 +340,12 @@ func (s *Sandbox) Kept() bool {
 }
 
 // Close removes the sandbox, unless it is kept. Call it once the agent and all its
-// descendants are gone. Removal never follows a symbolic link (a link to a directory outside
-// is removed, not what it points to), and first makes every directory the agent left
-// read-only writable again. A kept sandbox gets its read-only shim directory back to
+// descendants are gone. Removal goes through the sandbox's directory as it was created,
+// whatever now has its name: it never follows a symbolic link (a link to a directory outside
+// is removed, not what it points to), never enters a mount point (a directory of the user's
+// mounted into the sandbox is left, with what it holds), and makes writable again only the
+// directories it opened there to empty them. What it could not remove is in the error, a
+// *safefs.RemoveError (see Leftovers). A kept sandbox gets its read-only shim directory back to
 // writable, so the user can remove it with rm -r.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
@@ -316,46 +358,28 @@ func (s *Sandbox) Close() error {
 		s.net.close()
 	}
 	if s.kept {
-		return os.Chmod(s.shims.Bin(), 0o700)
+		defer s.dir.Close()
+		return s.dir.Chmod("bin", 0o700)
 	}
-	return s.removeAll()
+	return s.dir.Remove()
 }
 
-// removeAll removes the root: directories are made writable first (never through a link),
-// then os.RemoveAll, which unlinks links rather than following them.
-func (s *Sandbox) removeAll() error {
-	makeWritable(s.root)
-	return os.RemoveAll(s.root)
-}
-
-// makeWritable gives every directory under dir (links not followed) owner rwx, so that its
-// entries can be removed. Errors are left for the removal to report.
-func makeWritable(dir string) {
-	st, err := os.Lstat(dir)
-	if err != nil || !st.IsDir() {
-		return
+// Leftovers lists what a removal left behind (from the error of Close or Shims.Remove), as
+// the side-effect report says it: nil when everything went.
+func Leftovers(err error) []record.Leftover {
+	if err == nil {
+		return nil
 	}
-	if st.Mode().Perm()&0o700 != 0o700 {
-		_ = os.Chmod(dir, st.Mode().Perm()|0o700)
+	var rerr *safefs.RemoveError
+	if !errors.As(err, &rerr) {
+		return []record.Leftover{{Path: ".", Reason: err.Error()}}
 	}
-	f, err := openDir(dir)
-	if err != nil {
-		return
+	out := make([]record.Leftover, 0, len(rerr.Left)+1)
+	for _, l := range rerr.Left {
+		out = append(out, record.Leftover{Dir: rerr.Dir, Path: l.Path, Reason: l.Reason})
 	}
-	var subdirs []string
-	for {
-		batch, err := f.ReadDir(512)
-		for _, e := range batch {
-			if e.IsDir() {
-				subdirs = append(subdirs, e.Name())
-			}
-		}
-		if err != nil || len(batch) == 0 {
-			break
-		}
+	if rerr.More > 0 {
+		out = append(out, record.Leftover{Dir: rerr.Dir, Path: "…", Reason: fmt.Sprintf("and %d more", rerr.More)})
 	}
-	f.Close() // before going down, so that a deep tree does not hold a descriptor per level
-	for _, name := range subdirs {
-		makeWritable(filepath.Join(dir, name))
-	}
+	return out
 }

@@ -464,3 +464,113 @@ func TestAgentsData(t *testing.T) {
 		}
 	}
 }
+
+// userDir is a directory of the user's that an agent turns the sandbox against, holding one
+// file and a bin directory; intact says whether they are as they were.
+func userDir(t *testing.T) (dir string, intact func()) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"precious.txt", "bin/tool"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("user data"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return dir, func() {
+		t.Helper()
+		for _, f := range []string{".", "bin"} {
+			if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode().Perm() != 0o750 {
+				t.Errorf("the user's %s: %v %v, want mode 0750 untouched", f, st, err)
+			}
+		}
+		for _, f := range []string{"precious.txt", "bin/tool"} {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(b) != "user data" {
+				t.Errorf("the user's %s: %q %v", f, b, err)
+			}
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("the user's directory holds %d entries, want 2", len(entries))
+		}
+	}
+}
+
+// The agent replaces the sandbox root and its shims' directory with links to a directory of
+// the user's: Close neither changes the mode of the target's bin nor removes or writes
+// anything there, removes what it made through the directory it holds, and reports the two
+// entries it had to leave (the link in its root's place, and its root emptied where the
+// agent moved it). Before, Close made the user's bin 0700 and left the sandbox behind.
+func TestHijackedSandboxRoot(t *testing.T) {
+	outside, intact := userDir(t)
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "removed", true: "kept"}[keep], func(t *testing.T) {
+			o := sandbox.Options{Parent: t.TempDir(), Environ: hostEnv(t.TempDir()), Env: []string{"ACPPROBE_TEST_OUTSIDE=" + outside}}
+			if keep {
+				o.KeepDir = filepath.Join(t.TempDir(), "kept")
+			}
+			s, err := sandbox.New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := s.Dir()
+			t.Cleanup(func() { _ = os.Chmod(filepath.Join(root+".moved", "bin.moved"), 0o700) })
+			runIn(t, s, "hijack")
+			err = s.Close()
+			intact()
+			if keep {
+				if err == nil {
+					t.Error("Close of a kept sandbox whose bin was replaced by a link says nothing")
+				}
+				return
+			}
+			left := sandbox.Leftovers(err)
+			if len(left) != 1 || left[0].Dir != root || left[0].Path != "." || !strings.Contains(left[0].Reason, "replaced") {
+				t.Errorf("left %+v (%v), want the root's replaced entry", left, err)
+			}
+			if entries, err := os.ReadDir(root + ".moved"); err != nil || len(entries) != 0 {
+				t.Errorf("the moved sandbox holds %v (%v), want it emptied", entries, err)
+			}
+		})
+	}
+}
+
+// A file 200 directories below HOME (its path far longer than PATH_MAX) is in the report;
+// one in a directory the agent made unreadable is not seen by an ordinary user, and the
+// report says which directory it could not look into (before, the first was silently
+// missing and the second only counted). Removal empties both.
+func TestInventorySeesDeepAndSaysWhatItCouldNot(t *testing.T) {
+	s, err := sandbox.New(sandbox.Options{Parent: t.TempDir(), Environ: hostEnv(t.TempDir()), Env: []string{"ACPPROBE_TEST_DEPTH=200"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := s.Snapshot()
+	runIn(t, s, "deep")
+	files := sandbox.Diff(before, s.Snapshot())
+	want := "home" + strings.Repeat("/level-of-a-deep-tree", 200) + "/bottom.txt"
+	var deep, hidden bool
+	for _, c := range files.Changes {
+		deep = deep || c.Path == want && c.Kind == "file" && c.Size == 3
+		hidden = hidden || c.Path == "home/hidden/inside.txt"
+	}
+	if !deep {
+		t.Errorf("the file 200 levels deep is not reported: %+v", files.Changes)
+	}
+	if os.Getuid() == 0 {
+		if !hidden {
+			t.Errorf("root lists an unreadable directory, yet its file is not reported: %+v", files.Changes)
+		}
+	} else if files.Unreadable != 1 || len(files.Unseen) != 1 || files.Unseen[0].Path != "home/hidden" || files.Unseen[0].Reason != "permission denied" {
+		t.Errorf("unreadable %d, unseen %+v, want home/hidden named", files.Unreadable, files.Unseen)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if _, err := os.Lstat(s.Dir()); !os.IsNotExist(err) {
+		t.Errorf("the sandbox is still there: %v", err)
+	}
+}

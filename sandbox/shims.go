@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/acpprobe/acpprobe/internal/safefs"
 )
 
 // ShimPrograms are the programs the shims stand in for, first on the agent's PATH: the four
@@ -49,37 +54,83 @@ type Launch struct {
 // and exit 1 (so the agent goes on without a browser, as on a headless machine). Each call
 // writes its own record file (a unique name, created exclusively), so concurrent calls never
 // mix. A record is "acpprobe-launch/1", the program, the argument count and the arguments,
-// each followed by a NUL byte, which no argument can contain.
+// each followed by a NUL byte, which no argument can contain. The shims' directory is held
+// open: what is read or changed there later goes through it, never through a link the agent
+// put in its place.
 type Shims struct {
+	dir      *safefs.Dir // holds bin and launches
+	own      bool        // a temporary directory of its own (NewTempShims), removed by Remove
 	bin, log string
 }
 
-// NewShims writes the shims into dir/bin and prepares their log in dir/launches. dir must exist.
-func NewShims(dir string) (*Shims, error) {
-	s := &Shims{bin: filepath.Join(dir, "bin"), log: filepath.Join(dir, "launches")}
-	for _, d := range []string{s.bin, s.log} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, err
+// NewTempShims writes the shims into a new temporary directory (acpprobe-shims-*), for a run
+// outside a Sandbox; Remove removes it.
+func NewTempShims() (*Shims, error) {
+	d, err := safefs.Create(resolved(""), "acpprobe-shims-*")
+	if err != nil {
+		return nil, err
+	}
+	s, err := newShims(d)
+	if err != nil {
+		_ = d.Remove()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
+}
+
+// newShims writes the shims into dir/bin and prepares their log in dir/launches.
+func newShims(dir *safefs.Dir) (*Shims, error) {
+	s := &Shims{dir: dir, bin: filepath.Join(dir.Path(), "bin"), log: filepath.Join(dir.Path(), "launches")}
+	for _, d := range []string{"bin", "launches"} {
+		if err := unix.Mkdirat(dir.Fd(), d, 0o700); err != nil {
+			return nil, &os.PathError{Op: "mkdir", Path: filepath.Join(dir.Path(), d), Err: err}
 		}
 	}
 	// One script, hard-linked under every name: the name it is run by says which program it
 	// stands in for. A link costs a third of a file written (creating the shims is on every
-	// probe's path to the spawn).
-	first := filepath.Join(s.bin, browserShim)
-	if err := os.WriteFile(first, shimScript(s.log), 0o500); err != nil {
+	// probe's path to the spawn). bin was made just now: the script is created there, new.
+	bin, err := dir.Open("bin")
+	if err != nil {
+		return nil, err
+	}
+	defer bin.Close()
+	fd, err := unix.Openat(bin.Fd(), browserShim, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o500)
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: s.Browser(), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), s.Browser())
+	_, err = f.Write(shimScript(s.log))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, err
 	}
 	for _, name := range ShimPrograms {
-		if err := os.Link(first, filepath.Join(s.bin, name)); err != nil {
-			return nil, err
+		if err := unix.Linkat(bin.Fd(), browserShim, bin.Fd(), name, 0); err != nil {
+			return nil, &os.LinkError{Op: "link", Old: browserShim, New: filepath.Join(s.bin, name), Err: err}
 		}
 	}
 	// Read-only, so that nothing lands here by accident; Close makes it writable again.
-	if err := os.Chmod(s.bin, 0o500); err != nil {
+	if err := unix.Fchmod(bin.Fd(), 0o500); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// Remove removes the temporary directory of NewTempShims (as Sandbox.Close removes a
+// sandbox: through the directory held open, never through a link, never across a mount).
+// What it could not remove is in the error (see Leftovers).
+func (s *Shims) Remove() error {
+	if !s.own {
+		return errors.New("sandbox: these shims belong to a sandbox: Close removes them")
+	}
+	return s.dir.Remove()
+}
+
+// Dir is the directory holding the shims and their log.
+func (s *Shims) Dir() string { return s.dir.Path() }
 
 // Bin is the directory to put first on the agent's PATH.
 func (s *Shims) Bin() string { return s.bin }
@@ -134,32 +185,21 @@ func shQuote(s string) string {
 // Launches reads the records the shims wrote, oldest first. Beyond maxLaunches records the
 // rest are only counted (dropped).
 func (s *Shims) Launches() (launches []Launch, dropped int, err error) {
-	dir, err := openDir(s.log)
+	dir, err := s.dir.Open("launches")
 	if err != nil {
 		return nil, 0, err
 	}
 	defer dir.Close()
-	var names []string
-	for {
-		batch, err := dir.ReadDir(256)
-		for _, e := range batch {
-			if len(names) < maxLaunches {
-				names = append(names, e.Name())
-			} else {
-				dropped++
-			}
-		}
-		if err == io.EOF || len(batch) == 0 {
-			break
-		}
-		if err != nil {
-			return nil, 0, err
-		}
+	names, err := dir.Names()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(names) > maxLaunches {
+		names, dropped = names[:maxLaunches], len(names)-maxLaunches
 	}
 	launches = []Launch{}
 	for _, name := range names {
-		l, ok := readLaunch(filepath.Join(s.log, name))
-		if ok {
+		if l, ok := readLaunch(dir, name); ok {
 			launches = append(launches, l)
 		}
 	}
@@ -168,15 +208,14 @@ func (s *Shims) Launches() (launches []Launch, dropped int, err error) {
 }
 
 // readLaunch reads one record, if it is a regular file in the record format.
-func readLaunch(path string) (Launch, bool) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+func readLaunch(dir *safefs.Dir, name string) (Launch, bool) {
+	f, err := dir.OpenFile(name)
 	if err != nil {
 		return Launch{}, false
 	}
-	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil {
 		return Launch{}, false
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxLaunchBytes+1))
@@ -214,10 +253,10 @@ func readLaunch(path string) (Launch, bool) {
 	return l, true
 }
 
-// openDir opens a directory for reading without following a symbolic link and without
-// blocking if something else (a FIFO) is there.
-func openDir(path string) (*os.File, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+// openDirFollow opens a directory that may be reached through a symbolic link, without
+// blocking if it is something else (a FIFO).
+func openDirFollow(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -35,7 +35,7 @@ func TestUnprivileged(t *testing.T) {
 	if err := copyFile(exe, bin); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run", "^(TestAttack|TestNet|TestNetNoPorts|TestKeep|TestRealHome)$", "-test.v", "-test.count=1")
+	cmd := exec.Command(bin, "-test.run", "^(TestAttack|TestNet|TestNetNoPorts|TestKeep|TestRealHome|TestHijackedSandboxRoot|TestInventorySeesDeepAndSaysWhatItCouldNot)$", "-test.v", "-test.count=1")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "GORACE=atexit_sleep_ms=0"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -43,7 +43,7 @@ func TestUnprivileged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
-	for _, name := range []string{"TestAttack", "TestKeep", "TestRealHome"} {
+	for _, name := range []string{"TestAttack", "TestKeep", "TestRealHome", "TestHijackedSandboxRoot", "TestInventorySeesDeepAndSaysWhatItCouldNot"} {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("as uid 65534, %s did not pass:\n%s", name, out)
 		}

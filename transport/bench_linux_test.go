@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/acpprobe/acpprobe/record"
 )
 
@@ -89,4 +91,42 @@ func BenchmarkWatchdogLife(b *testing.B) {
 	}
 	b.ReportMetric(float64(armed.Microseconds())/1000/float64(b.N), "armed-ms/op")
 	b.ReportMetric((cpuMs(syscall.RUSAGE_CHILDREN)-cpu)/float64(b.N), "child-cpu-ms/op")
+}
+
+// BenchmarkCgroupLife is what a launch's cgroup costs the host, the agent aside: its mkdir
+// and the descriptor clone3 puts the agent in with, the kill of what is left in it
+// (cgroup.kill, as the teardown writes it once the agent has gone) and its removal. Skipped
+// where this process gets no cgroups. BenchmarkLaunchShutdown with and without them
+// (TRANSPORT_TEST_NOCGROUP=1) gives the whole difference, clone3 included.
+func BenchmarkCgroupLife(b *testing.B) {
+	if on, why := CgroupsAvailable(); !on { // the watchdog removes the run's cgroup at exit
+		b.Skip("no cgroups here: " + why)
+	}
+	for b.Loop() {
+		dir, fd := makeLaunchCgroup()
+		if dir == "" {
+			b.Fatal("no launch cgroup")
+		}
+		unix.Close(fd)
+		if err := killCgroup(dir); err != nil {
+			b.Fatal(err)
+		}
+		if err := removeCgroup(dir, time.Now().Add(time.Second)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCgroupProcs is the cgroup's share of a sweep: listing its processes.
+func BenchmarkCgroupProcs(b *testing.B) {
+	if on, why := CgroupsAvailable(); !on { // the watchdog removes the run's cgroup at exit
+		b.Skip("no cgroups here: " + why)
+	}
+	dir, fd := makeLaunchCgroup()
+	unix.Close(fd)
+	defer removeCgroup(dir, time.Now())
+	var buf []byte
+	for b.Loop() {
+		cgroupProcs(dir, &buf)
+	}
 }

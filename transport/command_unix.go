@@ -60,9 +60,17 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	}
 	cmd.Env = append(MergeEnv(base, c.Env), markerEntry(os.Environ(), marker))
 	cmd.SysProcAttr = newProcAttr()
+	cgroup, containment, release := contain(cmd)
+	defer release()
+	fail := func(err error) (Agent, error) {
+		if cgroup != "" {
+			_ = removeCgroup(cgroup, time.Now())
+		}
+		return nil, err
+	}
 	if c.Prepare != nil {
 		if err := c.Prepare(cmd); err != nil {
-			return nil, fmt.Errorf("prepare %s: %w", c.Argv[0], err)
+			return fail(fmt.Errorf("prepare %s: %w", c.Argv[0], err))
 		}
 	}
 
@@ -78,30 +86,36 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 	}
 	stdinR, stdinW, err := pipe()
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	stdoutR, stdoutW, err := pipe()
 	if err != nil {
 		closeAll([]*os.File{stdinR, stdinW})
-		return nil, err
+		return fail(err)
 	}
 	stderrR, stderrW, err := pipe()
 	if err != nil {
 		closeAll([]*os.File{stdinR, stdinW, stdoutR, stdoutW})
-		return nil, err
+		return fail(err)
 	}
 	parentEnds = []*os.File{stdinW, stdoutR, stderrR}
 	childEnds = []*os.File{stdinR, stdoutW, stderrW}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 
 	forks := beforeLaunch()
+	// The watchdog knows the launch before the agent exists: an agent that stops the host at
+	// once is held to the run's end (ctx's deadline) all the same.
+	deadline, _ := ctx.Deadline()
+	unwatch := watchLaunch(marker, deadline, cgroup)
 	if err := cmd.Start(); err != nil {
+		unwatch()
 		closeAll(parentEnds)
 		closeAll(childEnds)
-		return nil, fmt.Errorf("start %s: %w", c.Argv[0], err)
+		return fail(fmt.Errorf("start %s: %w", c.Argv[0], err))
 	}
 	closeAll(childEnds)
 	pid := cmd.Process.Pid
+	addOwnChild(pid)
 
 	tailSize := c.StderrTail
 	if tailSize <= 0 {
@@ -111,13 +125,15 @@ func (c Command) Launch(ctx context.Context, stderr io.Writer) (Agent, error) {
 		lifecycle: newLifecycle(),
 		cmd:       cmd,
 		pid:       pid,
-		scope:     Scope{Marker: marker, Leader: pid, since: afterLaunch(pid), forks: forks},
+		scope:     Scope{Marker: marker, Leader: pid, since: afterLaunch(pid), forks: forks, cgroup: cgroup},
+		unwatch:   unwatch,
 		stdin:     stdinW,
 		stdout:    &eofReader{f: stdoutR, eof: make(chan struct{})},
 		stderrR:   stderrR,
 		tail:      record.NewTailBuffer(tailSize),
 		stderrEOF: make(chan struct{}),
 	}
+	p.exit.Containment = &containment
 	var sink io.Writer = p.tail
 	if stderr != nil {
 		sink = io.MultiWriter(p.tail, stderr)
@@ -158,10 +174,12 @@ type Process struct {
 	stderrR   *os.File
 	tail      *record.TailBuffer
 	stderrEOF chan struct{}
+	unwatch   func() // tells the watchdog the launch is over
 }
 
 func (p *Process) wait() {
 	_ = p.cmd.Wait()
+	removeOwnChild(p.pid)
 	state := p.cmd.ProcessState
 	if state == nil { // the wait failed: someone else reaped the child (a wait(-1) elsewhere)
 		code := -1
@@ -209,6 +227,10 @@ func (p *Process) shutdown(ctx context.Context, l Ladder) {
 	p.ladder(ctx, l, processStopper{p})
 	p.stdin.Close()
 	p.cleanUp(ctx, l.Grace)
+	if p.scope.cgroup != "" {
+		dropLaunchCgroup(p.scope.cgroup, l.Grace)
+	}
+	p.unwatch()
 	// Let the readers drain what the agent wrote before it went, then cut the pipes.
 	drained := make(chan struct{})
 	go func() {

@@ -30,6 +30,9 @@ import (
 const roleEnv = "TRANSPORT_TEST_ROLE"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(noCgroupEnv) != "" {
+		transport.DisableCgroups()
+	}
 	switch role := os.Getenv(roleEnv); role {
 	case "":
 		os.Exit(m.Run())
@@ -43,6 +46,14 @@ func TestMain(m *testing.M) {
 		os.Exit(nested())
 	case "first-launch":
 		os.Exit(firstLaunch())
+	case "watchdog-killer":
+		os.Exit(watchdogKiller())
+	case "stopped-host":
+		os.Exit(stoppedHost())
+	case "dir-holder":
+		os.Exit(dirHolder())
+	case "secret-host":
+		os.Exit(secretHost())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown role", role)
 		os.Exit(2)
@@ -459,6 +470,9 @@ func firstLaunch() int {
 		return 1
 	}
 	fmt.Println("watchdogs:", watchdogsOf(os.Getpid()))
+	own, _ := os.ReadFile("/proc/self/cgroup")
+	agent, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", a.PID()))
+	fmt.Println("own cgroup:", !bytes.Equal(own, agent) && len(agent) > 0)
 	go io.Copy(io.Discard, a.Stdout())
 	a.Shutdown(context.Background(), transport.Ladder{Grace: time.Second})
 	return 0
@@ -485,11 +499,17 @@ func watchdogsOf(pid int) int {
 
 // The watchdog is armed before the first agent starts, not after it (an agent runs as the
 // host's user: one that started a daemon and killed its host at once would otherwise leave
-// the daemon behind): a host that never called StartWatchdog has one when Launch returns.
+// the daemon behind): a host that never called StartWatchdog has one when Launch returns, and
+// where cgroups are available that first agent is in a cgroup of its own (before, the launch
+// chose its cgroup before it armed the watchdog, which makes the run's: it got none).
 func TestWatchdogArmedBeforeTheFirstAgent(t *testing.T) {
 	out, err := self(t, "first-launch").Output()
-	if got := strings.TrimSpace(string(out)); err != nil || got != "watchdogs: 1" {
-		t.Fatalf("the host said %q (%v), want one watchdog armed by the first Launch", got, err)
+	want := "watchdogs: 1\nown cgroup: false"
+	if ok, _ := transport.CgroupsAvailable(); ok {
+		want = "watchdogs: 1\nown cgroup: true"
+	}
+	if got := strings.TrimSpace(string(out)); err != nil || got != want {
+		t.Fatalf("the host said %q (%v), want %q: one watchdog armed by the first Launch, and its cgroup made for that agent", got, err, want)
 	}
 }
 

@@ -63,4 +63,7 @@ type Scope struct {
 	// forks is the kernel's fork count just before the agent started (0: unknown); with
 	// Leader it bounds which pids a sweep needs to look at.
 	forks uint64
+	// cgroup is the directory of the launch's cgroup (Linux, cgroup v2; "" without): every
+	// process in it is selected.
+	cgroup string
 }

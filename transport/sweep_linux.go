@@ -59,17 +59,19 @@ type matcher struct {
 	leader int
 	since  uint64
 	forks  uint64
+	cgroup string // the launch's cgroup: every process in it (and below) is selected
 }
 
 func (s Scope) matcher() matcher {
-	m := matcher{leader: s.Leader, since: s.since, forks: s.forks}
+	m := matcher{leader: s.Leader, since: s.since, forks: s.forks, cgroup: s.cgroup}
 	if s.Marker != "" {
 		m.marker = []byte(s.Marker)
 	}
 	return m
 }
 
-// runMatcher selects every process of one host's run (the watchdog's sweep).
+// runMatcher selects every process of one host's run by its marker (the watchdog's sweep,
+// beside its kill of the run's cgroup).
 func runMatcher(run string, since uint64) matcher {
 	return matcher{marker: []byte(run + "."), prefix: true, since: since}
 }
@@ -99,19 +101,107 @@ func (p procStat) zombie() bool { return p.state == 'Z' || p.state == 'X' }
 // scanner reads /proc, reusing one buffer.
 type scanner struct{ buf []byte }
 
-// scan lists the live processes that m selects.
+// scan lists the live processes that m selects: those in its cgroup, those in the agent's
+// process group or session, the agent's descendants (by their parent links, from the agent
+// and from the processes orphaned to this host, a subreaper), and those whose environment
+// carries the marker. The first three rest on what a process cannot change of itself; the
+// marker finds what left them all (a process that moved out of the cgroup, as root).
 func (sc *scanner) scan(m matcher) ([]procStat, error) {
-	if m.marker == nil && m.leader == 0 {
+	if m.marker == nil && m.leader == 0 && m.cgroup == "" {
 		return nil, nil
 	}
-	var found []procStat
+	var all []procStat
 	err := sc.each(m.leader, m.forks, func(st procStat) bool {
-		if st.start >= m.since && m.selects(sc, st) {
-			found = append(found, st)
+		if st.start >= m.since && st.PID != m.leader {
+			all = append(all, st)
 		}
 		return true
 	})
+	picked := make([]bool, len(all))
+	index := make(map[int]int, len(all))
+	for i, st := range all {
+		index[st.PID] = i
+	}
+	var found []procStat
+	pick := func(i int) {
+		if !picked[i] {
+			picked[i] = true
+			found = append(found, all[i])
+		}
+	}
+	if m.cgroup != "" {
+		for _, pid := range cgroupProcs(m.cgroup, &sc.buf) {
+			if i, ok := index[pid]; ok {
+				pick(i)
+			} else if st, ok := sc.stat(pid); ok && !st.zombie() && pid != m.leader && pid != os.Getpid() {
+				all, picked = append(all, st), append(picked, false) // outside the pid window
+				index[pid] = len(all) - 1
+				pick(len(all) - 1)
+			}
+		}
+	}
+	if m.leader != 0 {
+		for i, st := range all {
+			if st.PGID == m.leader || st.SID == m.leader {
+				pick(i)
+			}
+		}
+		sc.descendants(all, m, pick)
+	}
+	if m.marker != nil {
+		for i, st := range all {
+			if !picked[i] && sc.environHas(st.PID, m) {
+				pick(i)
+			}
+		}
+	}
 	return found, err
+}
+
+// descendants picks the processes of all that descend from the agent (m.leader), and those
+// orphaned to this host (a subreaper, so the orphans of the agent's descendants come to it)
+// with what descends from them. An orphan is a child of this host that transport did not
+// start (neither an agent nor the watchdog), not in this host's session, and started after
+// the agent. With cgroups, an orphan in another launch's cgroup is that launch's; without
+// them, an orphan of a host running several agents at once (a matrix) is counted in the
+// scope of each agent that was running when it started.
+func (sc *scanner) descendants(all []procStat, m matcher, pick func(int)) {
+	self := os.Getpid()
+	selfSID, _ := unix.Getsid(0)
+	children := map[int][]int{}
+	var roots []int
+	for i, st := range all {
+		children[st.PPID] = append(children[st.PPID], i)
+		if st.PPID == self && st.SID != selfSID && !ownChild(st.PID) && sc.orphanOf(st.PID, m) {
+			roots = append(roots, i)
+		}
+	}
+	queue := append(roots, children[m.leader]...)
+	seen := map[int]bool{}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		if seen[i] {
+			continue
+		}
+		seen[i] = true
+		pick(i)
+		queue = append(queue, children[all[i].PID]...)
+	}
+}
+
+// orphanOf reports whether an orphan of this host may be the agent's of m: not when it is in
+// the cgroup of another launch of this host's run.
+func (sc *scanner) orphanOf(pid int, m matcher) bool {
+	run := runCgroup()
+	if run.dir == "" {
+		return true
+	}
+	dir, ok := run.cgroupOf(pid, &sc.buf)
+	if !ok || !within(run.dir, dir) || dir == run.dir {
+		return true // in no launch's cgroup: it may be anyone's
+	}
+	return m.cgroup != "" && within(m.cgroup, dir)
 }
 
 // each calls f with every live process but this one, until f returns false. With a leader
@@ -192,16 +282,6 @@ func (sc *scanner) number(path string) (int, bool) {
 	b, ok := sc.read(path, 64)
 	n, err := strconv.Atoi(string(bytes.TrimSpace(b)))
 	return n, ok && err == nil
-}
-
-func (m matcher) selects(sc *scanner, st procStat) bool {
-	if m.leader != 0 && st.PID == m.leader {
-		return false // the agent itself: its own end is the ladder's business
-	}
-	if m.leader != 0 && (st.PGID == m.leader || st.SID == m.leader) {
-		return true
-	}
-	return m.marker != nil && sc.environHas(st.PID, m)
 }
 
 // stat reads /proc/PID/stat; false when the process is gone or the line is malformed.
@@ -320,8 +400,11 @@ type target struct {
 
 // killer kills the processes a matcher selects and keeps what it found.
 type killer struct {
-	match   matcher
-	leader  int // the agent's pid, to tell who left its group (0: unknown)
+	match  matcher
+	leader int // the agent's pid, to tell who left its group (0: unknown)
+	// cgroup, when set, is killed whole with every pass (cgroup.kill): the agent itself has
+	// ended, so everything in its cgroup is to go.
+	cgroup  string
 	at      record.Moment
 	sc      scanner
 	targets []*target
@@ -373,6 +456,9 @@ func (k *killer) signal(sig unix.Signal, only func(*target) bool) {
 func (k *killer) killAll() error {
 	var first error
 	for pass := 0; pass < killPasses; pass++ {
+		if k.cgroup != "" {
+			_ = killCgroup(k.cgroup)
+		}
 		k.signal(unix.SIGKILL, nil)
 		n, err := k.find()
 		if first == nil {
@@ -455,7 +541,7 @@ func (k *killer) close() {
 // Exit.Survivors. Signals go through pidfds, never to the group id, which may have
 // been freed and reused once the agent was reaped.
 func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
-	k := killer{match: p.scope.matcher(), leader: p.pid, at: record.AfterLadder}
+	k := killer{match: p.scope.matcher(), leader: p.pid, at: record.AfterLadder, cgroup: p.scope.cgroup}
 	defer k.close()
 	if n, _ := k.find(); n == 0 {
 		return // nothing alive: nothing can fork either

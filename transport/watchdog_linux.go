@@ -1,14 +1,21 @@
 package transport
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/acpprobe/acpprobe/internal/safefs"
 )
 
 // The watchdog is this executable run again with argv exactly [watchdogName] and
@@ -18,6 +25,9 @@ const (
 	watchdogEnv  = "ACPPROBE_WATCHDOG"
 	// watchdogBound bounds the watchdog's killing once the host has gone.
 	watchdogBound = 5 * time.Second
+	// stopCheck is how often the watchdog looks at a host whose run is past its deadline,
+	// for a host stopped (SIGSTOP) while its agent runs.
+	stopCheck = 100 * time.Millisecond
 )
 
 func init() {
@@ -28,11 +38,28 @@ func init() {
 	}
 }
 
+// The host tells its watchdog what to clean up by lines on the pipe the watchdog waits on
+// (each shorter than PIPE_BUF, so written whole):
+//
+//	cgroup DIR                 the run's cgroup: killed (cgroup.kill) and removed when the host dies
+//	dir DEV INO PATH           a directory of the host's to remove when it dies (if still that one)
+//	undir PATH                 it was removed
+//	launch MARKER NS [DIR]     a launch, its deadline (Unix ns; 0 for none) and its cgroup
+//	end MARKER                 the launch has been torn down
+//
+// A host that is stopped (SIGSTOP, by its own agent: they run as the same user) past a
+// launch's deadline cannot end the run: the watchdog then kills that launch (its cgroup, its
+// marker) and continues the host (SIGCONT), which goes on to its teardown and its report.
 var watchdog struct {
-	mu      sync.Mutex
-	running bool
-	err     error    // why it could not start; sticky, so a broken setup is not retried per launch
-	hostEnd *os.File // write end of the pipe the watchdog waits on; open while the host lives
+	mu       sync.Mutex
+	running  bool
+	err      error    // why it could not start; sticky, so a broken setup is not retried per launch
+	hostEnd  *os.File // write end of the pipe the watchdog waits on; open while the host lives
+	prepared bool     // the run's cgroup and the first launch's are made
+	// state is what a watchdog started again (the agent killed the first) is told at once.
+	cgroup   string
+	dirs     map[string]string // path -> its dir line
+	launches map[Marker]string // -> its launch line
 }
 
 // StartWatchdog starts the watchdog of this host process unless it runs already, and
@@ -41,10 +68,15 @@ var watchdog struct {
 // the watchdog's exec (about half a millisecond) unless it was started earlier: a program
 // that will launch agents calls it on a goroutine of its own as soon as it knows (acpprobe's
 // CLI does, before it parses its flags), so that the exec and the watchdog's start-up overlap
-// the program's own preparations instead of the agent's start.
+// the program's own preparations instead of the agent's start. A watchdog that dies before
+// the host (killed by an agent) is started again at once, and told what the first knew.
 func StartWatchdog() error {
 	watchdog.mu.Lock()
 	defer watchdog.mu.Unlock()
+	return startWatchdogLocked()
+}
+
+func startWatchdogLocked() error {
 	if watchdog.running || watchdog.err != nil {
 		return watchdog.err
 	}
@@ -54,14 +86,97 @@ func StartWatchdog() error {
 		return err
 	}
 	watchdog.running, watchdog.hostEnd = true, w
+	_ = unix.SetNonblock(int(w.Fd()), true) // a watchdog that stopped reading never blocks the host
+	if !watchdog.prepared {                 // the first start, early: the run's and the first launch's cgroups are made here
+		watchdog.prepared = true
+		if run := makeRunCgroup(); run.dir != "" {
+			watchdog.cgroup = run.dir
+			prepareLaunchCgroup()
+		}
+	}
+	if watchdog.cgroup != "" {
+		tellLocked("cgroup " + watchdog.cgroup)
+	}
+	for _, line := range watchdog.dirs {
+		tellLocked(line)
+	}
+	for _, line := range watchdog.launches {
+		tellLocked(line)
+	}
+	addOwnChild(cmd.Process.Pid)
 	go func() {
 		_ = cmd.Wait() // the watchdog never ends before the host unless killed: start another
+		removeOwnChild(cmd.Process.Pid)
 		watchdog.mu.Lock()
+		defer watchdog.mu.Unlock()
 		watchdog.running = false
-		watchdog.hostEnd.Close()
-		watchdog.mu.Unlock()
+		w.Close()
+		_ = startWatchdogLocked()
 	}()
 	return nil
+}
+
+// tell sends the watchdog one line, if it runs; a line that does not fit in the pipe (a
+// watchdog that stopped reading) is dropped.
+func tell(line string) {
+	watchdog.mu.Lock()
+	defer watchdog.mu.Unlock()
+	tellLocked(line)
+}
+
+func tellLocked(line string) {
+	if watchdog.running {
+		_, _ = unix.Write(int(watchdog.hostEnd.Fd()), []byte(line+"\n"))
+	}
+}
+
+// watchLaunch tells the watchdog of a launch: its marker, the run's deadline (zero: none)
+// and its cgroup (""). The returned function says the launch is over.
+func watchLaunch(m Marker, deadline time.Time, cgroup string) (done func()) {
+	ns := int64(0)
+	if !deadline.IsZero() {
+		ns = deadline.UnixNano()
+	}
+	line := fmt.Sprintf("launch %s %d %s", m, ns, cgroup)
+	watchdog.mu.Lock()
+	if watchdog.launches == nil {
+		watchdog.launches = map[Marker]string{}
+	}
+	watchdog.launches[m] = line
+	tellLocked(line)
+	watchdog.mu.Unlock()
+	return func() {
+		watchdog.mu.Lock()
+		defer watchdog.mu.Unlock()
+		delete(watchdog.launches, m)
+		tellLocked("end " + string(m))
+	}
+}
+
+// RemoveIfKilled has the watchdog remove dir, a directory this process made (a sandbox, the
+// browser shims'), if this process dies before calling the returned function, which it does
+// once dir is removed. The watchdog removes it as safely as the host would: only if the path
+// still names that very directory, never through a link nor across a mount point
+// (internal/safefs). Off Linux, and without a watchdog, it does nothing.
+func RemoveIfKilled(dir string) (forget func()) {
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil || strings.ContainsAny(dir, "\n") {
+		return func() {}
+	}
+	line := fmt.Sprintf("dir %d %d %s", st.Dev, st.Ino, dir)
+	watchdog.mu.Lock()
+	if watchdog.dirs == nil {
+		watchdog.dirs = map[string]string{}
+	}
+	watchdog.dirs[dir] = line
+	tellLocked(line)
+	watchdog.mu.Unlock()
+	return func() {
+		watchdog.mu.Lock()
+		defer watchdog.mu.Unlock()
+		delete(watchdog.dirs, dir)
+		tellLocked("undir " + dir)
+	}
 }
 
 // spawnWatchdog starts a watchdog; it acts when w is closed.
@@ -99,30 +214,186 @@ func spawnWatchdog() (cmd *exec.Cmd, w *os.File, err error) {
 	return cmd, w, nil
 }
 
-// watch is the watchdog's life: it waits for the host's end (EOF on stdin), then kills
-// every process of the host's run.
+// watched is what a watchdog knows of its host's run.
+type watched struct {
+	mu       sync.Mutex
+	cgroup   string
+	dirs     map[string][2]uint64 // path -> dev, ino
+	launches map[string]launchWatch
+}
+
+type launchWatch struct {
+	deadline time.Time // zero: none
+	cgroup   string
+	killed   bool // the watchdog killed it (its host was stopped past the deadline)
+}
+
+// apply takes one line of the host's.
+func (w *watched) apply(line string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	verb, rest, _ := strings.Cut(line, " ")
+	switch verb {
+	case "cgroup":
+		w.cgroup = rest
+	case "dir":
+		f := strings.SplitN(rest, " ", 3)
+		if len(f) == 3 {
+			dev, _ := strconv.ParseUint(f[0], 10, 64)
+			ino, _ := strconv.ParseUint(f[1], 10, 64)
+			w.dirs[f[2]] = [2]uint64{dev, ino}
+		}
+	case "undir":
+		delete(w.dirs, rest)
+	case "launch":
+		f := strings.SplitN(rest, " ", 3)
+		if len(f) >= 2 {
+			l := launchWatch{}
+			if ns, _ := strconv.ParseInt(f[1], 10, 64); ns > 0 {
+				l.deadline = time.Unix(0, ns)
+			}
+			if len(f) == 3 {
+				l.cgroup = f[2]
+			}
+			w.launches[f[0]] = l
+		}
+	case "end":
+		delete(w.launches, rest)
+	}
+}
+
+// watch is the watchdog's life: it follows what the host tells it until the host's end (EOF
+// on stdin), enforcing the run's deadlines on a stopped host meanwhile, then kills every
+// process of the host's run and removes its directories.
 func watch(arg string) int {
 	run, since, ok := strings.Cut(arg, ":")
 	floor, err := strconv.ParseUint(since, 10, 64)
 	if !ok || err != nil || len(run) != 16 || strings.Trim(run, "0123456789abcdef") != "" {
 		return 2
 	}
-	// Exec'd as /proc/self/exe, the kernel names it "exe": give ps and top a better name.
+	// Exec'd as /proc/self/exe, the kernel names it "exe": give ps and top a better name
+	// (before it stops being dumpable, which gives its /proc files to root).
 	_ = os.WriteFile("/proc/self/comm", []byte(watchdogName), 0)
-	buf := make([]byte, 512)
-	for {
-		if _, err := os.Stdin.Read(buf); err != nil {
-			break
+	// Not dumpable: a same-user agent cannot read its memory or environment, nor trace it.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	host := os.Getppid()
+	hostFD, _ := unix.PidfdOpen(host, 0)
+	w := &watched{dirs: map[string][2]uint64{}, launches: map[string]launchWatch{}}
+	lines := make(chan string)
+	go func() {
+		s := bufio.NewScanner(os.Stdin)
+		for s.Scan() {
+			lines <- s.Text()
 		}
+		close(lines)
+	}()
+	tick := time.NewTimer(time.Hour)
+	for open := true; open; {
+		tick.Reset(w.nextCheck())
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				open = false
+				break
+			}
+			w.apply(line)
+		case <-tick.C:
+			w.enforce(host, hostFD, run, floor)
+		}
+	}
+	return w.cleanUp(run, floor)
+}
+
+// nextCheck is how long until a launch's deadline passes (stopCheck once one has).
+func (w *watched) nextCheck() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := time.Hour
+	for _, l := range w.launches {
+		if !l.deadline.IsZero() && !l.killed {
+			next = min(next, max(time.Until(l.deadline), stopCheck))
+		}
+	}
+	return next
+}
+
+// enforce kills the launches past their deadline while the host is stopped, and continues
+// the host.
+func (w *watched) enforce(host, hostFD int, run string, floor uint64) {
+	var sc scanner
+	st, ok := sc.stat(host)
+	if !ok || (st.state != 'T' && st.state != 't') {
+		return
+	}
+	w.mu.Lock()
+	var late []string
+	for m, l := range w.launches {
+		if !l.deadline.IsZero() && !l.killed && time.Now().After(l.deadline) {
+			late = append(late, m)
+			l.killed = true
+			w.launches[m] = l
+			if l.cgroup != "" {
+				_ = killCgroup(l.cgroup)
+			}
+		}
+	}
+	w.mu.Unlock()
+	for _, m := range late {
+		k := killer{match: matcher{marker: []byte(m), since: floor}}
+		if n, _ := k.find(); n > 0 {
+			_ = k.killAll()
+		}
+		k.close()
+	}
+	if len(late) > 0 {
+		if hostFD >= 0 {
+			_ = unix.PidfdSendSignal(hostFD, unix.SIGCONT, nil, 0)
+		} else {
+			_ = unix.Kill(host, unix.SIGCONT)
+		}
+	}
+}
+
+// cleanUp is the watchdog's work once the host has gone: it kills the run's cgroup and
+// every process carrying the run's marker (sweeping until a pass finds none), removes the
+// cgroups, and removes the host's directories.
+func (w *watched) cleanUp(run string, floor uint64) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	deadline := time.Now().Add(watchdogBound)
+	if w.cgroup != "" {
+		_ = killCgroup(w.cgroup)
 	}
 	k := killer{match: runMatcher(run, floor)}
 	defer k.close()
-	if n, _ := k.find(); n == 0 {
-		return 0
+	code := 0
+	if n, _ := k.find(); n > 0 {
+		_ = k.killAll()
+		if !k.waitGone(context.Background(), deadline, nil) {
+			code = 1
+		}
 	}
-	_ = k.killAll()
-	if !k.waitGone(context.Background(), time.Now().Add(watchdogBound), nil) {
-		return 1
+	if w.cgroup != "" && removeCgroup(w.cgroup, deadline) != nil {
+		code = 1
 	}
-	return 0
+	for dir, id := range w.dirs {
+		if removeDir(dir, id) != nil {
+			code = 1
+		}
+	}
+	return code
+}
+
+// removeDir removes the directory at path if it is still the one with that device and inode.
+func removeDir(path string, id [2]uint64) error {
+	d, err := safefs.OpenDir(filepath.Clean(path))
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(d.Fd(), &st); err != nil || uint64(st.Dev) != id[0] || uint64(st.Ino) != id[1] {
+		d.Close()
+		return fmt.Errorf("%s is no longer the directory the host made", path)
+	}
+	return d.Remove()
 }

@@ -125,6 +125,11 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("turn: sandbox: %w", err)
 	}
+	if !box.Kept() {
+		// Removed by the watchdog should this process be killed; forgotten once Close
+		// (deferred after this) has removed it.
+		defer transport.RemoveIfKilled(box.Dir())()
+	}
 	defer box.Close()
 
 	r, err := o.chooseRoute(ctx, cmd, box, srv)

@@ -96,6 +96,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		return nil, err
 	}
 	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
+	opts.Recording.Secrets = append(opts.Recording.Secrets, iso.passedValues()...)
 	to, err := tf.options(target, pf.env, box)
 	if err != nil {
 		return nil, err

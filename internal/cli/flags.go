@@ -187,7 +187,8 @@ type Recording struct {
 	Transcript string
 	// NoRedact keeps secrets in the record and the report (--no-redact).
 	NoRedact bool
-	// Secrets are values redacted whatever their name: those given with --env.
+	// Secrets are values redacted whatever their name: those given with --env, and those
+	// --pass-env passes (isolateFlags.passedValues).
 	Secrets []string
 }
 

@@ -112,7 +112,21 @@ func (f *isolateFlags) apply(o *ProbeOptions, fs *flag.FlagSet) error {
 		return err
 	}
 	o.Isolate, o.AuthAB = so, f.authAB
+	o.Recording.Secrets = append(o.Recording.Secrets, f.passedValues()...)
 	return nil
+}
+
+// passedValues are the values --pass-env hands the isolated agent: like the values of --env,
+// they are secrets to the redactor whatever their names (every value acpprobe gives an agent
+// on purpose is one).
+func (f *isolateFlags) passedValues() []string {
+	var out []string
+	for _, name := range f.pass {
+		if v, ok := os.LookupEnv(name); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // turnSandbox is the sandbox of prompt turns (turn, check --turns, matrix --turns): env+home

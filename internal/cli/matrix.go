@@ -116,7 +116,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	}
 	rc := pf.recording()
 	opts := &MatrixOptions{IO: stdio, Parallel: *parallel, Format: *format, OutDir: *outDir,
-		NoRedact: rc.NoRedact, Secrets: rc.Secrets, Catalogue: cat, AuthAB: iso.authAB}
+		NoRedact: rc.NoRedact, Secrets: append(rc.Secrets, iso.passedValues()...), Catalogue: cat, AuthAB: iso.authAB}
 	if *turns {
 		to, err := tf.options(probe.Options{}, pf.env, sandbox.Options{}) // each agent's sandbox: turnRunner
 		if err != nil {

@@ -529,9 +529,15 @@ func sameAsKept(t *testing.T, file string, got []byte, drop []string) {
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
-	for _, k := range drop {
-		delete(a, k)
-		delete(b, k)
+	for _, k := range drop { // a key, or a dotted path to one
+		for _, doc := range []map[string]any{a, b} {
+			path := strings.Split(k, ".")
+			m := doc
+			for _, p := range path[:len(path)-1] {
+				m, _ = m[p].(map[string]any)
+			}
+			delete(m, path[len(path)-1])
+		}
 	}
 	keys := maps.Clone(a)
 	maps.Copy(keys, b)
@@ -1067,8 +1073,9 @@ func lastKey(raw []byte) (string, error) {
 // TestRecordedAgentsReplay: for every kept check transcript, `acpprobe check --json
 // --prompt-shapes --deep -- acpprobe replay T` (the flags it was recorded with) gives the kept
 // result structurally, with the kept exit code. It runs in a throwaway HOME and working
-// directory; sideEffects is left out, because what the run did to the machine is the run's own
-// (a replay creates none of the files the agent did). A replay plays T's main connection to
+// directory; sideEffects and exit.containment are left out, because what the run did to the
+// machine, and what held the replaying process, are the run's own (a replay creates none of
+// the files the agent did). A replay plays T's main connection to
 // every connection of the check: the replayed fork probe's session/fork gets the recorded
 // answer to method detection's fork (-32602), not the live fork probe's -32002; neither is a
 // finding, so the results agree.
@@ -1105,7 +1112,7 @@ func TestRecordedAgentsReplay(t *testing.T) {
 			if code != wantCode {
 				t.Errorf("%s: the replayed check exited %d, the recorded one %d\n%s", row.file, code, wantCode, stderr.String())
 			}
-			sameAsKept(t, row.file, stdout.Bytes(), []string{"sideEffects"})
+			sameAsKept(t, row.file, stdout.Bytes(), []string{"sideEffects", "exit.containment"})
 		})
 	}
 }

@@ -128,6 +128,7 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 		return nil, err
 	}
 	opts := &TurnOptions{ProbeOptions: *pf.probeOptions(stdio, target)}
+	opts.Recording.Secrets = append(opts.Recording.Secrets, iso.passedValues()...)
 	opts.Report.Verdict = verdict
 	if opts.Turn, err = tf.options(target, pf.env, box); err != nil {
 		return nil, err

@@ -78,6 +78,7 @@ type turn struct {
 	results    []record.ToolResult
 	structured bool
 	schema     json.RawMessage // the output schema when structured; nil for "any JSON"
+	verdict    string          // the allow verdict of a permission monitor's request (monitors)
 	reasoning  string
 	lastKinds  []string
 	lastText   string
@@ -365,8 +366,9 @@ func parseAnthropic(body []byte) (*turn, error) {
 			Type         string `json:"type"`
 			BudgetTokens int    `json:"budget_tokens"`
 		} `json:"thinking"`
-		OutputFormat *format `json:"output_format"`
-		OutputConfig *struct {
+		StopSequences []string `json:"stop_sequences"`
+		OutputFormat  *format  `json:"output_format"`
+		OutputConfig  *struct {
 			Effort string  `json:"effort"`
 			Format *format `json:"format"`
 		} `json:"output_config"`
@@ -375,7 +377,7 @@ func parseAnthropic(body []byte) (*turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
+	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped, verdict: verdictFor(req.StopSequences)}
 	for _, tl := range req.Tools {
 		name := tl.Name
 		if name == "" {

@@ -256,7 +256,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	bounded := false
 	if t != nil && req.Endpoint == "generate" {
 		reply, bounded = s.ask(in, &Call{Request: &req, Tools: t.tools, Schema: t.schema})
-		if reply.Error == nil && reply.Tool != nil && !t.structured {
+		if reply.Error == nil && reply.Tool != nil && !t.structured && t.verdict == "" {
 			in.toolCalls++
 		}
 	}
@@ -498,6 +498,8 @@ func (s *Server) answer(t *turn, req *record.ModelRequestInfo, reply Reply) *ans
 			obj = json.RawMessage("{}")
 		}
 		a.chunks, a.delay = []string{string(obj)}, 0
+	case t.verdict != "":
+		a.kind, a.chunks, a.delay = "verdict", []string{t.verdict}, 0
 	default:
 		a.kind, a.thought = "text", reply.Thought
 		a.chunks = reply.Chunks

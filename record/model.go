@@ -94,7 +94,9 @@ type ModelResponseInfo struct {
 	Time time.Time `json:"time"`
 	// Status is the HTTP status sent.
 	Status int `json:"status"`
-	// Answer is "text", "toolCall", "structured", "error", "countTokens" or "notFound".
+	// Answer is "text", "toolCall", "structured", "verdict" (the allow verdict of the agent's
+	// own permission monitor, such as Claude Code's auto mode: see the emulator), "error",
+	// "countTokens" or "notFound".
 	Answer string `json:"answer"`
 	// Tool and ToolCallID name the tool call made ("toolCall" answers).
 	Tool       string `json:"tool,omitempty"`

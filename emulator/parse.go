@@ -129,8 +129,9 @@ type content struct {
 	callID  string
 	name    string // tool name, for a tool call or result
 	isError bool
-	result  bool // a tool result
-	call    bool // a tool call made by the model
+	result  bool     // a tool result
+	call    bool     // a tool call made by the model
+	refs    []string // the tools a result's tool_reference blocks name (resultContent)
 }
 
 // message is one conversation entry: its role and content.
@@ -173,7 +174,7 @@ func (t *turn) finish(msgs []message) {
 				name = names[c.callID]
 			}
 			t.results = append(t.results, record.ToolResult{CallID: excerptN(c.callID, maxName), Name: excerptN(name, maxName), IsError: c.isError,
-				Latest: i == lastUser && lastUser > lastModel, Content: excerpt(c.text)})
+				Latest: i == lastUser && lastUser > lastModel, Content: excerpt(c.text), Found: foundTools(name, c)})
 		}
 	}
 	if lastUser < 0 {
@@ -282,6 +283,31 @@ func (v *textValue) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// resultContent is an Anthropic tool_result's content: its text (textOf) and the tools its
+// tool_reference blocks name (Claude Code's ToolSearch answers with them).
+type resultContent struct {
+	text string
+	refs []string
+}
+
+func (v *resultContent) UnmarshalJSON(data []byte) error {
+	v.text = textOf(data)
+	if !bytes.Contains(data, []byte(`"tool_reference"`)) {
+		return nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		ToolName string `json:"tool_name"`
+	}
+	_ = json.Unmarshal(data, &parts)
+	for _, p := range parts {
+		if p.Type == "tool_reference" && p.ToolName != "" && len(v.refs) < maxFound {
+			v.refs = append(v.refs, excerptN(p.ToolName, maxName))
+		}
+	}
+	return nil
+}
+
 // rawExcerpt is the start of a JSON value as it is written (excerpt).
 type rawExcerpt string
 
@@ -320,13 +346,13 @@ func (c *anthropicContent) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	var blocks []struct {
-		Type      string    `json:"type"`
-		Text      textStart `json:"text"`
-		ID        string    `json:"id"`
-		Name      string    `json:"name"`
-		ToolUseID string    `json:"tool_use_id"`
-		Content   textValue `json:"content"`
-		IsError   bool      `json:"is_error"`
+		Type      string        `json:"type"`
+		Text      textStart     `json:"text"`
+		ID        string        `json:"id"`
+		Name      string        `json:"name"`
+		ToolUseID string        `json:"tool_use_id"`
+		Content   resultContent `json:"content"`
+		IsError   bool          `json:"is_error"`
 	}
 	_ = json.Unmarshal(data, &blocks)
 	*c = make(anthropicContent, 0, len(blocks))
@@ -336,7 +362,7 @@ func (c *anthropicContent) UnmarshalJSON(data []byte) error {
 		case "tool_use", "server_tool_use":
 			part.call, part.callID, part.name = true, b.ID, b.Name
 		case "tool_result":
-			part.result, part.callID, part.isError, part.text = true, b.ToolUseID, b.IsError, string(b.Content)
+			part.result, part.callID, part.isError, part.text, part.refs = true, b.ToolUseID, b.IsError, b.Content.text, b.Content.refs
 		}
 		*c = append(*c, part)
 	}

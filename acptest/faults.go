@@ -266,6 +266,11 @@ type ModelFaults struct {
 	// HideMCPTools: MCP servers are connected and their tools listed, but the tools are never
 	// offered to the model.
 	HideMCPTools bool
+	// DeferMCPTools: the MCP tools are not offered to the model but named in the system
+	// prompt, behind a ToolSearch tool (as Claude Code 2.1 defers them): a search ("select:"
+	// names, or words) returns the tools it found and offers them from the next request of
+	// the turn on; a direct call of a tool not found yet fails.
+	DeferMCPTools bool
 	// LoadWithoutToolCalls: session/load replays the messages but not the tool calls.
 	LoadWithoutToolCalls bool
 	// LeakOnLoad: every session/load starts a `sleep 300` child in the agent's process group

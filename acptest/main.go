@@ -192,6 +192,7 @@ func modelFlags(m *ModelFaults) []modelFlag {
 		{&m.DropBlocks, "drop-blocks", "model persona: accept every prompt block but send only the text ones to the model"},
 		{&m.NoMCP, "no-mcp", "model persona: never connect to the MCP servers given"},
 		{&m.HideMCPTools, "hide-mcp-tools", "model persona: connect and list MCP tools, but never offer them to the model"},
+		{&m.DeferMCPTools, "defer-mcp-tools", "model persona: name the MCP tools in the system prompt and offer them only once a ToolSearch call finds them"},
 		{&m.LoadWithoutToolCalls, "load-without-tool-calls", "model persona: session/load replays messages but not tool calls"},
 		{&m.LeakOnLoad, "leak-on-load", "model persona: every session/load starts a child process that is never reaped"},
 		{&m.CloseKeeps, "close-keeps", "model persona: session/close answers but does not free the session"},

@@ -220,3 +220,55 @@ func TestModelMCPUnreachable(t *testing.T) {
 		t.Errorf("stderr %q", tail)
 	}
 }
+
+// DeferMCPTools names the MCP tools in the system prompt and offers ToolSearch instead: the
+// emulator's tool round trip searches for the tool it wants (select:), the persona offers it
+// from the next request on, and the call's result flows back; a direct call of a tool not
+// found yet fails.
+func TestFaultDeferMCPTools(t *testing.T) {
+	m := newModel(t, emulator.ToolThenText(emulator.Containing("mcp__http__ping"), func(emulator.Tool) map[string]any { return nil }, "done", "missing"))
+	httpSrv, sseSrv := serveMCP(t, "http", false), serveMCP(t, "sse", true)
+	c := connect(t, acptest.Launcher(m.config(acptest.ModelFaults{DeferMCPTools: true})), "allow")
+	sid := c.newSession(m.cwd, mcpServers(t, httpSrv, sseSrv)...)
+	if got := c.stopReason(sid, text("call ping")); got != "end_turn" {
+		t.Fatalf("stopReason %q", got)
+	}
+	first, searched := m.request(t), m.response(t)
+	if !slices.Equal(first.Tools, []string{"Write", "Read", "ToolSearch"}) || !strings.Contains(string(first.Body), `mcp__http__ping\nmcp__sse__ping\nmcp__stdio__ping`) {
+		t.Fatalf("first request: tools %v, body %.300s", first.Tools, first.Body)
+	}
+	if searched.Tool != "ToolSearch" || searched.Search != "mcp__http__ping" {
+		t.Fatalf("first answer %+v, want a search for mcp__http__ping", searched)
+	}
+	second, called := m.request(t), m.response(t)
+	res := second.ToolResults[len(second.ToolResults)-1]
+	if !slices.Equal(second.Tools, []string{"Write", "Read", "mcp__http__ping", "ToolSearch"}) || res.Name != "ToolSearch" || !strings.Contains(res.Content, `"name":"mcp__http__ping"`) {
+		t.Fatalf("second request: tools %v, result %+v", second.Tools, res)
+	}
+	if called.Tool != "mcp__http__ping" || called.Search != "" {
+		t.Fatalf("second answer %+v, want the call", called)
+	}
+	if third := m.request(t); third.ToolResults[len(third.ToolResults)-1].Content != "pong from http" {
+		t.Errorf("third request: tool results %+v", third.ToolResults)
+	}
+	m.response(t)
+	if got := httpSrv.seen(); !slices.Contains(got, "tools/call") {
+		t.Errorf("no tools/call: %v", got)
+	}
+
+	m.srv.SetScript(func(c *emulator.Call) emulator.Reply {
+		if c.ToolCalls > 0 {
+			return emulator.Reply{Text: "done"}
+		}
+		return emulator.Reply{Tool: &emulator.ToolUse{Name: "mcp__sse__ping", Input: json.RawMessage(`{}`)}}
+	})
+	c.stopReason(sid, text("call sse directly"))
+	m.request(t)
+	m.response(t)
+	if r := m.request(t); len(r.ToolResults) == 0 || !r.ToolResults[len(r.ToolResults)-1].IsError {
+		t.Errorf("a deferred tool called directly: results %+v", r.ToolResults)
+	}
+	if got := sseSrv.seen(); slices.Contains(got, "tools/call") {
+		t.Errorf("the deferred tool was called: %v", got)
+	}
+}

@@ -43,6 +43,11 @@ type turn struct {
 	effort string
 	mode   string             // the session's mode: auto writes without asking
 	tools  map[string]mcpTool // the MCP tools offered in the last request, by model-side name
+	// deferred are the MCP tools the DeferMCPTools fault held back from the last request,
+	// by model-side name, and found those a ToolSearch call found in this turn (offered from
+	// then on).
+	deferred map[string]mcpTool
+	found    map[string]bool
 }
 
 // startTurn checks a session/prompt and starts its turn, which answers on its own; a
@@ -190,11 +195,15 @@ func (t *turn) request() ([]byte, error) {
 			"input_schema": map[string]any{"type": "object", "required": []string{"file_path"}, "properties": map[string]any{
 				"file_path": map[string]string{"type": "string", "description": "The file's path, relative to the working directory or absolute inside it"}}}},
 	}
-	t.tools = map[string]mcpTool{}
+	t.tools, t.deferred = map[string]mcpTool{}, map[string]mcpTool{}
 	if !h.a.cfg.HideMCPTools {
 		for _, srv := range servers {
 			for _, tl := range srv.tools {
 				name := mcpToolName(srv.name, tl.Name)
+				if h.a.cfg.DeferMCPTools && !t.found[name] {
+					t.deferred[name] = mcpTool{server: srv, tool: tl}
+					continue
+				}
 				schema := tl.InputSchema
 				if schema == nil {
 					schema = map[string]any{"type": "object"}
@@ -204,8 +213,13 @@ func (t *turn) request() ([]byte, error) {
 			}
 		}
 	}
+	system := systemPrompt
+	if len(t.deferred) > 0 {
+		tools = append(tools, toolSearchTool)
+		system += deferredNotice(t.deferred)
+	}
 	return json.Marshal(map[string]any{
-		"model": t.model, "max_tokens": maxTokens, "stream": true, "system": systemPrompt,
+		"model": t.model, "max_tokens": maxTokens, "stream": true, "system": system,
 		"messages": messages, "tools": tools,
 		"thinking": map[string]string{"type": "adaptive"}, "output_config": map[string]string{"effort": t.effort},
 	})
@@ -265,6 +279,8 @@ func (t *turn) call(u toolUse) any {
 		return t.write(u)
 	case u.name == "Read":
 		return t.read(u)
+	case u.name == toolSearchName && len(t.deferred) > 0:
+		return t.search(u)
 	}
 	if tool, ok := t.tools[u.name]; ok {
 		return t.mcp(u, tool)

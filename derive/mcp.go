@@ -74,6 +74,7 @@ func flag(b bool) *bool { return &b }
 type modelView struct {
 	requests int
 	offered  []string // every tool name offered to the model
+	found    []string // every tool a search result declared (an agent that defers its tools)
 	results  []string // the content of every tool result the model was sent
 	asked    []string // the tools the model asked for
 }
@@ -89,6 +90,7 @@ func modelExchanges(x *record.Index) modelView {
 		v.offered = append(v.offered, req.Tools...)
 		for _, r := range req.ToolResults {
 			v.results = append(v.results, r.Content)
+			v.found = append(v.found, r.Found...)
 		}
 	}
 	for _, f := range x.Events(record.ModelResponse.Kind) {
@@ -100,12 +102,14 @@ func modelExchanges(x *record.Index) modelView {
 }
 
 // sees reports whether the sentinel's tool was offered to the model (under any name that
-// contains it: agents prefix an MCP server's tools), asked for, and its result sent back.
+// contains it: agents prefix an MCP server's tools) — in a request's tools, or, by an agent
+// that defers it behind a search tool, in the result of the model's search —, asked for, and
+// its result sent back.
 func (v modelView) sees(s record.MCPSentinel) (visible, asked, returned bool) {
 	has := func(list []string, sub string) bool {
 		return slices.ContainsFunc(list, func(e string) bool { return strings.Contains(e, sub) })
 	}
-	return has(v.offered, s.Tool), has(v.asked, s.Tool), has(v.results, s.Marker)
+	return has(v.offered, s.Tool) || has(v.found, s.Tool), has(v.asked, s.Tool), has(v.results, s.Marker)
 }
 
 // mcpCaps are the MCP transports the agent advertises (stdio always).

@@ -235,3 +235,31 @@ func BenchmarkBareStreamChunk(b *testing.B) {
 		b.ReportMetric(float64(read)/float64(b.N), "bytes/chunk")
 	})
 }
+
+// BenchmarkDeferredSearch measures what ToolThenText costs on a request of Claude Code's size
+// (94 KB) that defers the tool it wants: the names in every string of the body are read to
+// find the agent's name for it (Call.deferred), against the same script on a request that
+// offers the tool.
+func BenchmarkDeferredSearch(b *testing.B) {
+	search := `{"name":"ToolSearch","input_schema":{"type":"object","properties":{"query":{"type":"string"},"max_results":{"type":"number"}},"required":["query","max_results"]}}`
+	deferred := strings.Replace(claudeSizedBody(true), `"tools":[`, `"tools":[`+search+`,`, 1)
+	deferred = strings.Replace(deferred, `"say hi"`, `"Call the tool probe_tool once. Deferred tools:\nmcp__srv__probe_tool\n"`, 1)
+	offered := strings.Replace(claudeSizedBody(true), `"tools":[`, `"tools":[{"name":"mcp__srv__probe_tool","input_schema":{"type":"object"}},`, 1)
+	for _, tc := range []struct{ name, body, want string }{{"deferred", deferred, "ToolSearch"}, {"offered", offered, "mcp__srv__probe_tool"}} {
+		b.Run(tc.name, func(b *testing.B) {
+			tr, err := parseAnthropic([]byte(tc.body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := &Call{Request: &record.ModelRequestInfo{Body: []byte(tc.body), LastUserText: tr.lastText}, Tools: tr.tools}
+			script := probeScript()
+			b.SetBytes(int64(len(tc.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := script(c); r.Tool == nil || r.Tool.Name != tc.want {
+					b.Fatalf("answered %+v", r)
+				}
+			}
+		})
+	}
+}

@@ -78,6 +78,7 @@ type turn struct {
 	results    []record.ToolResult
 	structured bool
 	schema     json.RawMessage // the output schema when structured; nil for "any JSON"
+	verdict    string          // the allow verdict of a permission monitor's request (monitors)
 	reasoning  string
 	lastKinds  []string
 	lastText   string
@@ -128,8 +129,9 @@ type content struct {
 	callID  string
 	name    string // tool name, for a tool call or result
 	isError bool
-	result  bool // a tool result
-	call    bool // a tool call made by the model
+	result  bool     // a tool result
+	call    bool     // a tool call made by the model
+	refs    []string // the tools a result's tool_reference blocks name (resultContent)
 }
 
 // message is one conversation entry: its role and content.
@@ -172,7 +174,7 @@ func (t *turn) finish(msgs []message) {
 				name = names[c.callID]
 			}
 			t.results = append(t.results, record.ToolResult{CallID: excerptN(c.callID, maxName), Name: excerptN(name, maxName), IsError: c.isError,
-				Latest: i == lastUser && lastUser > lastModel, Content: excerpt(c.text)})
+				Latest: i == lastUser && lastUser > lastModel, Content: excerpt(c.text), Found: foundTools(name, c)})
 		}
 	}
 	if lastUser < 0 {
@@ -281,6 +283,31 @@ func (v *textValue) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// resultContent is an Anthropic tool_result's content: its text (textOf) and the tools its
+// tool_reference blocks name (Claude Code's ToolSearch answers with them).
+type resultContent struct {
+	text string
+	refs []string
+}
+
+func (v *resultContent) UnmarshalJSON(data []byte) error {
+	v.text = textOf(data)
+	if !bytes.Contains(data, []byte(`"tool_reference"`)) {
+		return nil
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		ToolName string `json:"tool_name"`
+	}
+	_ = json.Unmarshal(data, &parts)
+	for _, p := range parts {
+		if p.Type == "tool_reference" && p.ToolName != "" && len(v.refs) < maxFound {
+			v.refs = append(v.refs, excerptN(p.ToolName, maxName))
+		}
+	}
+	return nil
+}
+
 // rawExcerpt is the start of a JSON value as it is written (excerpt).
 type rawExcerpt string
 
@@ -319,13 +346,13 @@ func (c *anthropicContent) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	var blocks []struct {
-		Type      string    `json:"type"`
-		Text      textStart `json:"text"`
-		ID        string    `json:"id"`
-		Name      string    `json:"name"`
-		ToolUseID string    `json:"tool_use_id"`
-		Content   textValue `json:"content"`
-		IsError   bool      `json:"is_error"`
+		Type      string        `json:"type"`
+		Text      textStart     `json:"text"`
+		ID        string        `json:"id"`
+		Name      string        `json:"name"`
+		ToolUseID string        `json:"tool_use_id"`
+		Content   resultContent `json:"content"`
+		IsError   bool          `json:"is_error"`
 	}
 	_ = json.Unmarshal(data, &blocks)
 	*c = make(anthropicContent, 0, len(blocks))
@@ -335,7 +362,7 @@ func (c *anthropicContent) UnmarshalJSON(data []byte) error {
 		case "tool_use", "server_tool_use":
 			part.call, part.callID, part.name = true, b.ID, b.Name
 		case "tool_result":
-			part.result, part.callID, part.isError, part.text = true, b.ToolUseID, b.IsError, string(b.Content)
+			part.result, part.callID, part.isError, part.text, part.refs = true, b.ToolUseID, b.IsError, b.Content.text, b.Content.refs
 		}
 		*c = append(*c, part)
 	}
@@ -365,8 +392,9 @@ func parseAnthropic(body []byte) (*turn, error) {
 			Type         string `json:"type"`
 			BudgetTokens int    `json:"budget_tokens"`
 		} `json:"thinking"`
-		OutputFormat *format `json:"output_format"`
-		OutputConfig *struct {
+		StopSequences []string `json:"stop_sequences"`
+		OutputFormat  *format  `json:"output_format"`
+		OutputConfig  *struct {
 			Effort string  `json:"effort"`
 			Format *format `json:"format"`
 		} `json:"output_config"`
@@ -375,7 +403,7 @@ func parseAnthropic(body []byte) (*turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped}
+	t := &turn{model: req.Model, stream: req.Stream, skipped: skipped, verdict: verdictFor(req.StopSequences)}
 	for _, tl := range req.Tools {
 		name := tl.Name
 		if name == "" {

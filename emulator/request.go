@@ -46,6 +46,7 @@ const (
 	maxTools        = 512
 	maxHeaders      = 64        // headers kept, and values per header
 	maxName         = 256       // Model, Reasoning, each tool name, call id and content kind
+	maxFound        = 16        // ToolResult.Found
 	maxKinds        = 64        // LastUserKinds: the latest kinds
 	maxRecordedBody = 256 << 10 // Body, BodyText: the largest body a real agent sent was 94 KB
 )

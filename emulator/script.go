@@ -29,8 +29,10 @@ type Call struct {
 	Schema json.RawMessage
 	// Asked counts the model requests the Script answered before this one since it was
 	// installed (Start, SetScript), and ToolCalls how many of those answers were a tool
-	// call: a Script uses them to ask for its tool once (ToolThenText).
-	Asked, ToolCalls int
+	// call: a Script uses them to ask for its tool once (ToolThenText). Searches is how many
+	// of those tool calls were searches for a tool the agent defers (ToolUse.Search), which a
+	// Script counts apart from its call of the tool.
+	Asked, ToolCalls, Searches int
 }
 
 // Reply is a scripted answer. The zero Reply is an empty text answer.
@@ -71,9 +73,15 @@ type ToolUse struct {
 	IsCustom bool
 	// Namespace is the tool's (Tool.Namespace): the call names it.
 	Namespace string
-	// Nested is the tool called through Name (Tool.Via): Custom is then the JavaScript that
-	// calls it.
+	// Nested is the tool called through Name: Custom is then the JavaScript that calls it
+	// (Tool.Via), or Input names it (an agent's tool that invokes a deferred tool, such as
+	// qwen-code's tool_call).
 	Nested string
+	// Search, when set, says that this is a call of the agent's tool-search tool, and what
+	// it searches for (the deferred tool's name, or the words of a keyword search): the
+	// emulator counts it apart from the Script's one tool call (Call.Searches) and records
+	// it (record.ModelResponseInfo.Search).
+	Search string
 }
 
 // APIError is an error answer in the request's dialect.
@@ -277,22 +285,31 @@ func Fail(status int, message string) Script {
 // (an agent that sends the same conversation again — claude-agent-acp 0.101.0 did, 28 times
 // in one turn — gets the text, not another call). When no offered tool fits, the answer is
 // the text noMatch (so a turn still ends, and the record shows no tool was called).
+//
+// An agent that defers its tools (it names them, in its system text or in its search tool's
+// description, and offers only a tool that searches for them: Claude Code, qwen-code,
+// CodeBuddy Code) is searched first, the way that agent expects (toolSearches), once per
+// installation; the tool is then called directly once the agent offers it, or through the
+// agent's tool that invokes a deferred tool by name, once the search's result names it. A
+// search that does not find the tool ends in noMatch, as a tool that is not offered does.
 func ToolThenText(pick ToolPicker, args func(Tool) map[string]any, text, noMatch string) Script {
 	return func(c *Call) Reply {
-		if c.ToolCalls > 0 {
+		if c.ToolCalls > c.Searches {
 			return Reply{Text: text}
 		}
+		search, searching := c.toolSearch()
 		for _, r := range c.Request.ToolResults {
-			if r.Latest {
+			if r.Latest && !(searching && r.Name == search.tool.Name) {
 				return Reply{Text: text}
 			}
 		}
-		t, ok := pick(c.Tools)
-		if !ok {
-			return Reply{Text: noMatch}
+		var use *ToolUse
+		if t, ok := pick(c.Tools); ok {
+			use, _ = Use(t, args(t))
+		} else if searching {
+			use = c.deferred(search, pick, args)
 		}
-		use, err := Use(t, args(t))
-		if err != nil {
+		if use == nil {
 			return Reply{Text: noMatch}
 		}
 		return Reply{Tool: use}

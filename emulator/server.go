@@ -116,8 +116,9 @@ type Server struct {
 type installation struct {
 	script Script
 	// asked counts the model requests put to the script, toolCalls the tool calls it
-	// answered; both only under Server.recMu, which every Script call holds.
-	asked, toolCalls int
+	// answered and searches those of them that were searches (ToolUse.Search); all only
+	// under Server.recMu, which every Script call holds.
+	asked, toolCalls, searches int
 }
 
 // Start listens on 127.0.0.1 on an ephemeral port and serves until Close, or until ctx ends.
@@ -256,8 +257,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	bounded := false
 	if t != nil && req.Endpoint == "generate" {
 		reply, bounded = s.ask(in, &Call{Request: &req, Tools: t.tools, Schema: t.schema})
-		if reply.Error == nil && reply.Tool != nil && !t.structured {
+		if reply.Error == nil && reply.Tool != nil && !t.structured && t.verdict == "" {
 			in.toolCalls++
+			if reply.Tool.Search != "" {
+				in.searches++
+			}
 		}
 	}
 	s.recMu.Unlock()
@@ -285,7 +289,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			if a.tool.Nested != "" {
 				called = Tool{Name: a.tool.Nested, Namespace: a.tool.Namespace, Via: a.tool.Name}
 			}
-			res.Tool, res.ToolCallID = called.QualifiedName(), a.toolID
+			res.Tool, res.ToolCallID, res.Search = called.QualifiedName(), a.toolID, a.tool.Search
 		}
 		var err error
 		if t.stream {
@@ -463,7 +467,7 @@ func (s *Server) ask(in *installation, c *Call) (reply Reply, bounded bool) {
 	if script == nil {
 		script = Text(DefaultText)
 	}
-	c.Asked, c.ToolCalls = in.asked, in.toolCalls
+	c.Asked, c.ToolCalls, c.Searches = in.asked, in.toolCalls, in.searches
 	in.asked++
 	reply = script(c)
 	if in.asked <= s.opts.MaxRequests {
@@ -498,6 +502,8 @@ func (s *Server) answer(t *turn, req *record.ModelRequestInfo, reply Reply) *ans
 			obj = json.RawMessage("{}")
 		}
 		a.chunks, a.delay = []string{string(obj)}, 0
+	case t.verdict != "":
+		a.kind, a.chunks, a.delay = "verdict", []string{t.verdict}, 0
 	default:
 		a.kind, a.thought = "text", reply.Thought
 		a.chunks = reply.Chunks

@@ -84,6 +84,11 @@ type ToolResult struct {
 	Latest bool `json:"latest,omitempty"`
 	// Content is the start of the result's text.
 	Content string `json:"content,omitempty"`
+	// Found, on the result of an agent's tool-search tool, are the tools it declares in a form
+	// the emulator knows (Claude Code's tool_reference blocks, qwen-code's <function>
+	// declarations, CodeBuddy Code's "## NAME" headings): tools the agent defers, which the
+	// model may now call. A name the result only echoes ("Not found: NAME") is not one.
+	Found []string `json:"found,omitempty"`
 }
 
 // ModelResponseInfo is what the emulator answered to one request.
@@ -94,11 +99,20 @@ type ModelResponseInfo struct {
 	Time time.Time `json:"time"`
 	// Status is the HTTP status sent.
 	Status int `json:"status"`
-	// Answer is "text", "toolCall", "structured", "error", "countTokens" or "notFound".
+	// Answer is "text", "toolCall", "structured", "verdict" (the allow verdict of the agent's
+	// own permission monitor, such as Claude Code's auto mode: see the emulator), "error",
+	// "countTokens" or "notFound".
 	Answer string `json:"answer"`
-	// Tool and ToolCallID name the tool call made ("toolCall" answers).
+	// Tool and ToolCallID name the tool call made ("toolCall" answers). A tool called through
+	// another is named "VIA/TOOL": codex-acp's JavaScript exec tool ("functions.exec/apply_patch"),
+	// or an agent's tool that invokes a deferred tool by name ("tool_call/mcp__srv__tool").
 	Tool       string `json:"tool,omitempty"`
 	ToolCallID string `json:"toolCallId,omitempty"`
+	// Search, on a call of the agent's tool-search tool (Tool is then that tool: ToolSearch,
+	// tool_search), is what the model searched for: the name of a tool the agent defers (it
+	// names the tool but does not offer it until the model searches for it), or the words of a
+	// keyword search. Its ToolCallID is the id the search's result answers.
+	Search string `json:"search,omitempty"`
 	// Thought is true when the answer carried the model's reasoning (Reply.Thought).
 	Thought bool `json:"thought,omitempty"`
 	// Chunks counts the text deltas written.

@@ -178,7 +178,9 @@ func milestones(m report.MCPTruth) string {
 
 // The sentinels, one per transport, against the model persona: every milestone, from
 // delivered to the tool's result back at the model; with --no-mcp it never connects; with
-// --hide-mcp-tools it lists the tools and never offers them to the model. Each missed milestone
+// --hide-mcp-tools it lists the tools and never offers them to the model; with
+// --defer-mcp-tools it offers them only once the model searched for them (ToolSearch), which
+// the scripted model does first, then calls the tool it found. Each missed milestone
 // of an advertised transport is a CAPABILITY finding; no sentinel outlives the run.
 func TestMCPScenario(t *testing.T) {
 	for _, c := range []struct {
@@ -188,6 +190,7 @@ func TestMCPScenario(t *testing.T) {
 		{"", "yyyyyyy", "", 0},
 		{"--no-mcp", "ynnnnnn", "connected", 3},
 		{"--hide-mcp-tools", "yyynnnn", "visible", 3},
+		{"--defer-mcp-tools", "yyyyyyy", "", 0},
 	} {
 		t.Run("fault"+c.fault, func(t *testing.T) {
 			t.Parallel()

@@ -46,7 +46,7 @@ func runClient(in *inputs, out *findings) {
 		}
 	}
 	// Methods the client called that are neither ACP nor `_`-prefixed.
-	for f := range in.scan(out) {
+	for _, f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || !f.Msg.HasMethod || f.Msg.Method == "" {
 			continue
 		}

@@ -33,7 +33,7 @@ var envelopePass = pass{
 }
 
 func runEnvelope(in *inputs, out *findings) {
-	for f := range in.scan(out) {
+	for x, f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}
@@ -48,7 +48,7 @@ func runEnvelope(in *inputs, out *findings) {
 			if m.Result != nil && m.Error != nil {
 				out.add(envelopeResultAndError, f.Seq, "", "a response carries either result or error, never both", nil)
 			}
-			reply := in.Main.ReplyOf(f.Seq)
+			reply := x.ReplyOf(f.Seq)
 			switch {
 			case reply.Exchange == nil:
 				out.add(envelopeUnknownID, f.Seq, "/id", fmt.Sprintf("response to id %s, which the client never sent", m.ID), nil)

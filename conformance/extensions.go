@@ -59,11 +59,11 @@ func runExtensions(in *inputs, out *findings) {
 // client that sends no vendor _meta. An error that demands metadata breaks it. It is judged at
 // the answer, which may come in a later window than its request (Options.From).
 func zeroMeta(in *inputs, out *findings) {
-	for answer := range in.scan(out) {
+	for x, answer := range in.scan(out) {
 		if answer.Dir != jsonrpc.DirAgent || answer.Msg == nil || answer.Msg.Kind() != jsonrpc.Response {
 			continue
 		}
-		reply := in.Main.ReplyOf(answer.Seq)
+		reply := x.ReplyOf(answer.Seq)
 		if reply.Exchange == nil || !reply.First || reply.Exchange.Request.Dir != jsonrpc.DirClient {
 			continue
 		}

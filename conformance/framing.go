@@ -31,7 +31,7 @@ var framingPass = pass{
 }
 
 func runFraming(in *inputs, out *findings) {
-	for f := range in.scan(out) {
+	for _, f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirAgent {
 			continue
 		}

@@ -103,17 +103,23 @@ type findings struct {
 // checkEvery is how many frames a scan yields between two looks at the deadline.
 const checkEvery = 16
 
-// scan yields the record's frames to a pass, in order. It stops when the evaluation's context
-// ends, and marks the pass cut.
-func (in *inputs) scan(out *findings) iter.Seq[jsonrpc.Frame] {
-	return func(yield func(jsonrpc.Frame) bool) {
-		for i, f := range in.Frames {
-			if i%checkEvery == 0 && in.ctx.Err() != nil {
-				out.cut = true
-				return
-			}
-			if !yield(f) {
-				return
+// scan yields the frames judged one by one to a pass (derive.Facts.Judged: the main
+// connection's, then those of the other connections acpprobe drove), each with the index of
+// its connection, which pairs a response with its request. It stops when the evaluation's
+// context ends, and marks the pass cut.
+func (in *inputs) scan(out *findings) iter.Seq2[*record.Index, jsonrpc.Frame] {
+	return func(yield func(*record.Index, jsonrpc.Frame) bool) {
+		n := 0
+		for _, p := range in.Judged() {
+			for _, f := range p.Frames {
+				if n%checkEvery == 0 && in.ctx.Err() != nil {
+					out.cut = true
+					return
+				}
+				n++
+				if !yield(p.X, f) {
+					return
+				}
 			}
 		}
 	}

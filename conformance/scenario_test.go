@@ -35,6 +35,7 @@ import (
 //	                 the purpose "deep", or say initializeOnly as records before purposes did)
 //	-- fork-probe -- frames of the fork-probe connection (same syntax; a spawn event with the
 //	                 purpose "fork-probe" is added when missing)
+//	-- turn --       frames of a turn scenario's fresh agent process (the same, purpose turn)
 //	-- session-load --, -- session-resume -- frames of the sessions turn scenario's
 //	                 connections (the same, with their purposes)
 //
@@ -87,7 +88,7 @@ func loadScenario(t *testing.T, file string) (*derive.Facts, map[string]string, 
 	extras := []struct {
 		section string
 		purpose record.Purpose
-	}{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe},
+	}{{"deep", record.PurposeDeep}, {"fork-probe", record.PurposeForkProbe}, {"turn", record.PurposeTurn},
 		{"session-load", record.PurposeSessionLoad}, {"session-resume", record.PurposeSessionResume}}
 	for _, e := range extras {
 		if section, ok := sections[e.section]; ok {

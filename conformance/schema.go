@@ -8,6 +8,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -38,6 +39,7 @@ var schemaPass = pass{
 type messages struct {
 	in  *inputs
 	out *findings
+	x   *record.Index // the connection of the frame being judged
 }
 
 // legacyFields are non-spec keys with a history, named as legacy rather than as custom keys.
@@ -46,14 +48,15 @@ var legacyFields = map[string]string{
 }
 
 func (j *messages) run() {
-	for f := range j.in.scan(j.out) {
+	for x, f := range j.in.scan(j.out) {
 		if f.Dir != jsonrpc.DirAgent || f.Msg == nil {
 			continue
 		}
+		j.x = x
 		m := f.Msg
 		switch m.Kind() {
 		case jsonrpc.Response:
-			reply := j.in.Main.ReplyOf(f.Seq)
+			reply := x.ReplyOf(f.Seq)
 			if reply.Exchange == nil || !reply.First {
 				continue
 			}
@@ -209,7 +212,7 @@ func (j *messages) methodOf(f jsonrpc.Frame) string {
 	if f.Msg.Method != "" {
 		return f.Msg.Method
 	}
-	if ex := j.in.Main.ReplyOf(f.Seq).Exchange; ex != nil {
+	if ex := j.x.ReplyOf(f.Seq).Exchange; ex != nil {
 		return "the " + ex.Method() + " response"
 	}
 	return "the response"

@@ -92,6 +92,11 @@ func TestTurnFacts(t *testing.T) {
 		t.Errorf("ignored cancel %+v: the model's answer was still streaming when cancel was sent", c)
 	}
 
+	// A scenario on a fresh agent process is read from that connection.
+	if f := turnOf(t, "turn-fresh-process"); f.Outcome != report.TurnPassed || f.Cancel == nil || !f.Cancel.Sent || f.Cancel.StopReason != "cancelled" || !f.Cancel.NextText {
+		t.Errorf("the cancel scenario on its own agent process: %s %+v", f.Outcome, f.Cancel)
+	}
+
 	k := turnOf(t, "turn-cancel-ignored")
 	if ct := k.Cancel; k.Outcome != report.TurnFailed || !ct.Sent || ct.StopReason != "end_turn" || ct.WithinMs == nil ||
 		ct.NextStopReason != "end_turn" || ct.NextText || ct.NextModelRequests != 0 {

@@ -50,10 +50,15 @@ type Facts struct {
 	// Result holds the report's facts: everything but the findings, the turns' outcomes, the
 	// verdict and the extension inventory (see Extensions).
 	Result *report.Result
-	// Main indexes the main connection; Frames are the frames to judge one by one (Main's, or
+	// Main indexes the main connection; Frames are its frames to judge one by one (Main's, or
 	// those after Options.From).
 	Main   *record.Index
 	Frames []jsonrpc.Frame
+	// Others index the other connections acpprobe drove as it drives the main one: the turn
+	// scenarios' fresh agent processes and the sessions scenario's (purposes turn,
+	// session-load, session-resume). Their frames are judged one by one too (Judged); the
+	// initialize-only connections of check (deep, fork-probe) have checks of their own.
+	Others []*record.Index
 	// Schemas are the schema sets the record is read against.
 	Schemas *Schemas
 	// Client is what the client advertised in its initialize request.
@@ -95,15 +100,20 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 	shapes := deriveShapes(x, r)
 	r.PromptShapes = shapes.shapes
 	turnConns := []*record.Index{x}
+	var others []*record.Index
 	for _, c := range conns.Extra {
-		if c.Purpose == record.PurposeTurn {
+		switch c.Purpose {
+		case record.PurposeTurn:
 			turnConns = append(turnConns, record.New(c.Frames))
+			others = append(others, turnConns[len(turnConns)-1])
+		case record.PurposeSessionLoad, record.PurposeSessionResume:
+			others = append(others, record.New(c.Frames))
 		}
 	}
 	r.Turns = deriveTurns(turnConns, sessionConns{load: conns.Of(record.PurposeSessionLoad), resume: conns.Of(record.PurposeSessionResume)}, runModelOf(x, conns.All))
 	r.Route = turnRoute(x, r, conns.All)
 	return &Facts{
-		Result: r, Main: x, Frames: after(x.Frames(), o.From), Schemas: sets,
+		Result: r, Main: x, Frames: after(x.Frames(), o.From), Others: others, Schemas: sets,
 		Client:       clientCapsOf(x),
 		Detection:    detectMethods(x, r),
 		PromptAnswer: shapes.promptAnswer,
@@ -114,13 +124,30 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 	}, nil
 }
 
-// Extensions is the vendor extension inventory of Frames, taken on the first call, within
+// Part is a connection's frames to judge one by one, and the index of that connection (which
+// pairs its responses with their requests).
+type Part struct {
+	X      *record.Index
+	Frames []jsonrpc.Frame
+}
+
+// Judged are the frames judged one by one: the main connection's Frames, then every frame of
+// the Others, each with its connection's index.
+func (f *Facts) Judged() []Part {
+	parts := []Part{{X: f.Main, Frames: f.Frames}}
+	for _, x := range f.Others {
+		parts = append(parts, Part{X: x, Frames: x.Frames()})
+	}
+	return parts
+}
+
+// Extensions is the vendor extension inventory of the judged frames (Judged), taken on the first call, within
 // ctx: its cost grows with the record, so it is taken by the first pass that reads it, after
 // the cheaper passes have judged. cut says the context ended before it had taken every
 // message (the passes that read it did not judge the whole record then).
 func (f *Facts) Extensions(ctx context.Context) (e Extensions, cut bool) {
 	f.once.Do(func() {
-		f.exts = takeExtensions(ctx, f.Main, f.Frames, f.Catalogue, f.Schemas.Places())
+		f.exts = takeExtensions(ctx, f.Judged(), f.Catalogue, f.Schemas.Places())
 		f.taken, f.cut = true, ctx.Err() != nil
 	})
 	return f.exts, f.cut

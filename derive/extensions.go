@@ -24,15 +24,28 @@ type Extensions struct {
 	Client *extensions.Inventory
 }
 
-// takeExtensions inventories the messages of frames, a part of the record x indexes (see
+// takeExtensions inventories the messages of the parts (the main connection's first; see
 // Extensions); when ctx ends first, the inventories hold the messages taken until then.
-func takeExtensions(ctx context.Context, x *record.Index, frames []jsonrpc.Frame, cat *extensions.Catalogue, places extensions.Schema) Extensions {
-	if !clientIsAcpprobe(x) {
-		inv := cat.Take(extensionMessages(ctx, x, frames, "", nil), places)
+func takeExtensions(ctx context.Context, parts []Part, cat *extensions.Catalogue, places extensions.Schema) Extensions {
+	if !clientIsAcpprobe(parts[0].X) {
+		inv := cat.Take(partsMessages(ctx, parts, "", nil), places)
 		return Extensions{Inventory: inv, Client: inv}
 	}
-	own := cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirClient, nil), places)
-	return Extensions{Inventory: cat.Take(extensionMessages(ctx, x, frames, jsonrpc.DirAgent, own), places), Client: own}
+	own := cat.Take(partsMessages(ctx, parts, jsonrpc.DirClient, nil), places)
+	return Extensions{Inventory: cat.Take(partsMessages(ctx, parts, jsonrpc.DirAgent, own), places), Client: own}
+}
+
+// partsMessages are the messages of every part, a part after the other (extensionMessages).
+func partsMessages(ctx context.Context, parts []Part, dir jsonrpc.Dir, echoed *extensions.Inventory) iter.Seq[extensions.Message] {
+	return func(yield func(extensions.Message) bool) {
+		for _, p := range parts {
+			for m := range extensionMessages(ctx, p.X, p.Frames, dir, echoed) {
+				if !yield(m) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // clientIsAcpprobe reports whether acpprobe was the client: in a session it drove, or in a

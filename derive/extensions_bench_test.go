@@ -70,7 +70,7 @@ func BenchmarkInventory(b *testing.B) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
-		ext := takeExtensions(context.Background(), x, frames, cat, sets.Places())
+		ext := takeExtensions(context.Background(), []Part{{X: x, Frames: frames}}, cat, sets.Places())
 		if len(ext.Inventory.UnknownVariants) != 0 {
 			b.Fatalf("variants in a record that has none: %+v", ext.Inventory.UnknownVariants)
 		}

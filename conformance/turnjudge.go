@@ -228,7 +228,7 @@ func sameRequests(models []report.ModelTruth) [][2]report.ModelTruth {
 	for i, a := range models {
 		for _, b := range models[i+1:] {
 			if a.Option != b.Option || a.Value == b.Value || !a.Set || !b.Set || len(a.Requested) == 0 ||
-				isAlias(a.Value) || isAlias(b.Value) || notReached(a) || notReached(b) {
+				a.Alias || b.Alias || notReached(a) || notReached(b) {
 				continue
 			}
 			if slices.Equal(sorted(a.Requested), sorted(b.Requested)) {
@@ -240,12 +240,6 @@ func sameRequests(models []report.ModelTruth) [][2]report.ModelTruth {
 }
 
 func notReached(m report.ModelTruth) bool { return m.Reached != nil && !*m.Reached }
-
-// isAlias reports whether a value names a choice rather than a model or a level.
-func isAlias(value string) bool {
-	v := strings.ToLower(value)
-	return strings.Contains(v, "default") || strings.Contains(v, "auto")
-}
 
 func sorted(list []string) []string {
 	out := slices.Clone(list)

@@ -489,7 +489,7 @@ func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []rep
 				}
 			}
 		}
-		t.Reached = reached(t.Value, others, t.Requested)
+		t.Reached, t.Alias = reached(t.Value, others, t.Requested), alias(t.Value)
 		out = append(out, t)
 	}
 	return out
@@ -557,10 +557,12 @@ func best(requested string, values []string) string {
 	return top
 }
 
-// alias reports whether a value names a choice rather than a model or a level.
+// alias reports whether a value names a choice rather than a model or a level: a default, an
+// automatic choice, or a switch turned on at its own level ("enabled", "on": CodeBuddy Code's
+// thought_level enabled asks for effort=high).
 func alias(value string) bool {
 	v := strings.ToLower(value)
-	return strings.Contains(v, "default") || strings.Contains(v, "auto")
+	return strings.Contains(v, "default") || strings.Contains(v, "auto") || v == "enabled" || v == "on" || v == "true"
 }
 
 // names reports whether a requested model (or reasoning setting) names value: the whole

@@ -54,4 +54,21 @@ func TestReached(t *testing.T) {
 			t.Errorf("reached(%q, %v) = %s, want %s", c.value, c.requested, got, c.want)
 		}
 	}
+	// A thought level that switches thinking on at its own level (CodeBuddy Code's enabled,
+	// which asks for effort=high) tells nothing: it is no miss of high.
+	levels := []string{"disabled", "high", "max", "enabled"}
+	for _, c := range []struct {
+		value     string
+		requested []string
+		want      string
+	}{
+		{"enabled", []string{"effort=high"}, "?"},
+		{"high", []string{"effort=high"}, "yes"},
+		{"max", []string{"effort=xhigh"}, "?"},
+		{"max", []string{"effort=high"}, "no"},
+	} {
+		if got := show(reached(c.value, levels, c.requested)); got != c.want {
+			t.Errorf("reached(%q, %v) = %s, want %s", c.value, c.requested, got, c.want)
+		}
+	}
 }

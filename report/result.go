@@ -634,6 +634,9 @@ type ModelTruth struct {
 	// Reached: the requests asked for the selected value (true), for another value of the same
 	// option (false), or nothing tells (null: an alias such as "default", no request).
 	Reached *bool `json:"reached"`
+	// Alias: the value names a choice rather than a model or a level ("default", "auto",
+	// "enabled"): it may well lead to the same requests as another value.
+	Alias bool `json:"alias,omitempty"`
 }
 
 // PermissionTruth is what the agent did when the model asked to write a file.

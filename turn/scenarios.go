@@ -358,8 +358,8 @@ const (
 	cancelDelay  = 200 * time.Millisecond
 )
 
-// cancel: a slow stream; session/cancel once the first chunk of the answer reached the
-// client; the turn must end cancelled within record.CancelBound; then, if it did end, a second
+// cancel: a slow stream; session/cancel once the first text or thought chunk of the answer
+// reached the client; the turn must end cancelled within record.CancelBound; then, if it did end, a second
 // one-line turn.
 func (sc *scene) cancel(ctx context.Context, s *probe.Session, l *live) {
 	chunks := make([]string, cancelChunks)
@@ -367,8 +367,15 @@ func (sc *scene) cancel(ctx context.Context, s *probe.Session, l *live) {
 		chunks[i] = fmt.Sprintf("chunk %d of a slow answer. ", i+1)
 	}
 	sc.srv.SetScript(emulator.Slow(cancelDelay, chunks...))
+	// The answer streams once a text or thought chunk of this session arrives: the updates an
+	// agent sends as a turn starts (CodeBuddy Code's available_commands_update, usage) come
+	// before it calls the model, and a cancel then would not be sent mid-stream.
 	first, stop := s.Watch(func(f jsonrpc.Frame) bool {
-		return f.Dir == jsonrpc.DirAgent && f.Msg != nil && f.Msg.Method == acp.MethodSessionUpdate
+		if f.Dir != jsonrpc.DirAgent || f.Msg == nil || f.Msg.Method != acp.MethodSessionUpdate {
+			return false
+		}
+		u := acp.ParseSessionUpdate(f.Msg.Params)
+		return u.SessionID == l.id && (u.Kind == "agent_message_chunk" || u.Kind == "agent_thought_chunk")
 	})
 	defer stop()
 	answered := make(chan struct{})

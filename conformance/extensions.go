@@ -2,11 +2,9 @@ package conformance
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/extensions"
-	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -56,32 +54,20 @@ func runExtensions(in *inputs, out *findings) {
 }
 
 // zeroMeta checks the zero-_meta contract: session/new and session/prompt must work for a
-// client that sends no vendor _meta. An error that demands metadata breaks it. It is judged at
-// the answer, which may come in a later window than its request (Options.From).
+// client that sends no vendor _meta. An error that demands metadata breaks it (the derivation's
+// ZeroMeta steps say which answered so). It is judged at the answer, which may come in a later
+// window than its request (Options.From).
 func zeroMeta(in *inputs, out *findings) {
-	for x, answer := range in.scan(out) {
-		if answer.Dir != jsonrpc.DirAgent || answer.Msg == nil || answer.Msg.Kind() != jsonrpc.Response {
+	z := in.Result.ZeroMeta
+	if z == nil {
+		return
+	}
+	for _, s := range z.Steps {
+		if s.Demands == "" || s.AnswerSeq <= in.From || s.Method == acp.MethodInitialize {
 			continue
 		}
-		reply := x.ReplyOf(answer.Seq)
-		if reply.Exchange == nil || !reply.First || reply.Exchange.Request.Dir != jsonrpc.DirClient {
-			continue
-		}
-		f := reply.Exchange.Request
-		if f.Msg.Method != acp.MethodSessionNew && f.Msg.Method != acp.MethodSessionPrompt {
-			continue
-		}
-		if strings.Contains(string(f.Msg.Params), `"_meta"`) {
-			continue // the client sent _meta: not the zero-_meta plane
-		}
-		rpcErr := answer.Msg.Err()
-		if rpcErr == nil {
-			continue
-		}
-		if key, demands := in.Catalogue.MetadataDemand(rpcErr.Message + " " + string(rpcErr.Data)); demands {
-			out.add(extensionsZeroMeta, answer.Seq, "/error", fmt.Sprintf(
-				"%s without _meta was refused for lack of %s (%d %q): the standard plane must work with zero vendor _meta; that key belongs to a private channel",
-				f.Msg.Method, key, rpcErr.Code, rpcErr.Message), map[string]string{"key": key})
-		}
+		out.add(extensionsZeroMeta, s.AnswerSeq, "/error", fmt.Sprintf(
+			"%s without _meta was refused for lack of %s (%q): the standard plane must work with zero vendor _meta; that key belongs to a private channel",
+			s.Method, s.Demands, s.Error), map[string]string{"key": s.Demands})
 	}
 }

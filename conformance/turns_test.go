@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +102,26 @@ func TestTurnFacts(t *testing.T) {
 	if ct := k.Cancel; k.Outcome != report.TurnFailed || !ct.Sent || ct.StopReason != "end_turn" || ct.WithinMs == nil ||
 		ct.NextStopReason != "end_turn" || ct.NextText || ct.NextModelRequests != 0 {
 		t.Errorf("cancel: %s %+v", k.Outcome, ct)
+	}
+}
+
+// The zero-_meta contract as a fact of the report: held when initialize, session/new and a
+// prompt turn worked without _meta; broken when an answer demanded metadata; unverified when no
+// prompt turn was sent.
+func TestZeroMetaFact(t *testing.T) {
+	for file, want := range map[string]report.ZeroMetaOutcome{
+		"turn-completion":               report.ZeroMetaHeld,
+		"extensions-zero-meta-contract": report.ZeroMetaBroken,
+		"clean":                         report.ZeroMetaUnverified,
+	} {
+		facts, _, _ := loadScenario(t, "testdata/scenarios/"+file+".txtar")
+		z := facts.Result.ZeroMeta
+		if z == nil || z.Outcome != want {
+			t.Errorf("%s: zero _meta %+v, want %s", file, z, want)
+			continue
+		}
+		if want == report.ZeroMetaBroken && (z.Reason == "" || !slices.ContainsFunc(z.Steps, func(s report.ZeroMetaStep) bool { return s.Demands != "" })) {
+			t.Errorf("%s: broken, but no step names the key it demanded: %+v", file, z)
+		}
 	}
 }

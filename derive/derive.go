@@ -54,6 +54,9 @@ type Facts struct {
 	// those after Options.From).
 	Main   *record.Index
 	Frames []jsonrpc.Frame
+	// From is Options.From: a fact of a line at or before it was judged by an earlier
+	// evaluation.
+	From int64
 	// Others index the other connections acpprobe drove as it drives the main one: the turn
 	// scenarios' fresh agent processes and the sessions scenario's (purposes turn,
 	// session-load, session-resume). Their frames are judged one by one too (Judged); the
@@ -112,8 +115,8 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 	}
 	r.Turns = deriveTurns(turnConns, sessionConns{load: conns.Of(record.PurposeSessionLoad), resume: conns.Of(record.PurposeSessionResume)}, runModelOf(x, conns.All))
 	r.Route = turnRoute(x, r, conns.All)
-	return &Facts{
-		Result: r, Main: x, Frames: after(x.Frames(), o.From), Others: others, Schemas: sets,
+	f := &Facts{
+		Result: r, Main: x, Frames: after(x.Frames(), o.From), From: o.From, Others: others, Schemas: sets,
 		Client:       clientCapsOf(x),
 		Detection:    detectMethods(x, r),
 		PromptAnswer: shapes.promptAnswer,
@@ -121,7 +124,13 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 		Deep:         deriveDeep(ctx, conns.Of(record.PurposeDeep), cat),
 		Fork:         indexOf(conns.Of(record.PurposeForkProbe)),
 		Catalogue:    cat,
-	}, nil
+	}
+	all := []Part{{X: x, Frames: x.Frames()}} // every line: a fact, whatever was judged before
+	for _, o := range others {
+		all = append(all, Part{X: o, Frames: o.Frames()})
+	}
+	r.ZeroMeta = zeroMeta(all, cat)
+	return f, nil
 }
 
 // Part is a connection's frames to judge one by one, and the index of that connection (which

@@ -44,6 +44,7 @@ var (
 			"extensions/catalogue/claudeCode.json",
 		}},
 		{Namespace: "codebuddy.ai", Name: "CodeBuddy Code / WorkBuddy (Tencent)", Source: "Tencent Cloud documentation, CodeBuddy Code > ACP Extension Namespace Reference (AI-translated page, last updated 2026-09-30 18:15:50); project copy ../shared/seeds/001_7f8a7627fcf58594.txt. Section numbers below (3.x, 4, 5.x) are that page's.", Notes: []string{
+			"Forms: the page writes every key flat (codebuddy.ai/timestamp); CodeBuddy Code 2.117.0 also sends the nested form on every session/update, params._meta[\"codebuddy.ai\"].timestamp (seen on the wire, acpprobe turn of @tencent-ai/agent-sdk 0.3.201, 2026-12-01).",
 			"Model: every _meta key of section 3 is a metaKeys entry (name without the codebuddy.ai/ prefix) with its group 3.1-3.15; every row of the section-4 method table is a methods entry; every section-5 token is a nonKeys entry. class is the page's Category column (public/private); status records what the page says beyond it (retired, no producer, placeholder).",
 			"Reconciliation (checked by TestCodeBuddyReconciliation): the page's canonical count is git grep -ohE 'codebuddy\\.ai/[A-Za-z0-9_.-]*' | sort -u = 195 tokens = bucket A 142 keys + bucket B 44 method tokens + bucket C 3 namespace/wildcard notations (section 5.1) + bucket D 6 product-site URL paths (section 5.2). The character class has no '/', so the leading '_' of a method is dropped and _codebuddy.ai/session/rollback, /session/rollbackFiles and /session/previewFileRollback all become the one token codebuddy.ai/session; that is why the section-4 table has 46 rows for 44 tokens (the 46 rows include the placeholder _codebuddy.ai/example). The page records its C3 change from 194 to 195: bucket A unchanged (completionDispatchId and completionExecutionDigest removed, sessionGrantV1 and completionDispatchGrantV1 added), bucket B 43 -> 44 (_codebuddy.ai/activateWorkbuddyOwnerRuntime added).",
 			"Key classes: 142 = 131 public + 10 private + accessToken. The 131 public include homeDir, which the page lists with Category Public but Producer Retired (both sides removed); here class public, status retired, direction none. accessToken is listed with Category Private but is kept out of the page's private subtotal of 10 (it has no producer; only a log-redaction test uses the name); here class private, status no-producer, direction none. Private keys on the wire = 10; private including accessToken = 11 ('never on the standard ACP plane').",
@@ -57,6 +58,7 @@ var (
 			"teamNamespaceActivation is Public but is only read from teammate bootstrap metadata, never from the client _meta on the ACP wire; a third-party client sending it has no effect.",
 		}, Namespaced: true, Forms: []Form{
 			"flat",
+			"nested",
 		}, Groups: []Group{
 			{ID: "3.1", Title: "Admission / Identity / Credentials", StatedCount: 14},
 			{ID: "3.2", Title: "Request Correlation and Tracing", StatedCount: 16},

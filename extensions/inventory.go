@@ -136,6 +136,25 @@ type Inventory struct {
 	MetaKeys        []SeenKey     `json:"metaKeys"`
 	Methods         []SeenMethod  `json:"methods"`
 	UnknownVariants []SeenVariant `json:"unknownVariants"`
+	// Vendors says, per catalogued vendor the session used, how much of its catalogued surface
+	// was seen, and what of it should not have been: the live classification of seed 001.
+	Vendors []VendorUse `json:"vendors"`
+}
+
+// VendorUse is what a session used of one vendor's catalogued surface.
+type VendorUse struct {
+	Vendor string `json:"vendor"`
+	// KeysSeen of KeysCatalogued distinct catalogued _meta keys were seen, and MethodsSeen of
+	// MethodsCatalogued methods.
+	KeysSeen          int `json:"keysSeen"`
+	KeysCatalogued    int `json:"keysCatalogued"`
+	MethodsSeen       int `json:"methodsSeen"`
+	MethodsCatalogued int `json:"methodsCatalogued"`
+	// Unknown are the names in its namespace the catalogue does not list; Private the private
+	// keys and methods the session carried (never on the standard plane to a third-party
+	// client).
+	Unknown []string `json:"unknown"`
+	Private []string `json:"private"`
 }
 
 // Take walks every message and collects each `_meta` key (flat and nested forms), every
@@ -382,7 +401,70 @@ func (t *taker) inventory() *Inventory {
 	for _, k := range sortedKeys(t.variants) {
 		inv.UnknownVariants = append(inv.UnknownVariants, *t.variants[k])
 	}
+	inv.Vendors = t.c.uses(inv)
 	return inv
+}
+
+// uses is, per vendor of the catalogue that the inventory names, what it used (VendorUse), in
+// catalogue order.
+func (c *Catalogue) uses(inv *Inventory) []VendorUse {
+	byVendor := map[string]*VendorUse{}
+	use := func(vendor string) *VendorUse {
+		u := byVendor[vendor]
+		if u == nil {
+			u = &VendorUse{Vendor: vendor, Unknown: []string{}, Private: []string{}}
+			byVendor[vendor] = u
+		}
+		return u
+	}
+	seenKeys := map[string]bool{}
+	for _, k := range inv.MetaKeys {
+		if k.Vendor == "" {
+			continue
+		}
+		u := use(k.Vendor)
+		switch {
+		case !k.Known:
+			u.Unknown = append(u.Unknown, k.Key)
+		case !seenKeys[k.Key]: // one key may be seen in two forms
+			seenKeys[k.Key] = true
+			u.KeysSeen++
+		}
+		if k.Class == ClassPrivate && !slices.Contains(u.Private, k.Key) {
+			u.Private = append(u.Private, k.Key)
+		}
+	}
+	for _, m := range inv.Methods {
+		if m.Vendor == "" {
+			continue
+		}
+		u := use(m.Vendor)
+		if m.Known {
+			u.MethodsSeen++
+		} else {
+			u.Unknown = append(u.Unknown, m.Name)
+		}
+		if m.Class == ClassPrivate {
+			u.Private = append(u.Private, m.Name)
+		}
+	}
+	for _, k := range c.keys {
+		if u := byVendor[k.Vendor]; u != nil {
+			u.KeysCatalogued++
+		}
+	}
+	for _, m := range c.methods {
+		if u := byVendor[m.Vendor]; u != nil {
+			u.MethodsCatalogued++
+		}
+	}
+	out := []VendorUse{}
+	for _, v := range c.vendors {
+		if u := byVendor[v.Namespace]; u != nil {
+			out = append(out, *u)
+		}
+	}
+	return out
 }
 
 // hasKey, hasMethod and hasVariant report whether an inventory (nil: an empty one) holds a

@@ -248,3 +248,42 @@ func TestNestedNamespacesAndUnprefixedMethods(t *testing.T) {
 		t.Errorf("inventory:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The inventory says, per vendor, how much of its catalogued surface the session used: a key
+// seen in two forms counts once, an unknown name under its namespace and a private key are
+// named.
+func TestVendorUses(t *testing.T) {
+	c := Default()
+	inv := c.Take(slices.Values([]Message{
+		msg(1, DirectionAgentToClient, "notification", "session/update", `{"method":"session/update","params":{"_meta":{"codebuddy.ai/requestId":"r","codebuddy.ai":{"requestId":"r","timestamp":1},"codebuddy.ai/noSuchKey":1}}}`),
+		msg(2, DirectionAgentToClient, "response", "session/new", `{"result":{"_meta":{"codebuddy.ai/runtimeSessionBindingV2":{}}}}`),
+		msg(3, DirectionAgentToClient, "notification", "_codebuddy.ai/command", `{"method":"_codebuddy.ai/command","params":{}}`),
+	}), nil)
+	v, ok := c.Vendor("codebuddy.ai")
+	if !ok {
+		t.Fatal("no codebuddy.ai vendor")
+	}
+	var keys, methods int
+	for _, k := range c.MetaKeys() {
+		if k.Vendor == v.Namespace {
+			keys++
+		}
+	}
+	for _, m := range c.Methods() {
+		if m.Vendor == v.Namespace {
+			methods++
+		}
+	}
+	if len(inv.Vendors) != 1 {
+		t.Fatalf("vendors %+v, want codebuddy.ai alone", inv.Vendors)
+	}
+	u := inv.Vendors[0]
+	want := VendorUse{Vendor: "codebuddy.ai", KeysSeen: 3, KeysCatalogued: keys, MethodsSeen: 1, MethodsCatalogued: methods,
+		Unknown: []string{"codebuddy.ai/noSuchKey"}, Private: []string{"codebuddy.ai/runtimeSessionBindingV2"}}
+	if fmt.Sprint(u) != fmt.Sprint(want) {
+		t.Errorf("use %+v\nwant %+v", u, want)
+	}
+	if keys != 142 {
+		t.Errorf("codebuddy.ai has %d catalogued keys, want the page's 142", keys)
+	}
+}

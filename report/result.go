@@ -53,6 +53,9 @@ type Result struct {
 	// Extensions is the inventory of vendor extensions seen in the session (filled with the
 	// findings).
 	Extensions *extensions.Inventory `json:"extensions,omitempty"`
+	// ZeroMeta is the zero-_meta contract as the run exercised it: the standard-plane requests
+	// the client (acpprobe, or a tapped editor) sent without any _meta and how they were answered.
+	ZeroMeta *ZeroMeta `json:"zeroMeta,omitempty"`
 	// PromptShapes is filled by the prompt-shape probe (acpprobe check --prompt-shapes).
 	PromptShapes *PromptShapes `json:"promptShapes,omitempty"`
 	// Turns are the prompt turns of acpprobe turn (and check --turns), one per scenario.
@@ -708,4 +711,38 @@ type CancelTruth struct {
 	NextStopReason    string `json:"nextStopReason,omitempty"`
 	NextText          bool   `json:"nextText"`
 	NextModelRequests int    `json:"nextModelRequests"`
+}
+
+// ZeroMeta is the zero-_meta contract of the standard plane (seed 001's, for every agent): a
+// client that sends no vendor _meta must get through initialize, session/new and a prompt turn.
+type ZeroMeta struct {
+	// Outcome is held (each of the three worked without _meta), broken (an answer demanded
+	// metadata: Reason names the key) or unverified (one was not exercised or failed for
+	// another reason: Reason says which).
+	Outcome ZeroMetaOutcome `json:"outcome"`
+	Reason  string          `json:"reason,omitempty"`
+	// Steps are the requests sent without _meta, in order.
+	Steps []ZeroMetaStep `json:"steps"`
+}
+
+// ZeroMetaOutcome is how the zero-_meta contract came out.
+type ZeroMetaOutcome string
+
+// The outcomes.
+const (
+	ZeroMetaHeld       ZeroMetaOutcome = "held"
+	ZeroMetaBroken     ZeroMetaOutcome = "broken"
+	ZeroMetaUnverified ZeroMetaOutcome = "unverified"
+)
+
+// ZeroMetaStep is one standard-plane request sent without _meta.
+type ZeroMetaStep struct {
+	Method    string `json:"method"`
+	Seq       int64  `json:"seq"`
+	AnswerSeq int64  `json:"answerSeq,omitempty"`
+	// Outcome is ok, error, unanswered or "no stopReason" (a prompt answered without one);
+	// Error is an error answer's message, Demands the metadata key it names as missing.
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+	Demands string `json:"demands,omitempty"`
 }

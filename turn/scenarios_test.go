@@ -119,6 +119,10 @@ func TestScenariosPass(t *testing.T) {
 	if k := turnOf(t, r, record.ScenarioCancel).Cancel; !k.Sent || k.StopReason != "cancelled" || !k.NextText {
 		t.Errorf("cancel %+v", k)
 	}
+	// acpprobe sends no _meta: initialize, session/new and the prompts worked without it.
+	if z := r.ZeroMeta; z == nil || z.Outcome != report.ZeroMetaHeld || len(z.Steps) < 3 {
+		t.Errorf("zero _meta %+v, want held", z)
+	}
 }
 
 // Each fault of the model persona makes its scenario fail with its finding, and only that.

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -315,6 +316,48 @@ func extensionsText(t *textWriter, r *report.Result) {
 	for _, l := range slices.Concat(foldSightings(keys, "_meta keys"), foldSightings(methods, "methods"), foldSightings(variants, "values of")) {
 		t.line(l)
 	}
+	for _, u := range inv.Vendors {
+		t.kv(u.Vendor, vendorUseText(u))
+	}
+	zeroMetaText(t, r.ZeroMeta)
+}
+
+// vendorUseText says how much of a vendor's catalogued surface the session used, and what of
+// it should not have been there.
+func vendorUseText(u extensions.VendorUse) string {
+	s := fmt.Sprintf("%d of %d catalogued keys and %d of %d methods seen", u.KeysSeen, u.KeysCatalogued, u.MethodsSeen, u.MethodsCatalogued)
+	switch len(u.Unknown) {
+	case 0:
+		s += "; none it does not list"
+	default:
+		s += fmt.Sprintf("; %d it does not list: %s", len(u.Unknown), foldList(u.Unknown, listMax, ", "))
+	}
+	if len(u.Private) > 0 {
+		return s + fmt.Sprintf("; PRIVATE, never for a third-party client: %s", foldList(u.Private, listMax, ", "))
+	}
+	return s + ", none private"
+}
+
+// zeroMetaText is the zero-_meta contract's line: held, broken (and by what) or unverified (and
+// why).
+func zeroMetaText(t *textWriter, z *report.ZeroMeta) {
+	if z == nil {
+		return
+	}
+	var methods []string
+	for _, s := range z.Steps {
+		if s.Outcome == "ok" && !slices.Contains(methods, s.Method) {
+			methods = append(methods, s.Method)
+		}
+	}
+	line := string(z.Outcome)
+	if len(methods) > 0 {
+		line += " — without any _meta, " + strings.Join(methods, ", ") + " worked"
+	}
+	if z.Reason != "" {
+		line += "; " + z.Reason
+	}
+	t.kv("zero _meta", line)
 }
 
 // sighting is one extension of the inventory as the text shows it.

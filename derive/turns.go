@@ -333,9 +333,15 @@ func (r *turnRun) facts() report.TurnRun {
 		if u.Text == "" {
 			continue
 		}
-		if run.FirstChunkMs == nil && (u.Kind == "agent_message_chunk" || u.Kind == "agent_thought_chunk") {
-			d := record.Millis(f.At - r.prompt.At)
-			run.FirstChunkMs = &d
+		if u.Kind == "agent_message_chunk" || u.Kind == "agent_thought_chunk" {
+			if run.FirstChunkMs == nil {
+				d := record.Millis(f.At - r.prompt.At)
+				run.FirstChunkMs = &d
+			}
+			if r.answer != nil && f.Seq < r.answer.Seq {
+				d := record.Millis(r.answer.At - f.At)
+				run.AnswerAfterChunkMs = &d
+			}
 		}
 		b := texts[u.Kind]
 		if b == nil {

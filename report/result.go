@@ -581,8 +581,11 @@ type TurnRun struct {
 	// ThoughtChunks counts agent_thought_chunk updates; Usage says a usage_update came.
 	ThoughtChunks int  `json:"thoughtChunks"`
 	Usage         bool `json:"usage"`
-	// FirstChunkMs is the time from the prompt to the first text or thought chunk.
-	FirstChunkMs *float64 `json:"firstChunkMs"`
+	// FirstChunkMs is the time from the prompt to the first text or thought chunk;
+	// AnswerAfterChunkMs the time from the last of them to the session/prompt answer (how long
+	// a client waits for the end of a turn whose text it already has).
+	FirstChunkMs       *float64 `json:"firstChunkMs"`
+	AnswerAfterChunkMs *float64 `json:"answerAfterChunkMs,omitempty"`
 	// ToolCalls are the tool calls the turn reported, by id, with their last kind and status.
 	ToolCalls []ToolCallTruth `json:"toolCalls,omitempty"`
 	// UpdatesAfter counts updates of the turn (text, thought, tool calls) sent after its

@@ -244,6 +244,10 @@ func structuralDoc(data []byte) (map[string]any, error) {
 			delete(asMap(p), "seq")
 		}
 	}
+	for _, s := range asList(asMap(doc["zeroMeta"])["steps"]) {
+		delete(asMap(s), "seq")
+		delete(asMap(s), "answerSeq")
+	}
 	return doc, nil
 }
 

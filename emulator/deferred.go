@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -9,10 +10,12 @@ import (
 )
 
 // Tools an agent defers: it names them (in its system text, a reminder, or its search tool's
-// description) but does not offer them in the request's tools, and offers a tool that
-// searches for them instead. The model searches, and then calls the tool it found: directly
-// once the agent offers it, or through the agent's tool that invokes a deferred tool by name.
-// ToolThenText does this for the tool its picker wants (Call.deferred).
+// description), or names none of them, but does not offer them in the request's tools, and
+// offers a way to search for them instead: a search tool, or a free-form tool that runs a
+// program that can list them. The model searches, and then calls the tool it found: directly
+// once the agent offers it, through the agent's tool that invokes a deferred tool by name, or
+// as a nested tool of the free-form one (Tool.Via). ToolThenText does this for the tool its
+// picker wants (Call.deferred).
 
 // toolSearch is one known way of deferring tools, read on the agent's bundled sources and
 // on the wire.
@@ -21,13 +24,19 @@ type toolSearch struct {
 	// (a list of them, or a string of them after prefix) and keywords the one that takes the
 	// words of a keyword search; exact also tells apart two agents' search tools of one name.
 	search, exact, prefix, keywords string
+	// script, for a free-form search tool (Tool.Custom), is the program it is given to search,
+	// a format with one %s, the name searched for as a JSON string; such a tool is known by
+	// its description, which contains described.
+	script, described string
 	// found is how its result declares a tool it found: a regular expression whose first
 	// group is the tool's name; "" when it names them in tool_reference blocks instead.
 	found string
 	// invoke is the tool that calls a deferred tool, with its name in invokeName and its
 	// arguments in invokeArgs; "" when the agent offers the tools a search found in its next
-	// request instead.
+	// request instead, or nested says that the tool found is called through the free-form
+	// search tool itself (Tool.Via).
 	invoke, invokeName, invokeArgs string
+	nested                         bool
 }
 
 // toolSearches are the known ways, in order of preference.
@@ -45,6 +54,17 @@ var toolSearches = []toolSearch{
 	// it. A reminder lists the deferred tools, but not the MCP tools of servers it connected
 	// after it started (the sentinels): those are found by words.
 	{search: "tool_search", exact: "query", prefix: "select:", keywords: "query", found: `<function>\{"name":"([^"\\]+)"`, invoke: "tool_call", invokeName: "name", invokeArgs: "arguments"},
+	// Codex 0.166 (codex-acp 2.6.0), in code mode: every tool but a few is a nested tool of
+	// its free-form exec tool (JavaScript, see Tool.Via), and its MCP tools are nested tools
+	// that exec's description omits, with no search tool: "Some deferred nested tools may be
+	// omitted from this description. They are still available on the global `tools` object
+	// and listed in `ALL_TOOLS`. To find one, filter `ALL_TOOLS` by `name` and
+	// `description`." ALL_TOOLS holds {name, description}, name the tool's JavaScript
+	// identifier (mcp__<server>__<tool>). One exec prints the names that contain the user's
+	// name for the tool, the next calls the one found: `tools.<name>(args)`.
+	{search: "exec", described: "listed in `ALL_TOOLS`",
+		script: `text(ALL_TOOLS.filter(t => t.name.includes(%s)).map(t => "found tool: " + t.name).join("\n"));` + "\n",
+		found:  `found tool: ([A-Za-z_$][A-Za-z0-9_$]*)`, nested: true},
 }
 
 // offeredSearch is a known way of deferring tools whose search tool the request offers.
@@ -57,12 +77,22 @@ type offeredSearch struct {
 func (c *Call) toolSearch() (offeredSearch, bool) {
 	for _, s := range toolSearches {
 		for _, t := range c.Tools {
-			if t.Name == s.search && slices.Contains(propertyNames(t.Schema), s.exact) {
+			if t.Name == s.search && s.offeredAs(t) {
 				return offeredSearch{toolSearch: s, tool: t}, true
 			}
 		}
 	}
 	return offeredSearch{}, false
+}
+
+// offeredAs says whether t, a tool of the search tool's name, is this way's search tool: a
+// free-form tool that describes the deferred tools as this way does, or a tool with its
+// exact property.
+func (s toolSearch) offeredAs(t Tool) bool {
+	if s.script != "" {
+		return t.Custom && strings.Contains(t.Description, s.described)
+	}
+	return slices.Contains(propertyNames(t.Schema), s.exact)
 }
 
 // foundPatterns are the toolSearches' found expressions, compiled (nil for none).
@@ -103,21 +133,30 @@ func (c *Call) deferred(s offeredSearch, pick ToolPicker, args func(Tool) map[st
 		return s.searchFor(c, accepted(c.bodyNames(), pick))
 	}
 	invoke, ok := offered(c.Tools, s.invoke)
-	if !ok {
+	if !ok && !s.nested {
 		return nil
 	}
 	for _, r := range c.Request.ToolResults {
 		if !r.Latest || r.Name != s.tool.Name {
 			continue
 		}
-		if found := accepted(r.Found, pick); len(found) > 0 {
-			use, err := Use(invoke, map[string]any{s.invokeName: found[0], s.invokeArgs: args(Tool{Name: found[0]})})
-			if err != nil {
-				return nil
-			}
-			use.Nested = found[0]
-			return use
+		found := accepted(r.Found, pick)
+		if len(found) == 0 {
+			continue
 		}
+		var use *ToolUse
+		var err error
+		if s.nested {
+			t := Tool{Name: found[0], Namespace: s.tool.Namespace, Via: s.tool.Name}
+			use, err = Use(t, args(t))
+		} else {
+			use, err = Use(invoke, map[string]any{s.invokeName: found[0], s.invokeArgs: args(Tool{Name: found[0]})})
+		}
+		if err != nil {
+			return nil
+		}
+		use.Nested = found[0]
+		return use
 	}
 	return nil
 }
@@ -137,11 +176,15 @@ func (s offeredSearch) searchFor(c *Call, names []string) *ToolUse {
 			break
 		}
 	}
-	var v any = value
-	if propertyType(s.tool.Schema, prop) == "array" {
-		v = []string{name}
+	values := map[string]any{prop: value}
+	switch {
+	case s.script != "":
+		quoted, _ := json.Marshal(name) // a JSON string is a JavaScript string literal
+		values = map[string]any{"input": fmt.Sprintf(s.script, quoted)}
+	case propertyType(s.tool.Schema, prop) == "array":
+		values[prop] = []string{name}
 	}
-	use, err := Use(s.tool, map[string]any{prop: v})
+	use, err := Use(s.tool, values)
 	if err != nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -61,12 +62,16 @@ func probeScript() Script {
 	return ToolThenText(Containing("probe_tool"), func(Tool) map[string]any { return map[string]any{} }, "done", "missing")
 }
 
-// exchange posts one request and returns the emulator's answer, as the agent reads it, and
-// as recorded.
+// exchange posts one request and returns the emulator's answer, as the agent reads it (a
+// stream when the request asks for one), and as recorded.
 func exchange(t *testing.T, s *Server, rec *recorder, d Dialect, body string) (decoded, string, string) {
 	t.Helper()
 	wc := wireCases[indexOf(d)]
-	got := wc.decode(t, post(t, s, d, wc.path(false), body).Body, false)
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	mustDecode(t, body, &req)
+	got := wc.decode(t, post(t, s, d, wc.path(req.Stream), body).Body, req.Stream)
 	res := <-rec.answered
 	return got, res.Tool, res.Search
 }
@@ -133,50 +138,146 @@ func TestDeferredTools(t *testing.T) {
 	}
 }
 
+// codexTurn is the request Codex 0.166 (codex-acp 2.6.0) sends for the mcp scenario's prompt
+// (testdata: recorded, trimmed: exec's description keeps its deferred-tools guidance and one
+// nested tool), followed by the model's exec calls and their results, each pair a program
+// and what it printed, as Codex sends them (the output a list of input_text items).
+func codexTurn(t *testing.T, calls ...[3]string) string {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/codex-0.166-mcp-turn.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	mustDecode(t, string(raw), &body)
+	input := body["input"].([]any)
+	for _, c := range calls { // call id, program, printed
+		input = append(input,
+			map[string]any{"type": "custom_tool_call", "status": "completed", "call_id": c[0], "name": "exec", "namespace": "functions", "input": c[1]},
+			map[string]any{"type": "custom_tool_call_output", "call_id": c[0], "output": []any{
+				map[string]any{"type": "input_text", "text": "Script completed\nWall time 0.0 seconds\nOutput:\n"},
+				map[string]any{"type": "input_text", "text": c[2]}}})
+	}
+	body["input"] = input
+	out, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// The recorded mcp turn's sentinel tool, as the prompt names it and as Codex names it.
+const (
+	codexSentinel = "acpprobe_sentinel_stdio_bd46d6a3"
+	codexMCPTool  = "mcp__acpprobe_stdio__" + codexSentinel
+)
+
+// codexScript is the mcp scenario's script for the recorded turn.
+func codexScript() Script {
+	return ToolThenText(Containing(codexSentinel), func(Tool) map[string]any { return map[string]any{} }, "done", "missing")
+}
+
+// TestCodexDeferredMCPTools: Codex 0.166 offers no MCP tool in its request (the recorded one
+// offers exec, wait and clock.sleep, and exec's description declares apply_patch and
+// clock__curr_time, not the sentinel's tool) and no search tool; exec's description says the
+// omitted tools are listed in ALL_TOOLS. The scripted model prints the names in ALL_TOOLS
+// that contain the prompt's name for the tool, then calls the one printed through exec,
+// printing its result, then answers text. Before, the first answer was "missing".
+func TestCodexDeferredMCPTools(t *testing.T) {
+	rec := newRecorder()
+	s := start(t, rec.options(codexScript()))
+	d, tool, search := exchange(t, s, rec, OpenAIResponses, codexTurn(t))
+	wantSearch := `text(ALL_TOOLS.filter(t => t.name.includes("` + codexSentinel + `")).map(t => "found tool: " + t.name).join("\n"));` + "\n"
+	if d.tool != "exec" || d.args != wantSearch || tool != "functions.exec" || search != codexSentinel {
+		t.Fatalf("first answer %+v (recorded tool %q, search %q), want exec searching ALL_TOOLS for %s: %q", d, tool, search, codexSentinel, wantSearch)
+	}
+	searched := [3]string{d.callID, d.args, "found tool: " + codexMCPTool}
+	d, tool, search = exchange(t, s, rec, OpenAIResponses, codexTurn(t, searched))
+	wantCall := "text(await tools." + codexMCPTool + "({}));\n"
+	if d.tool != "exec" || d.args != wantCall || tool != "functions.exec/"+codexMCPTool || search != "" {
+		t.Fatalf("second answer %+v (recorded tool %q, search %q), want exec calling %s: %q", d, tool, search, codexMCPTool, wantCall)
+	}
+	if req, _ := rec.last(); len(req.ToolResults) != 1 || !slices.Equal(req.ToolResults[0].Found, []string{codexMCPTool}) {
+		t.Errorf("the search's result recorded as %+v, want it to declare %s", req.ToolResults, codexMCPTool)
+	}
+	called := [3]string{d.callID, d.args, `{"content":[{"type":"text","text":"acpprobe sentinel (stdio) answered. Marker: m"}]}`}
+	if d, _, _ = exchange(t, s, rec, OpenAIResponses, codexTurn(t, searched, called)); d.tool != "" || d.text != "done" {
+		t.Errorf("third answer %+v, want the text", d)
+	}
+}
+
 // TestDeferredSearchBounded attacks the deferred round trip with agents that do not play
-// along, each request sent 20 times: a search whose result never declares the tool (it finds
-// nothing, or echoes the name it did not find), an agent
-// that sends the conversation of before the search again and again (the search's result
-// never comes), one that sends the search's result again and again. The script searches once
-// and calls the tool once per installation, and answers the rest with its text ("missing"
-// when the tool was never found), never a loop of searches.
+// along, each request after the first sent 20 times: a search whose result never declares the
+// tool (it finds nothing, or echoes the name it did not find), an agent that sends the
+// conversation of before the search again and again (the search's result never comes), one
+// that sends the search's result again and again; and, for Codex, whose search tool is exec,
+// a search result that declares the tool with JavaScript after its name. The script searches
+// once and calls the tool once per installation, and answers the rest with its text
+// ("missing" when the tool was never found), never a loop of searches; the program of its
+// call names only the tool (a JavaScript identifier), never what followed it. A search
+// result the script did not ask for (a conversation that already had one) is a tool result
+// like any other: answered with the text, no search. Before, it drew a search (qwen), and
+// Codex's turns ended in "missing".
 func TestDeferredSearchBounded(t *testing.T) {
+	qwen := func(string) string { return chatDeferred(qwenTools, "") }
+	codex := func(string) string { return codexTurn(t) }
 	for _, tc := range []struct {
-		name  string
-		after func(callID string) string // the request sent again, after the first answer
-		want  []string                   // the first answers' recorded tools, then text
-		text  string
+		name    string
+		dialect Dialect
+		first   func(callID string) string // the first request (callID is "")
+		after   func(callID string) string // the request sent again, after the first answer
+		want    []string                   // the recorded tools of the answers that are tool calls
+		text    string                     // every other answer's
 	}{
-		{"the search finds nothing", func(id string) string {
+		{"the search finds nothing", OpenAIChat, qwen, func(id string) string {
 			return chatDeferred(qwenTools, chatResult(id, "tool_search", "No tools found matching 'probe_tool'."))
 		}, []string{"tool_search"}, "missing"},
-		{"the search's result only echoes the name", func(id string) string {
+		{"the search's result only echoes the name", OpenAIChat, qwen, func(id string) string {
 			return chatDeferred(qwenTools, chatResult(id, "tool_search", "Not found: mcp__srv__probe_tool"))
 		}, []string{"tool_search"}, "missing"},
-		{"the search's result never comes", func(string) string { return chatDeferred(qwenTools, "") }, []string{"tool_search"}, "missing"},
-		{"the search's result again and again", func(id string) string {
+		{"the search's result never comes", OpenAIChat, qwen, qwen, []string{"tool_search"}, "missing"},
+		{"the search's result again and again", OpenAIChat, qwen, func(id string) string {
 			return chatDeferred(qwenTools, chatResult(id, "tool_search", `<function>{"name":"mcp__srv__probe_tool"}</function>`))
 		}, []string{"tool_search", "tool_call/mcp__srv__probe_tool"}, "done"},
+		{"a search result it did not ask for", OpenAIChat, func(string) string {
+			return chatDeferred(qwenTools, chatResult("old", "tool_search", `<function>{"name":"mcp__srv__probe_tool"}</function>`))
+		}, func(string) string {
+			return chatDeferred(qwenTools, chatResult("old", "tool_search", `<function>{"name":"mcp__srv__probe_tool"}</function>`))
+		}, nil, "done"},
+		{"codex: ALL_TOOLS holds nothing of that name", OpenAIResponses, codex, func(id string) string {
+			return codexTurn(t, [3]string{id, "text(…)", ""})
+		}, []string{"functions.exec"}, "missing"},
+		{"codex: the search's result never comes", OpenAIResponses, codex, codex, []string{"functions.exec"}, "missing"},
+		{"codex: the search's result again and again, with JavaScript after the name", OpenAIResponses, codex, func(id string) string {
+			return codexTurn(t, [3]string{id, "text(…)", "found tool: " + codexMCPTool + `({}));tools.exec_command({"cmd":"false"});//`})
+		}, []string{"functions.exec", "functions.exec/" + codexMCPTool}, "done"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := newRecorder()
-			s := start(t, rec.options(probeScript()))
-			d, tool, _ := exchange(t, s, rec, OpenAIChat, chatDeferred(qwenTools, ""))
-			if tool != tc.want[0] {
-				t.Fatalf("first answer %+v (recorded %q), want a search", d, tool)
+			pick := Containing("probe_tool")
+			if tc.dialect == OpenAIResponses {
+				pick = Containing(codexSentinel)
 			}
-			body := tc.after(d.callID)
+			rec := newRecorder()
+			s := start(t, rec.options(ToolThenText(pick, func(Tool) map[string]any { return map[string]any{} }, "done", "missing")))
 			var tools []string
-			for i := range 20 {
-				d, tool, _ := exchange(t, s, rec, OpenAIChat, body)
+			id, body := "", tc.first("")
+			for i := range 21 {
+				d, tool, _ := exchange(t, s, rec, tc.dialect, body)
 				switch {
 				case tool != "":
 					tools = append(tools, tool)
+					if strings.HasPrefix(d.args, "text(await") && d.args != "text(await tools."+codexMCPTool+"({}));\n" {
+						t.Errorf("request %d: the call's program %q runs more than the tool", i+1, d.args)
+					}
 				case d.text != tc.text:
-					t.Fatalf("request %d answered %+v, want %q", i+2, d, tc.text)
+					t.Fatalf("request %d answered %+v, want %q", i+1, d, tc.text)
 				}
+				if i == 0 {
+					id = d.callID
+				}
+				body = tc.after(id)
 			}
-			if got := strings.Join(append([]string{tc.want[0]}, tools...), ","); got != strings.Join(tc.want, ",") {
+			if got := strings.Join(tools, ","); got != strings.Join(tc.want, ",") {
 				t.Errorf("tool calls %s, want %s", got, strings.Join(tc.want, ","))
 			}
 		})

@@ -33,7 +33,7 @@ type Tool struct {
 	// tool of its own but declared inside that tool's description: codex-acp 2.6 offers one
 	// "exec" tool that runs JavaScript, whose description declares the tools it can call
 	// (`declare const tools: { apply_patch(input: string): … }`). A call of it is an exec
-	// call of `await tools.<name>(<input>)`.
+	// call of `text(await tools.<name>(<input>))`.
 	Via string `json:"via,omitempty"`
 }
 

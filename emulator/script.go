@@ -163,7 +163,9 @@ func WritesFiles() ToolPicker {
 // Use builds a call of tool t: its arguments are the minimal object its schema requires,
 // with values laid over it (values may name properties the schema does not require). For
 // a free-form tool, values["input"] (a string) is its input. A tool called through another
-// (Tool.Via) becomes a call of that one, with the JavaScript that calls it.
+// (Tool.Via) becomes a call of that one, with the JavaScript that calls it and prints its
+// result (text): the exec tool's result holds only what the program printed, and the model
+// reads the tool's result there.
 func Use(t Tool, values map[string]any) (*ToolUse, error) {
 	if t.Via != "" {
 		var arg any = values["input"]
@@ -174,7 +176,7 @@ func Use(t Tool, values map[string]any) (*ToolUse, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
-		js := "await tools." + t.Name + "(" + string(b) + ");\n"
+		js := "text(await tools." + t.Name + "(" + string(b) + "));\n"
 		return &ToolUse{Name: t.Via, Custom: js, IsCustom: true, Namespace: t.Namespace, Nested: t.Name}, nil
 	}
 	if t.Custom {
@@ -288,10 +290,14 @@ func Fail(status int, message string) Script {
 //
 // An agent that defers its tools (it names them, in its system text or in its search tool's
 // description, and offers only a tool that searches for them: Claude Code, qwen-code,
-// CodeBuddy Code) is searched first, the way that agent expects (toolSearches), once per
-// installation; the tool is then called directly once the agent offers it, or through the
-// agent's tool that invokes a deferred tool by name, once the search's result names it. A
-// search that does not find the tool ends in noMatch, as a tool that is not offered does.
+// CodeBuddy Code; or it names none and lists them to the programs its free-form tool runs:
+// Codex) is searched first, the way that agent expects (toolSearches), once per installation;
+// the tool is then called directly once the agent offers it, through the agent's tool that
+// invokes a deferred tool by name, or in a program of its free-form tool, once the search's
+// result names it. A search that does not find the tool ends in noMatch, as a tool that is not
+// offered does. Only the script's own search result is a reason to go on: a latest tool
+// result before the script searched (a conversation that already had one) is answered with
+// text, as any other.
 func ToolThenText(pick ToolPicker, args func(Tool) map[string]any, text, noMatch string) Script {
 	return func(c *Call) Reply {
 		if c.ToolCalls > c.Searches {
@@ -299,7 +305,7 @@ func ToolThenText(pick ToolPicker, args func(Tool) map[string]any, text, noMatch
 		}
 		search, searching := c.toolSearch()
 		for _, r := range c.Request.ToolResults {
-			if r.Latest && !(searching && r.Name == search.tool.Name) {
+			if r.Latest && !(searching && c.Searches > 0 && r.Name == search.tool.Name) {
 				return Reply{Text: text}
 			}
 		}

@@ -154,12 +154,12 @@ func TestResponsesAdditionalTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "await tools.apply_patch(\"*** Begin Patch\\n*** Add File: /w/f.txt\\n+one line\\n*** End Patch\\n\");\n"
+	want := "text(await tools.apply_patch(\"*** Begin Patch\\n*** Add File: /w/f.txt\\n+one line\\n*** End Patch\\n\"));\n"
 	if use.Name != "exec" || !use.IsCustom || use.Namespace != "functions" || use.Nested != "apply_patch" || use.Custom != want {
 		t.Errorf("call %+v, want exec calling apply_patch with %q", use, want)
 	}
 	obj, _ := Use(Tool{Name: "exec_command", Via: "exec", Namespace: "functions"}, map[string]any{"cmd": "true"})
-	if obj.Custom != "await tools.exec_command({\"cmd\":\"true\"});\n" {
+	if obj.Custom != "text(await tools.exec_command({\"cmd\":\"true\"}));\n" {
 		t.Errorf("an object-taking nested tool: %q", obj.Custom)
 	}
 }

@@ -196,6 +196,7 @@ var wireCases = []wireCase{
 				CallID    string `json:"call_id"`
 				Name      string `json:"name"`
 				Arguments string `json:"arguments"`
+				Input     string `json:"input"`
 				Content   []struct {
 					Text string `json:"text"`
 				} `json:"content"`
@@ -212,8 +213,11 @@ var wireCases = []wireCase{
 			}
 			fromOutput := func(r response) {
 				for _, it := range r.Output {
-					if it.Type == "function_call" {
+					switch it.Type {
+					case "function_call":
 						d.tool, d.callID, d.args = it.Name, it.CallID, it.Arguments
+					case "custom_tool_call":
+						d.tool, d.callID, d.args = it.Name, it.CallID, it.Input
 					}
 					for _, s := range it.Summary {
 						d.thought += s.Text

@@ -8,13 +8,13 @@ import (
 	"github.com/acpprobe/acpprobe/report"
 )
 
-// TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp`: no API key, so
-// session/new answers -32000 and the probe reports auth_required; it does not implement
-// session/set_config_option, so supportsConfigOption is false.
+// TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp` (the pin did not move):
+// no API key, so session/new answers -32000 and the probe reports auth_required; it does not
+// implement session/set_config_option, so supportsConfigOption is false.
 func TestGeminiCLI(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
-	p := probeAgent(t, nil, agentBin(t, "gemini"), "--acp")
+	p := probeAgent(t, nil, agentArgv(t, "gemini")...)
 	r := p.res
 
 	check(t, "protocolVersion", r.ProtocolVersion, new(1))
@@ -27,9 +27,10 @@ func TestGeminiCLI(t *testing.T) {
 		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
 		MetaKeys:           []string{},
 	})
-	p.wantAuthMethods(t, []authMethod{
-		{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"},
-	})
+	p.wantAuthMethods(t, geminiAuthMethods)
+	// The gateway login is advertised to every client, whether it declares gateway logins or
+	// not.
+	wantGatewayProtocols(t, p, map[string]string{"gateway": "google"})
 
 	p.wantError(t, report.ErrAuthRequired, record.StageSessionNew,
 		`{"code":-32000,"message":"Gemini API key is missing or not configured."}`)
@@ -45,6 +46,9 @@ func TestGeminiCLI(t *testing.T) {
 		check(t, "exit.by", r.Exit.By, record.ExitSigterm)
 	}
 }
+
+// geminiAuthMethods are gemini-cli's logins, the same for every client.
+var geminiAuthMethods = []authMethod{{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"}}
 
 // geminiMethods are gemini-cli's answers to method detection: -32603 "Internal error" carrying
 // zod's issue list is a validation failure, so the method is there.

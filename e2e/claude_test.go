@@ -71,37 +71,32 @@ func TestClaudeAgentACPOptIn(t *testing.T) {
 	wantGatewayProtocols(t, p, map[string]string{"gateway": "anthropic", "gateway-bedrock": "bedrock"})
 }
 
-// claudeCapabilities is what claude-agent-acp 0.101.0 advertises. New since 0.23.1:
-// sessionCapabilities additionalDirectories and delete, auth.logout, the unstable `providers`,
-// and the _meta key authStatus next to claudeCode.
-var claudeCapabilities = report.Capabilities{
-	LoadSession:        true,
-	PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
-	McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
-	SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true,
-		AdditionalDirectories: true, Delete: true},
-	Auth:         report.AuthCapabilities{Logout: true},
-	Experimental: report.Experimental{Providers: true},
-	MetaKeys:     []string{"authStatus", "claudeCode"},
+// claudeHandshake is claude-agent-acp 0.101.0's: the package moved from @zed-industries to
+// @agentclientprotocol, and agentInfo.name with it. New since 0.23.1: sessionCapabilities
+// additionalDirectories and delete, auth.logout, the unstable `providers`, and the _meta key
+// authStatus next to claudeCode. No login for a client that declares none.
+var claudeHandshake = handshake{
+	name: "@agentclientprotocol/claude-agent-acp", title: "Claude Agent", version: "0.101.0",
+	caps: report.Capabilities{
+		LoadSession:        true,
+		PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
+		SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true,
+			AdditionalDirectories: true, Delete: true},
+		Auth:         report.AuthCapabilities{Logout: true},
+		Experimental: report.Experimental{Providers: true},
+		MetaKeys:     []string{"authStatus", "claudeCode"},
+	},
+	auth:         []authMethod{},
+	methods:      claudeMethods,
+	configOption: true,
 }
 
 // checkClaudeHandshake asserts what does not depend on session/new.
 func checkClaudeHandshake(t *testing.T, p probed) {
 	t.Helper()
 	r := p.res
-	check(t, "protocolVersion", r.ProtocolVersion, new(1))
-	if r.AgentInfo == nil {
-		t.Fatalf("agentInfo is nil")
-	}
-	// The package moved from @zed-industries to @agentclientprotocol, and agentInfo.name with it.
-	check(t, "agentInfo.name", r.AgentInfo.Name, "@agentclientprotocol/claude-agent-acp")
-	check(t, "agentInfo.title", r.AgentInfo.Title, "Claude Agent")
-	check(t, "agentInfo.version", r.AgentInfo.Version, "0.101.0")
-	check(t, "capabilities", r.Capabilities, claudeCapabilities)
-	p.wantAuthMethods(t, []authMethod{})
-
-	p.wantMethods(t, claudeMethods)
-	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
+	p.wantHandshake(t, claudeHandshake)
 
 	// A probe does not wait on the agent after closing its stdin: it signals at once. The
 	// adapter catches SIGTERM and exits with status 0 (0.23.1 died by the signal).
@@ -122,7 +117,7 @@ func checkClaudeRefusedAsRoot(t *testing.T, p probed) {
 		`{"code":-32603,"message":"Internal error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons","data":{"startupFailureReason":"bypass_root"}}`)
 	check(t, "auth.status", r.Auth.Status, report.AuthUnknown)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
-	checkClaudeSurvivors(t, r.Exit, false)
+	checkClaudeSurvivors(t, r.Exit, false, false)
 }
 
 // checkClaudeSession asserts a session created without login; bypass says whether the
@@ -176,7 +171,7 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 	if !closed {
 		t.Errorf("the teardown did not send session/close for session %s", s.SessionID)
 	}
-	checkClaudeSurvivors(t, r.Exit, true)
+	checkClaudeSurvivors(t, r.Exit, true, false)
 }
 
 // claudeCodeSurvivor is the kernel name of the Claude Code processes the adapter starts.
@@ -187,11 +182,18 @@ const claudeCodeSurvivor = "claude"
 // load it can still be running when the teardown comes.
 const claudeAuthStatusWhy = "the adapter's `claude auth status --json`, run after initialize, may still be running at the teardown"
 
-// checkClaudeSurvivors asserts what of claude-agent-acp outlived it, each killed. With a
-// session (session), its Claude Code (`claude --output-format stream-json …`), which, once its
-// stdin is gone, takes about 2 s to leave and ignores SIGTERM meanwhile; allowed in any case,
-// the `claude auth status --json` of claudeAuthStatusWhy; nothing else.
-func checkClaudeSurvivors(t *testing.T, x *record.ExitInfo, session bool) {
+// claudeSessionWhy is why the session's Claude Code is allowed, not required, to outlive
+// claude-agent-acp under check: check waits for the adapter to leave on EOF (within 0.1–0.3 s),
+// and Claude Code, closed by session/close and EOF, leaves 0.3–2 s later, ignoring SIGTERM
+// meanwhile; who is first is a race (a probe, which signals at once, always finds it).
+const claudeSessionWhy = "the session's Claude Code leaves 0.3-2 s after session/close and EOF, a race with check's wait for the adapter"
+
+// checkClaudeSurvivors asserts what of claude-agent-acp outlived it, each killed: with a
+// session (session), its Claude Code (`claude --output-format stream-json …`), which, once
+// session/close and EOF came, takes up to about 2 s to leave and ignores SIGTERM meanwhile —
+// required unless mayLeave (claudeSessionWhy); allowed in any case, the `claude auth status
+// --json` of claudeAuthStatusWhy; nothing else.
+func checkClaudeSurvivors(t *testing.T, x *record.ExitInfo, session, mayLeave bool) {
 	t.Helper()
 	if x == nil {
 		t.Error("exit is nil")
@@ -211,11 +213,14 @@ func checkClaudeSurvivors(t *testing.T, x *record.ExitInfo, session bool) {
 			t.Errorf("survivor %+v is neither the session's Claude Code nor its auth status", s)
 		}
 	}
-	want := 0
-	if session {
-		want = 1
+	switch {
+	case !session && sessions > 0:
+		t.Errorf("%d survivors are a session's Claude Code, but no session was made", sessions)
+	case session && sessions == 0 && mayLeave:
+		t.Logf("the session's Claude Code left before the teardown found it (allowed: %s)", claudeSessionWhy)
+	case session && sessions != 1:
+		t.Errorf("%d survivors are the session's Claude Code, want 1", sessions)
 	}
-	check(t, "survivors that are the session's Claude Code", sessions, want)
 	check(t, "exit.groupKilled", x.GroupKilled, len(x.Survivors) > 0)
 }
 

@@ -18,23 +18,12 @@ func TestCodeBuddy(t *testing.T) {
 	p := probeAgent(t, nil, agentArgv(t, "codebuddy")...)
 	r := p.res
 
-	check(t, "protocolVersion", r.ProtocolVersion, new(1))
-	check(t, "agentInfo", r.AgentInfo, (*acp.Implementation)(nil))
-	check(t, "capabilities", r.Capabilities, report.Capabilities{
-		LoadSession:        true,
-		PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
-		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
-		MetaKeys:           []string{},
-	})
-	p.wantAuthMethods(t, codebuddyAuthMethods)
+	p.wantHandshake(t, codebuddyHandshake)
 
 	p.wantError(t, report.ErrAuthRequired, record.StageSessionNew,
 		`{"code":-32000,"message":"Authentication required","data":{"category":"auth"}}`)
 	check(t, "auth.status", r.Auth.Status, report.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
-
-	p.wantMethods(t, codebuddyMethods)
-	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
 	// It never leaves on stdin EOF (TestCheckCodeBuddy), but a probe signals at once: it exits
 	// with status 0 on SIGTERM, and leaves nothing behind.
@@ -45,8 +34,20 @@ func TestCodeBuddy(t *testing.T) {
 	p.wantSurvivors(t)
 }
 
-// codebuddyAuthMethods are CodeBuddy Code's logins (each with "description": null).
-var codebuddyAuthMethods = []authMethod{{ID: "iOA"}, {ID: "external"}, {ID: "internal"}, {ID: "selfhosted"}}
+// codebuddyHandshake is CodeBuddy Code 2.117.0's: no agentInfo, four logins (each with
+// "description": null).
+var codebuddyHandshake = handshake{
+	noInfo: true,
+	caps: report.Capabilities{
+		LoadSession:        true,
+		PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
+		MetaKeys:           []string{},
+	},
+	auth:         []authMethod{{ID: "iOA"}, {ID: "external"}, {ID: "internal"}, {ID: "selfhosted"}},
+	methods:      codebuddyMethods,
+	configOption: true,
+}
 
 // codebuddyMethods are CodeBuddy Code's answers to method detection: zod's -32602 for the
 // methods it validates; session/set_model, which it does not validate, fails looking up the

@@ -19,19 +19,11 @@ func TestCodexACP(t *testing.T) {
 	p := probeAgent(t, nil, agentArgv(t, "codex")...)
 	r := p.res
 
-	check(t, "protocolVersion", r.ProtocolVersion, new(1))
-	check(t, "agentInfo.name", r.AgentInfo.Name, "@agentclientprotocol/codex-acp") // 0.16.0: codex-acp
-	check(t, "agentInfo.title", r.AgentInfo.Title, "Codex")
-	check(t, "agentInfo.version", r.AgentInfo.Version, "2.6.0")
-	check(t, "capabilities", r.Capabilities, codexCapabilities)
-	p.wantAuthMethods(t, codexAuthMethods)
+	p.wantHandshake(t, codexHandshake)
 
 	p.wantError(t, report.ErrAuthRequired, record.StageSessionNew, `{"code":-32000,"message":"Authentication required"}`)
 	check(t, "auth.status", r.Auth.Status, report.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
-
-	p.wantMethods(t, codexMethods)
-	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
 
 	// Every request is answered: initialize, session/new, the detection control and one per
 	// probed method.
@@ -58,28 +50,32 @@ func TestCodexACPOptIn(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	p := initializeAs(t, optInClient, agentArgv(t, "codex")...)
-	p.wantAuthMethods(t, append(append([]authMethod{}, codexAuthMethods...), authMethod{ID: "chat-gpt-device-code"}, authMethod{ID: "gateway"}))
+	p.wantAuthMethods(t, append(append([]authMethod{}, codexHandshake.auth...), authMethod{ID: "chat-gpt-device-code"}, authMethod{ID: "gateway"}))
 	wantGatewayProtocols(t, p, map[string]string{"gateway": "openai"})
 }
 
-// codexCapabilities is what codex-acp 2.6.0 advertises. New since 0.16.0: session fork,
-// additionalDirectories and delete, the unstable `providers`, and the _meta key authStatus
-// (its non-spec sessionCapabilities subagents, title and systemPrompt have no field here).
-var codexCapabilities = report.Capabilities{
-	LoadSession:        true,
-	PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
-	McpCapabilities:    report.McpCapabilities{HTTP: true},
-	SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true,
-		AdditionalDirectories: true, Delete: true},
-	Auth:         report.AuthCapabilities{Logout: true},
-	Experimental: report.Experimental{Providers: true},
-	MetaKeys:     []string{"authStatus"},
+// codexHandshake is codex-acp 2.6.0's (agentInfo.name was codex-acp in 0.16.0). New since
+// 0.16.0: session fork, additionalDirectories and delete, the unstable `providers`, and the
+// _meta key authStatus (its non-spec sessionCapabilities subagents, title and systemPrompt
+// have no field here). Its logins for a client that opts in to none: an API key (from _meta,
+// CODEX_API_KEY or OPENAI_API_KEY) and ChatGPT; 0.16.0 had chatgpt and two env_var methods,
+// codex-api-key and openai-api-key.
+var codexHandshake = handshake{
+	name: "@agentclientprotocol/codex-acp", title: "Codex", version: "2.6.0",
+	caps: report.Capabilities{
+		LoadSession:        true,
+		PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:    report.McpCapabilities{HTTP: true},
+		SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true,
+			AdditionalDirectories: true, Delete: true},
+		Auth:         report.AuthCapabilities{Logout: true},
+		Experimental: report.Experimental{Providers: true},
+		MetaKeys:     []string{"authStatus"},
+	},
+	auth:         []authMethod{{ID: "api-key"}, {ID: "chat-gpt"}},
+	methods:      codexMethods,
+	configOption: true,
 }
-
-// codexAuthMethods are codex-acp 2.6.0's logins for a client that opts in to none: an API key
-// (from _meta, CODEX_API_KEY or OPENAI_API_KEY) and ChatGPT. 0.16.0 had chatgpt and two env_var
-// methods, codex-api-key and openai-api-key.
-var codexAuthMethods = []authMethod{{ID: "api-key"}, {ID: "chat-gpt"}}
 
 // codexMethods are codex-acp's answers to method detection: its zod validator refuses the
 // params (-32602 with the error tree) before the login is asked for. Changed since 0.16.0:

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
@@ -485,4 +486,34 @@ func wantGatewayProtocols(t *testing.T, p probed, want map[string]string) {
 		}
 	}
 	check(t, "gateway protocols of the auth methods", got, want)
+}
+
+// handshake is what an agent's initialize answer and method detection say, as the suite
+// asserts them of every probe of it.
+type handshake struct {
+	// name, title and version are agentInfo's (noInfo: the agent sends none).
+	name, title, version string
+	noInfo               bool
+	caps                 report.Capabilities
+	auth                 []authMethod
+	methods              map[string]method
+	configOption         bool // supportsConfigOption
+}
+
+// wantHandshake asserts protocolVersion 1 and h.
+func (p probed) wantHandshake(t *testing.T, h handshake) {
+	t.Helper()
+	r := p.res
+	check(t, "protocolVersion", r.ProtocolVersion, new(1))
+	if h.noInfo {
+		check(t, "agentInfo", r.AgentInfo, (*acp.Implementation)(nil))
+	} else if r.AgentInfo == nil {
+		t.Error("agentInfo is nil")
+	} else {
+		check(t, "agentInfo", *r.AgentInfo, acp.Implementation{Name: h.name, Title: h.title, Version: h.version})
+	}
+	check(t, "capabilities", r.Capabilities, h.caps)
+	p.wantAuthMethods(t, h.auth)
+	p.wantMethods(t, h.methods)
+	check(t, "supportsConfigOption", r.SupportsConfigOption, new(h.configOption))
 }

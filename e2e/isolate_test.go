@@ -37,14 +37,16 @@ type isolated struct {
 // works as root (TestClaudeAgentACP).
 var isolatedAgents = map[string]isolated{
 	// Claude Code (bundled by the adapter) writes its config, a backup of it and a plugin-store
-	// entry; and the telemetry it could not send when it tried before the teardown's SIGTERM.
+	// entry; and the telemetry it could not send, when it tried before the teardown's SIGTERM.
 	// (0.23.1 also logged the `npm root --global` it ran.) session/new works with an empty
 	// identity and no auth method is advertised: "no auth needed" is all a probe that sends no
 	// prompt can say, and the evidence says so.
 	"claude": {
 		writes: []string{`home/\.claude/\.claude\.json`, `home/\.claude/backups/\.claude\.json\.backup\.\d+`,
 			`home/\.claude/plugins/store/cc-plugin-agents-md_builtin-[0-9a-f]+\.json`},
-		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`},
+		// And, now and then, the one-byte file with which Claude Code checks that its TMPDIR
+		// can be watched, when the teardown comes before it removes it.
+		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`, `tmp/claude-\d+/fswatch-probe-\w+/probe`},
 		auth:  report.AuthClassNoAuthNeeded,
 		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
 			"session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show"},

@@ -102,9 +102,10 @@ func TestMatrixRealAgents(t *testing.T) {
 			version: "@agentclientprotocol/claude-agent-acp 0.101.0", auth: "authenticated", prompt: "image, resource",
 			mcp: "stdio, http, sse", sessions: "load, list, resume, close, fork, delete, dirs", methods: "yes yes yes yes yes yes",
 			modes: claudeModes, config: "mode, model, effort, fast, ultracode", status: "ok", htmlStatus: "ok",
-			findings: []string{"ADVISORY protocol.leftover-processes", "INFO schema.unstable /result/agentCapabilities/providers",
+			findings: []string{"INFO schema.unstable /result/agentCapabilities/providers",
 				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork",
 				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/systemPrompt"},
+			optional: map[string]string{"protocol.leftover-processes": claudeSessionWhy},
 		},
 		"codex": {
 			version: "@agentclientprotocol/codex-acp 2.6.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
@@ -222,10 +223,8 @@ func TestMatrixRealAgents(t *testing.T) {
 			slices.Sort(findings)
 			check(t, "findings", findings, w.findings)
 
-			if facts, ok := pinnedFacts[id]; ok {
-				p := probed{res: r}
-				p.wantAuthMethods(t, facts.auth)
-				p.wantMethods(t, facts.methods)
+			if h, ok := pinnedHandshakes[id]; ok {
+				probed{res: r}.wantHandshake(t, h)
 			}
 			if r.Agent.PID <= 0 {
 				t.Errorf("agent.pid %d", r.Agent.PID)
@@ -490,18 +489,11 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 	})
 }
 
-// pinnedFacts are the auth methods and method support of each pinned agent, by config name, as
-// its own test asserts them.
-var pinnedFacts = map[string]struct {
-	auth    []authMethod
-	methods map[string]method
-}{
-	"claude":    {[]authMethod{}, claudeMethods},
-	"codex":     {codexAuthMethods, codexMethods},
-	"gemini":    {geminiAuthMethods, geminiMethods},
-	"qwen":      {qwenAuthMethods, qwenMethods},
-	"opencode":  {opencodeAuthMethods, opencodeMethods},
-	"codebuddy": {codebuddyAuthMethods, codebuddyMethods},
+// pinnedHandshakes are the pinned agents' handshakes, by config name, as their own tests
+// assert them.
+var pinnedHandshakes = map[string]handshake{
+	"claude": claudeHandshake, "codex": codexHandshake, "gemini": geminiHandshake,
+	"qwen": qwenHandshake, "opencode": opencodeHandshake, "codebuddy": codebuddyHandshake,
 }
 
 // agentVersion is the Version cell's content: agentInfo's name and version ("" without

@@ -18,21 +18,7 @@ func TestOpenCode(t *testing.T) {
 	p := probeAgent(t, nil, agentArgv(t, "opencode")...)
 	r := p.res
 
-	check(t, "protocolVersion", r.ProtocolVersion, new(1))
-	if r.AgentInfo == nil {
-		t.Fatal("agentInfo is nil")
-	}
-	check(t, "agentInfo.name", r.AgentInfo.Name, "OpenCode")
-	check(t, "agentInfo.title", r.AgentInfo.Title, "")
-	check(t, "agentInfo.version", r.AgentInfo.Version, "1.18.33")
-	check(t, "capabilities", r.Capabilities, report.Capabilities{
-		LoadSession:         true,
-		PromptCapabilities:  report.PromptCapabilities{Image: true, EmbeddedContext: true},
-		McpCapabilities:     report.McpCapabilities{HTTP: true, SSE: true},
-		SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true},
-		MetaKeys:            []string{},
-	})
-	p.wantAuthMethods(t, opencodeAuthMethods)
+	p.wantHandshake(t, opencodeHandshake)
 
 	if r.Error != nil {
 		t.Fatalf("error = %v, want none (session/new succeeds without login)", r.Error)
@@ -51,9 +37,6 @@ func TestOpenCode(t *testing.T) {
 	check(t, "models", len(r.Models), 0)
 	check(t, "reasoning", r.Reasoning, (*report.Reasoning)(nil))
 
-	p.wantMethods(t, opencodeMethods)
-	check(t, "supportsConfigOption", r.SupportsConfigOption, new(true))
-
 	if r.Exit != nil {
 		check(t, "exit.by", r.Exit.By, record.ExitSigterm)
 		check(t, "exit.signal", r.Exit.Signal, "SIGTERM")
@@ -61,9 +44,21 @@ func TestOpenCode(t *testing.T) {
 	p.wantSurvivors(t)
 }
 
-// opencodeAuthMethods are opencode's logins: a terminal command (`opencode auth login`), which
-// it names in the description only.
-var opencodeAuthMethods = []authMethod{{ID: "opencode-login"}}
+// opencodeHandshake is opencode 1.18.33's (no agentInfo.title). Its one login is a terminal
+// command (`opencode auth login`), which it names in the description only.
+var opencodeHandshake = handshake{
+	name: "OpenCode", version: "1.18.33",
+	caps: report.Capabilities{
+		LoadSession:         true,
+		PromptCapabilities:  report.PromptCapabilities{Image: true, EmbeddedContext: true},
+		McpCapabilities:     report.McpCapabilities{HTTP: true, SSE: true},
+		SessionCapabilities: report.SessionCapabilities{Close: true, List: true, Resume: true, Fork: true},
+		MetaKeys:            []string{},
+	},
+	auth:         []authMethod{{ID: "opencode-login"}},
+	methods:      opencodeMethods,
+	configOption: true,
+}
 
 // opencodeModels are the values of opencode 1.18.33's model option without a provider
 // configured: the free OpenCode Zen models of its built-in catalogue.

@@ -68,12 +68,6 @@ func TestTranscriptCodeBuddy(t *testing.T) {
 	roundTrip(t, nil, nil, agentArgv(t, "codebuddy")...)
 }
 
-// claudeLeftoverWhy is why protocol.leftover-processes is optional in claude-agent-acp's round
-// trips (TestCheckClaudeAgentACP requires it of a live check that made a session): the Claude
-// Code process of the session outlives the adapter, but a replay, or the tap seen from the
-// check, is one process alone in its group.
-const claudeLeftoverWhy = "the session's Claude Code outlives the adapter (TestCheckClaudeAgentACP)"
-
 // TestTranscriptClaudeAgentACP records, analyzes, replays and taps claude-agent-acp in the
 // three IS_SANDBOX cases of TestClaudeAgentACP (see roundTrip).
 func TestTranscriptClaudeAgentACP(t *testing.T) {
@@ -83,7 +77,7 @@ func TestTranscriptClaudeAgentACP(t *testing.T) {
 	for _, tc := range claudeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			why := claudeLeftoverWhy
+			why := claudeSessionWhy
 			if tc.refused {
 				why = claudeAuthStatusWhy
 			}

@@ -1,6 +1,7 @@
 // Package e2e is acpprobe's opt-in end-to-end suite: it probes real ACP agents, installed from
-// npm at pinned versions by scripts/install-e2e-agents.sh, and asserts what the probe
-// truthfully reports about them on a machine with no model access.
+// npm at pinned versions by scripts/install-e2e-agents.sh (claude-agent-acp, codex-acp,
+// gemini-cli, qwen-code, opencode and CodeBuddy Code), and asserts what the probe truthfully
+// reports about them on a machine with no model access.
 //
 // The suite is skipped unless ACPPROBE_E2E=1; see README.md.
 package e2e
@@ -9,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
@@ -49,6 +50,12 @@ var clearedVars = []string{
 	"GOOGLE_APPLICATION_CREDENTIALS",
 	"ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
 	"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_PROJECT",
+	"CODEBUDDY_API_KEY", "CODEBUDDY_AUTH_TOKEN",
+	// Routes to a model (the emulator's profiles set them in a turn): a probe must not inherit
+	// one. Each agent reads an empty value as unset (read in their sources: codex-acp's
+	// `configString ? JSON.parse(…)`, opencode's `if (process.env.OPENCODE_CONFIG_CONTENT)`).
+	"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENAI_MODEL", "GOOGLE_GEMINI_BASE_URL", "CODEBUDDY_BASE_URL",
+	"DEFAULT_AUTH_REQUEST", "CODEX_CONFIG", "OPENCODE_CONFIG", "OPENCODE_CONFIG_CONTENT",
 	// Not model access, but they change what claude-agent-acp and Claude Code do when run as
 	// root (see claude_test.go): the caller's values must not leak in.
 	"IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP",
@@ -72,8 +79,45 @@ func requireE2E(t *testing.T) {
 	}
 }
 
-// agentBin returns the absolute path of an installed agent binary; a missing one fails the
-// test (the suite was asked for, so a missing install is an error, not a reason to skip).
+// agentArgv returns the command line of the installed agent of config name name (claude,
+// codex, gemini, qwen, opencode, codebuddy), as scripts/install-e2e-agents.sh wrote it into
+// e2e/.agents/agents.json (an acpprobe agents config; scripts/e2e-latest.sh reads it too). A
+// missing install fails the test (the suite was asked for, so it is an error, not a reason to
+// skip).
+func agentArgv(t *testing.T, name string) []string {
+	t.Helper()
+	path := filepath.Join(repoRoot(t), "e2e", ".agents", "agents.json")
+	var cfg struct {
+		Agents map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"agents"`
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &cfg)
+	}
+	if err != nil {
+		t.Fatalf("%s=1 but the agents are not installed (%v); run scripts/install-e2e-agents.sh first", enableVar, err)
+	}
+	a, ok := cfg.Agents[name]
+	if !ok {
+		t.Fatalf("%s names no agent %q; run scripts/install-e2e-agents.sh again", path, name)
+	}
+	argv := append([]string{a.Command}, a.Args...)
+	// The program: the command, or the script node runs (CodeBuddy Code's CLI).
+	prog := a.Command
+	if filepath.Base(a.Command) == "node" && len(a.Args) > 0 {
+		prog = a.Args[0]
+	}
+	if st, err := os.Stat(prog); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		t.Fatalf("%s (agent %s) is not an executable file (%v); run scripts/install-e2e-agents.sh again", prog, name, err)
+	}
+	return argv
+}
+
+// agentBin returns the absolute path of an installed agent binary in e2e/.agents/node_modules/.bin;
+// a missing one fails the test (see agentArgv).
 func agentBin(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(repoRoot(t), "e2e", ".agents", "node_modules", ".bin", name)
@@ -136,10 +180,10 @@ func probeAgent(t *testing.T, extraEnv []string, argv ...string) probed {
 }
 
 // probeIn probes argv through the library (acpprobe.Run: the report the CLI prints) in box,
-// with the suite's budgets and a fresh log; check, when not nil, adds the active checks and a
-// verdict (fail on MANDATORY, no baseline). It checks what must hold for every agent (see
-// probeAgent).
-func probeIn(t *testing.T, box sandbox, argv []string, check *acpprobe.Check) probed {
+// with the suite's budgets and a fresh log, each of mods applied to the options; check, when
+// not nil, adds the active checks and a verdict (fail on MANDATORY, no baseline). It checks
+// what must hold for every agent (see probeAgent).
+func probeIn(t *testing.T, box sandbox, argv []string, check *acpprobe.Check, mods ...func(*probe.Options)) probed {
 	t.Helper()
 	log := jsonrpc.NewLog()
 	opts := probe.Options{
@@ -149,6 +193,9 @@ func probeIn(t *testing.T, box sandbox, argv []string, check *acpprobe.Check) pr
 		StartupTimeout: startupTimeout,
 		RequestTimeout: requestTimeout,
 		Log:            log,
+	}
+	for _, mod := range mods {
+		mod(&opts)
 	}
 	ro := acpprobe.Options{Probe: opts, Check: check}
 	if check != nil {
@@ -359,27 +406,6 @@ func (p probed) wantAuthMethods(t *testing.T, want []authMethod) {
 	check(t, "authMethods", got, want)
 }
 
-// lastKey returns the last top-level key of a JSON object.
-func lastKey(raw []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", errors.New("not a JSON object")
-	}
-	last := ""
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", err
-		}
-		last, _ = tok.(string)
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", err
-		}
-	}
-	return last, nil
-}
-
 // homeEntries lists what lies under dir down to two levels (relative paths), and how many
 // files there are in all, for the log.
 func homeEntries(dir string) (entries []string, files int) {
@@ -397,4 +423,97 @@ func homeEntries(dir string) (entries []string, files int) {
 		return nil
 	})
 	return entries, files
+}
+
+// wantSurvivors asserts which processes of the agent outlived it (by their kernel names, in
+// the order found; none when names is empty): exit.groupKilled says so, and each was killed.
+func (p probed) wantSurvivors(t *testing.T, names ...string) {
+	t.Helper()
+	wantExitSurvivors(t, p.res.Exit, names...)
+}
+
+// wantExitSurvivors is wantSurvivors on an exit.
+func wantExitSurvivors(t *testing.T, x *record.ExitInfo, names ...string) {
+	t.Helper()
+	if x == nil {
+		t.Error("exit is nil")
+		return
+	}
+	got := []string{}
+	for _, s := range x.Survivors {
+		got = append(got, s.Command)
+		if !s.Killed {
+			t.Errorf("survivor %+v was not killed", s)
+		}
+	}
+	check(t, "exit.survivors (kernel names)", got, append([]string{}, names...))
+	check(t, "exit.groupKilled", x.GroupKilled, len(names) > 0)
+}
+
+// optInClient is the clientCapabilities of a client that opts in to the logins some agents
+// offer only when asked: gateway logins (auth._meta.gateway, what `acpprobe turn` declares on
+// its first handshake) and URL elicitation.
+const optInClient = `{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"_meta":{"gateway":true}},"elicitation":{"url":{}}}`
+
+// initializeAs probes argv with initialize alone, declaring clientCapabilities caps, in a fresh
+// sandbox, and checks what must hold for every agent (see probeAgent).
+func initializeAs(t *testing.T, caps string, argv ...string) probed {
+	t.Helper()
+	return probeIn(t, newSandbox(t), argv, nil, func(o *probe.Options) {
+		o.InitializeOnly = true
+		o.ClientCapabilities = json.RawMessage(caps)
+	})
+}
+
+// wantGatewayProtocols asserts the _meta.gateway.protocol of the auth methods that have one,
+// by id.
+func wantGatewayProtocols(t *testing.T, p probed, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, raw := range p.res.AuthMethods {
+		var m struct {
+			ID   string `json:"id"`
+			Meta struct {
+				Gateway *struct {
+					Protocol string `json:"protocol"`
+				} `json:"gateway"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Errorf("authMethods entry %s: %v", raw, err)
+		} else if m.Meta.Gateway != nil {
+			got[m.ID] = m.Meta.Gateway.Protocol
+		}
+	}
+	check(t, "gateway protocols of the auth methods", got, want)
+}
+
+// handshake is what an agent's initialize answer and method detection say, as the suite
+// asserts them of every probe of it.
+type handshake struct {
+	// name, title and version are agentInfo's (noInfo: the agent sends none).
+	name, title, version string
+	noInfo               bool
+	caps                 report.Capabilities
+	auth                 []authMethod
+	methods              map[string]method
+	configOption         bool // supportsConfigOption
+}
+
+// wantHandshake asserts protocolVersion 1 and h.
+func (p probed) wantHandshake(t *testing.T, h handshake) {
+	t.Helper()
+	r := p.res
+	check(t, "protocolVersion", r.ProtocolVersion, new(1))
+	if h.noInfo {
+		check(t, "agentInfo", r.AgentInfo, (*acp.Implementation)(nil))
+	} else if r.AgentInfo == nil {
+		t.Error("agentInfo is nil")
+	} else {
+		check(t, "agentInfo", *r.AgentInfo, acp.Implementation{Name: h.name, Title: h.title, Version: h.version})
+	}
+	check(t, "capabilities", r.Capabilities, h.caps)
+	p.wantAuthMethods(t, h.auth)
+	p.wantMethods(t, h.methods)
+	check(t, "supportsConfigOption", r.SupportsConfigOption, new(h.configOption))
 }

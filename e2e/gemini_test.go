@@ -8,36 +8,23 @@ import (
 	"github.com/acpprobe/acpprobe/report"
 )
 
-// TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp`: no API key, so
-// session/new answers -32000 and the probe reports auth_required; it does not implement
-// session/set_config_option, so supportsConfigOption is false.
+// TestGeminiCLI probes @google/gemini-cli 0.61.0 run as `gemini --acp` (the pin did not move):
+// no API key, so session/new answers -32000 and the probe reports auth_required; it does not
+// implement session/set_config_option, so supportsConfigOption is false.
 func TestGeminiCLI(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
-	p := probeAgent(t, nil, agentBin(t, "gemini"), "--acp")
+	p := probeAgent(t, nil, agentArgv(t, "gemini")...)
 	r := p.res
-
-	check(t, "protocolVersion", r.ProtocolVersion, new(1))
-	check(t, "agentInfo.name", r.AgentInfo.Name, "gemini-cli")
-	check(t, "agentInfo.title", r.AgentInfo.Title, "Gemini CLI")
-	check(t, "agentInfo.version", r.AgentInfo.Version, "0.61.0")
-	check(t, "capabilities", r.Capabilities, report.Capabilities{
-		LoadSession:        true,
-		PromptCapabilities: report.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
-		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
-		MetaKeys:           []string{},
-	})
-	p.wantAuthMethods(t, []authMethod{
-		{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"},
-	})
+	p.wantHandshake(t, geminiHandshake)
+	// The gateway login is advertised to every client, whether it declares gateway logins or
+	// not.
+	wantGatewayProtocols(t, p, map[string]string{"gateway": "google"})
 
 	p.wantError(t, report.ErrAuthRequired, record.StageSessionNew,
 		`{"code":-32000,"message":"Gemini API key is missing or not configured."}`)
 	check(t, "auth.status", r.Auth.Status, report.AuthRequired)
 	check(t, "raw.newSession", string(r.Raw.NewSession), "null")
-
-	p.wantMethods(t, geminiMethods)
-	check(t, "supportsConfigOption", r.SupportsConfigOption, new(false))
 
 	// A probe does not wait on the agent after closing its stdin: it signals at once (check
 	// waits, and sees it leave by itself: TestCheckGeminiCLI has no stdin-exit finding).
@@ -46,8 +33,21 @@ func TestGeminiCLI(t *testing.T) {
 	}
 }
 
-// geminiMethods are gemini-cli's answers to method detection: -32603 "Internal error" carrying
-// zod's issue list is a validation failure, so the method is there.
+// geminiHandshake is gemini-cli 0.61.0's: its logins, the same for every client; method
+// detection answered -32603 "Internal error" carrying zod's issue list, a validation failure,
+// so the method is there; no session/set_config_option.
+var geminiHandshake = handshake{
+	name: "gemini-cli", title: "Gemini CLI", version: "0.61.0",
+	caps: report.Capabilities{
+		LoadSession:        true,
+		PromptCapabilities: report.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+		McpCapabilities:    report.McpCapabilities{HTTP: true, SSE: true},
+		MetaKeys:           []string{},
+	},
+	auth:    []authMethod{{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"}},
+	methods: geminiMethods,
+}
+
 var geminiMethods = map[string]method{
 	acp.MethodSetConfigOption: {report.Unsupported, -32601},
 	acp.MethodSetMode:         {report.Supported, -32603},

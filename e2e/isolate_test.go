@@ -20,8 +20,6 @@ import (
 // isolated is what one real agent does under `acpprobe probe --isolate`, and what --auth-ab
 // makes of it on a machine without model access.
 type isolated struct {
-	bin  string
-	args []string
 	// writes are the files the agent creates in its sandbox (patterns of their paths as the
 	// report shows them): each must be there, and nothing else may be but maybe.
 	writes []string
@@ -33,41 +31,78 @@ type isolated struct {
 	evidence []string
 }
 
-// isolatedAgents are the pinned agents: what each writes when probed (initialize, session/new,
-// method detection) in a fresh HOME, and how the oracle classifies it without credentials.
+// isolatedAgents are the pinned agents, by config name (agentArgv): what each writes when
+// probed (initialize, session/new, method detection) in a fresh HOME, and how the oracle
+// classifies it without credentials. A sandbox drops IS_SANDBOX, so claude-agent-acp's session
+// works as root (TestClaudeAgentACP).
 var isolatedAgents = map[string]isolated{
-	// Claude Code (bundled by the adapter) writes its config, a backup of it and the log of the
-	// `npm root --global` it runs on session/new; and the telemetry it could not send when it
-	// tried before the teardown's SIGTERM (missing in one of seven runs on 2026-11-30).
-	// session/new works with an empty identity and no auth method is advertised: "no auth
-	// needed" is all a probe that sends no prompt can say, and the evidence says so.
-	"claude-agent-acp": {
+	// Claude Code (bundled by the adapter) writes its config, a backup of it and a plugin-store
+	// entry; and the telemetry it could not send, when it tried before the teardown's SIGTERM.
+	// (0.23.1 also logged the `npm root --global` it ran.) session/new works with an empty
+	// identity and no auth method is advertised: "no auth needed" is all a probe that sends no
+	// prompt can say, and the evidence says so.
+	"claude": {
 		writes: []string{`home/\.claude/\.claude\.json`, `home/\.claude/backups/\.claude\.json\.backup\.\d+`,
-			`home/\.npm/_logs/[0-9TZ_-]+-debug-0\.log`},
-		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`},
+			`home/\.claude/plugins/store/cc-plugin-agents-md_builtin-[0-9a-f]+\.json`},
+		// And, now and then, the one-byte file with which Claude Code checks that its TMPDIR
+		// can be watched, when the teardown comes before it removes it.
+		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`, `tmp/claude-\d+/fswatch-probe-\w+/probe`},
 		auth:  report.AuthClassNoAuthNeeded,
 		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
 			"session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show"},
 	},
-	// codex lays out its home: sqlite databases with their WAL files, an installation id, the
-	// bundled system skills, and the arg0 links to its own binary (CODEX_HOME is in the
-	// sandbox HOME, whose TMPDIR is a sibling, so it creates them).
-	"codex-acp": {
-		writes: []string{`home/\.codex/(goals|logs|memories|state)_\d+\.sqlite(-shm|-wal)?`, `home/\.codex/installation_id`,
-			`home/\.codex/skills/\.system/.+`, `home/\.codex/tmp/arg0/codex-arg0\w+/(\.lock|apply_patch|applypatch|codex-execve-wrapper|codex-linux-sandbox)`},
+	// codex lays out its home: sqlite databases with their WAL files, an installation id, a
+	// plugin-sync lock and the bundled system skills (0.16.0 also linked its own binary under
+	// tmp/arg0).
+	"codex": {
+		writes: []string{`home/\.codex/(goals|logs|memories|queue|state)_\d+\.sqlite(-shm|-wal)?`, `home/\.codex/installation_id`,
+			`home/\.codex/\.tmp/plugins\.sync\.lock`, `home/\.codex/skills/\.system/.+`},
 		auth: report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required",
-			"isolated (env+home): authMethods chatgpt (agent), codex-api-key (env_var), openai-api-key (env_var)"},
+			"isolated (env+home): authMethods api-key (agent), chat-gpt (agent)"},
 	},
 	// gemini-cli records the project and the chat of a session that never started.
 	"gemini": {
-		args: []string{"--acp"},
 		writes: []string{`home/\.gemini/installation_id`, `home/\.gemini/projects\.json`, `home/\.gemini/(history|tmp)/workspace/\.project_root`,
 			`home/\.gemini/tmp/workspace/chats/session-[0-9T-]+-[0-9a-f]+\.jsonl`},
 		auth: report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Gemini API key is missing or not configured.",
 			"isolated (env+home): session/new answered an authentication error: -32000 Gemini API key is missing or not configured."},
+	},
+	// qwen-code writes an installation id, its output-language instructions and the state of
+	// its extension store.
+	"qwen": {
+		writes: []string{`home/\.qwen/installation_id`, `home/\.qwen/output-language\.md`, `home/\.qwen/extension-store/(lock|state\.json)`,
+			`home/\.qwen/extensions/extension-enablement\.json`},
+		auth: report.AuthClassRequired,
+		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required: Use Qwen Code CLI to authenticate first.",
+			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required: Use Qwen Code CLI to authenticate first.",
+			"isolated (env+home): authMethods openai (agent)"},
+	},
+	// opencode writes its config, its database and log, and a lock; and, when its plugin
+	// install gets that far before the teardown, npm's cache of the packages it looked up
+	// (@opencode-ai/plugin …: the npm registry is the one network it reaches). Its session
+	// works without a login, but it advertises one: whether a prompt needs it is not known.
+	"opencode": {
+		writes: []string{`home/\.config/opencode/(\.gitignore|opencode\.jsonc)`, `home/\.local/share/opencode/log/opencode\.log`,
+			`home/\.local/share/opencode/opencode\.db(-shm|-wal)?`, `home/\.local/state/opencode/locks/[0-9a-f]+\.lock/(heartbeat|meta\.json)`},
+		maybe: []string{`home/\.npm/_cacache/.+`},
+		auth:  report.AuthClassUnknown,
+		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
+			"isolated (env+home): authMethods opencode-login (agent)",
+			"session/new works without a login, but the agent advertises authMethods: whether a prompt needs one is not known without sending one"},
+	},
+	// CodeBuddy Code caches its product configuration, logs the session it could not start,
+	// and writes its plugin marketplaces and dconf's user database (under the sandbox's
+	// XDG_RUNTIME_DIR).
+	"codebuddy": {
+		writes: []string{`home/\.codebuddy/local_storage/entry_[0-9a-f]{32}\.info`, `home/\.codebuddy/logs/\d{4}-\d\d-\d\d/workspace__[0-9a-f]{32}\.log`,
+			`home/\.codebuddy/plugins/known_marketplaces\.json`, `run/dconf/user`},
+		auth: report.AuthClassRequired,
+		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required",
+			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required",
+			"isolated (env+home): authMethods iOA (agent), external (agent), internal (agent), selfhosted (agent)"},
 	},
 }
 
@@ -83,7 +118,7 @@ func TestIsolate(t *testing.T) {
 			box := newSandbox(t)
 			homeBefore := entriesUnder(t, box.home) // newSandbox makes ~/.codex
 			kept := filepath.Join(t.TempDir(), "sandbox")
-			argv := append([]string{"--json", "--isolate", "--keep-sandbox", kept, "--", agentBin(t, name)}, a.args...)
+			argv := append([]string{"--json", "--isolate", "--keep-sandbox", kept, "--"}, agentArgv(t, name)...)
 			_, stdout, stderr := runCLI(t, box, "probe", argv...)
 			r := resultDoc(t, stdout)
 			se := r.SideEffects
@@ -126,7 +161,8 @@ func TestIsolate(t *testing.T) {
 			check(t, "browser.launches", len(se.Browser.Launches), 0)
 			check(t, "network.observed", se.Network.Observed, false)
 			// What outlived the agent (Claude Code's CLI, which the adapter leaves to its
-			// group) was killed; it is reported, and nothing runs now.
+			// group; now and then one of qwen-code's node processes) was killed; it is
+			// reported, and nothing runs now.
 			for _, s := range se.Processes.AfterTeardown {
 				if !s.Killed {
 					t.Errorf("survivor %+v was not killed", s)
@@ -149,9 +185,9 @@ func TestIsolate(t *testing.T) {
 
 // TestIsolateAuthAB runs --auth-ab on each real agent: the user's identity (a HOME without
 // credentials, the suite's) against an empty one in a sandbox. No model is reachable, so the
-// truthful answers are auth_required for codex and gemini, and for Claude, whose session/new
-// works without any login, what a probe without a prompt can say. Neither run logs in; the
-// isolated one leaves nothing behind.
+// truthful answers are auth_required for the agents that refuse session/new without a login,
+// and, for claude-agent-acp and opencode, whose session/new works without any, what a probe
+// without a prompt can say. Neither run logs in; the isolated one leaves nothing behind.
 func TestIsolateAuthAB(t *testing.T) {
 	requireE2E(t)
 	for name, a := range isolatedAgents {
@@ -160,7 +196,7 @@ func TestIsolateAuthAB(t *testing.T) {
 			tmp := t.TempDir() // where the isolated identity's sandbox goes
 			box := newSandbox(t, "TMPDIR="+tmp)
 			transcript := filepath.Join(t.TempDir(), "probe.ndjson")
-			_, stdout, stderr := runCLI(t, box, "probe", append([]string{"--json", "--auth-ab", "--transcript", transcript, "--", agentBin(t, name)}, a.args...)...)
+			_, stdout, stderr := runCLI(t, box, "probe", append([]string{"--json", "--auth-ab", "--transcript", transcript, "--"}, agentArgv(t, name)...)...)
 			r := resultDoc(t, stdout)
 			ab := r.AuthAB
 			if ab == nil {
@@ -188,8 +224,20 @@ func TestIsolateAuthAB(t *testing.T) {
 			if left := survivorsUnder(tmp); len(left) > 0 {
 				t.Errorf("processes of the isolated identity survived:\n%s", strings.Join(left, "\n"))
 			}
-			if got := entriesUnder(t, tmp); len(got) > 0 {
-				t.Errorf("the isolated identity's sandbox was left behind: %v", got)
+			// The user's identity runs with TMPDIR=tmp too, and writes there what it writes into
+			// any TMPDIR (claude-agent-acp 0.101.0: cc-socks and claude-0; opencode: opencode);
+			// the isolated identity's sandbox is a directory acpprobe-sandbox-* beside it.
+			var sandboxes, user []string
+			for _, e := range entriesUnder(t, tmp) {
+				if first, _, _ := strings.Cut(e, string(filepath.Separator)); strings.HasPrefix(first, "acpprobe-sandbox-") {
+					sandboxes = append(sandboxes, e)
+				} else if !strings.Contains(e, string(filepath.Separator)) {
+					user = append(user, e)
+				}
+			}
+			t.Logf("the user identity's run wrote into its TMPDIR: %q", user)
+			if len(sandboxes) > 0 {
+				t.Errorf("the isolated identity's sandbox was left behind: %v", sandboxes)
 			}
 		})
 	}
@@ -202,7 +250,7 @@ func TestIsolateGeminiDoneWhen(t *testing.T) {
 	requireE2E(t)
 	t.Parallel()
 	box := newSandbox(t)
-	code, stdout, _ := runCLI(t, box, "probe", "--isolate", "--auth-ab", "--", agentBin(t, "gemini"), "--acp")
+	code, stdout, _ := runCLI(t, box, "probe", append([]string{"--isolate", "--auth-ab", "--"}, agentArgv(t, "gemini")...)...)
 	check(t, "exit code", code, 4) // auth_required
 	for _, re := range []string{
 		`(?m)^Side effects$`,

@@ -20,9 +20,9 @@ import (
 	"github.com/acpprobe/acpprobe/report"
 )
 
-// matrixIDs are the agents of TestMatrixRealAgents, in the order given: the three real agents
-// by their names in an agents config file, then two reference personas.
-var matrixIDs = []string{"claude", "codex", "gemini", "acptest-claude", "acptest-codex"}
+// matrixIDs are the agents of TestMatrixRealAgents, in the order given: the real agents by
+// their names in an agents config file, then two reference personas.
+var matrixIDs = append(append([]string{}, pinnedNames...), "acptest-claude", "acptest-codex")
 
 // matrixTitles are the column titles of every format.
 var matrixTitles = []string{"Agent", "Version", "Protocol", "Auth", "Prompt content", "MCP", "Session caps",
@@ -41,6 +41,8 @@ type matrixRow struct {
 	findings                             []string // "TIER id pointer", sorted
 	status                               string   // the Status cell (in full)
 	htmlStatus                           string   // the row class of the HTML page
+	// optional are findings the row may have or not (id → why), as in wantFindings.
+	optional map[string]string
 }
 
 // TestMatrixRealAgents runs `acpprobe matrix --config cfg.json --parallel 4 --out DIR --format
@@ -85,36 +87,66 @@ func TestMatrixRealAgents(t *testing.T) {
 		t.FailNow()
 	}
 
-	root := os.Geteuid() == 0
-	claudeModes := "default, acceptEdits, plan, dontAsk"
-	if !root {
-		claudeModes += ", bypassPermissions" // IS_SANDBOX empty: offered unless root
+	// The matrix isolates each agent (env+home), which drops IS_SANDBOX: claude-agent-acp's
+	// session works as root, without bypassPermissions; otherwise it offers that mode too.
+	claudeModes := "default, acceptEdits, plan, auto"
+	if os.Geteuid() != 0 {
+		claudeModes += ", bypassPermissions"
 	}
 	const codexAuth = "auth_required: session/new requires authentication: -32000 Authentication required"
+	// The findings: check's active steps ran, without --prompt-shapes or --deep (so neither
+	// capability.prompt-content nor the deep connection), and the fork probe for the agents
+	// with session/fork.
 	want := map[string]matrixRow{
 		"claude": {
-			version: "@zed-industries/claude-agent-acp 0.23.1", auth: "authenticated", prompt: "image, resource",
-			mcp: "stdio, http, sse", sessions: "load, list, resume, close, fork", methods: "yes yes yes yes yes no",
-			modes: claudeModes, config: "mode, model", status: "ok", htmlStatus: "ok",
-			// It leaves by itself after session/close and the end of its stdin: no stdin-exit.
-			findings: []string{"INFO capability.legacy-method", "INFO schema.legacy-field /result/models",
-				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork"},
+			version: "@agentclientprotocol/claude-agent-acp 0.101.0", auth: "authenticated", prompt: "image, resource",
+			mcp: "stdio, http, sse", sessions: "load, list, resume, close, fork, delete, dirs", methods: "yes yes yes yes yes yes",
+			modes: claudeModes, config: "mode, model, effort, fast, ultracode", status: "ok", htmlStatus: "ok",
+			findings: []string{"INFO schema.unstable /result/agentCapabilities/providers",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/systemPrompt"},
+			optional: map[string]string{"protocol.leftover-processes": claudeSessionWhy},
 		},
 		"codex": {
-			version: "codex-acp 0.16.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
-			sessions: "load, list, resume, close", methods: "yes yes yes yes no no", modes: notKnown, config: notKnown,
+			version: "@agentclientprotocol/codex-acp 2.6.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
+			sessions: "load, list, resume, close, fork, delete, dirs", methods: "yes yes yes yes yes yes", modes: notKnown, config: notKnown,
 			status: codexAuth, htmlStatus: "auth",
-			// The answer to the notification is also a response without an id: its
-			// envelope.invalid-message is the finding's related evidence, not a finding.
-			findings: []string{"ADVISORY protocol.stdin-exit", "INFO schema.legacy-field /result/authMethods/1/type",
-				"INFO schema.legacy-field /result/authMethods/2/type", "INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp",
-				"MANDATORY protocol.notification-answered"},
+			findings: []string{"ADVISORY protocol.stdin-exit", "INFO capability.legacy-method",
+				"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp", "INFO schema.unstable /result/agentCapabilities/providers",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/systemPrompt",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/title",
+				"MANDATORY schema.non-spec-key /result/agentCapabilities/sessionCapabilities/subagents"},
 		},
 		"gemini": {
 			version: "gemini-cli 0.61.0", auth: "auth_required", prompt: "image, audio, resource", mcp: "stdio, http, sse",
 			sessions: "load", methods: "yes no no no no no", modes: notKnown, config: notKnown, htmlStatus: "auth",
 			status:   "auth_required: session/new requires authentication: -32000 Gemini API key is missing or not configured.",
 			findings: []string{"ADVISORY protocol.invalid-params /error/code", "INFO capability.legacy-method"},
+		},
+		"qwen": {
+			version: "qwen-code 0.24.4", auth: "auth_required", prompt: "image, audio, resource", mcp: "stdio, http, sse",
+			sessions: "load, list, resume", methods: "yes yes yes no no no", modes: notKnown, config: notKnown, htmlStatus: "auth",
+			status: "auth_required: session/new requires authentication: -32000 Authentication required: Use Qwen Code CLI to authenticate first. " +
+				`{"authMethods":[{"id":"openai","name":"Use OpenAI API key","description":"Requires setting the ` + "`OPENAI_API_KEY`" +
+				` environment variable","_meta":{"type":"terminal","args":["--auth-type=openai"]}}]}`,
+			findings: []string{"ADVISORY protocol.invalid-params /error/code", "INFO capability.legacy-method"},
+			optional: map[string]string{"protocol.leftover-processes": qwenLeftoverWhy},
+		},
+		"opencode": {
+			version: "OpenCode 1.18.33", auth: "authenticated", prompt: "image, resource", mcp: "stdio, http, sse",
+			sessions: "load, list, resume, close, fork", methods: "yes yes yes yes yes no", modes: "-", config: "model, mode",
+			status: "ok", htmlStatus: "ok",
+			findings: []string{"INFO capability.legacy-method", "INFO capability.unadvertised-method",
+				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork"},
+		},
+		"codebuddy": {
+			version: "", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http, sse",
+			sessions: "load", methods: "yes yes no no no no", modes: notKnown, config: notKnown, htmlStatus: "auth",
+			status: `auth_required: session/new requires authentication: -32000 Authentication required {"category":"auth"}`,
+			findings: []string{"ADVISORY protocol.agent-info /result/agentInfo", "ADVISORY protocol.stdin-exit",
+				"INFO capability.legacy-method", "INFO capability.unadvertised-method",
+				"MANDATORY schema.non-spec-key /result/agentCapabilities/delegateToolsSupport"},
 		},
 		"acptest-claude": {
 			version: "acptest-claude 0.1.0", auth: "authenticated", prompt: "image, resource", mcp: "stdio, http, sse",
@@ -132,8 +164,10 @@ func TestMatrixRealAgents(t *testing.T) {
 		},
 	}
 	launch := map[string]string{
-		"claude": agentBin(t, "claude-agent-acp"), "codex": agentBin(t, "codex-acp"), "gemini": agentBin(t, "gemini") + " --acp",
 		"acptest-claude": acpprobe + " agent --persona claude", "acptest-codex": acpprobe + " agent --persona codex",
+	}
+	for _, name := range pinnedNames {
+		launch[name] = strings.Join(agentArgv(t, name), " ")
 	}
 
 	// The JSON: every row's source, launch and result.
@@ -143,13 +177,12 @@ func TestMatrixRealAgents(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &generic); err != nil {
 		t.Fatal(err)
 	}
-	// codex's optional protocol.leftover-processes (leftoverWhy): how many it had (up to two:
-	// the group killed, and the survivors found by the run's marker).
-	leftover := 0
+	// The optional findings each row had (the findings count shows them).
+	seenOptional := map[string][]string{}
 	for i, row := range m.Rows {
 		id := row.ID
 		t.Run(id, func(t *testing.T) {
-			r := row.Result
+			r, w := row.Result, want[id]
 			if row.Problem != "" || r == nil {
 				t.Fatalf("row %s: problem %q, result %v", id, row.Problem, r != nil)
 			}
@@ -170,9 +203,8 @@ func TestMatrixRealAgents(t *testing.T) {
 				t.Errorf("the sandbox workspace %s is still there (%v)", r.Agent.Cwd, err)
 			}
 			check(t, "protocolVersion", r.ProtocolVersion, new(1))
-			w := want[id]
-			if r.AgentInfo == nil || r.AgentInfo.Name+" "+r.AgentInfo.Version != w.version {
-				t.Errorf("agentInfo %s, want %s", show(r.AgentInfo), w.version)
+			if got := agentVersion(r); got != w.version {
+				t.Errorf("agentInfo %s, want %q", show(r.AgentInfo), w.version)
 			}
 			check(t, "auth.status", string(r.Auth.Status), w.auth)
 			check(t, "status", render.Status(row), w.status)
@@ -181,9 +213,9 @@ func TestMatrixRealAgents(t *testing.T) {
 			}
 			var findings []string
 			for _, f := range r.Findings {
-				if id == "codex" && f.ID == "protocol.leftover-processes" {
-					t.Logf("allowed finding %s (%s)", f.ID, leftoverWhy)
-					leftover++
+				if why, ok := w.optional[f.ID]; ok {
+					t.Logf("allowed finding %s (%s)", f.ID, why)
+					seenOptional[id] = append(seenOptional[id], string(f.Tier)+" "+f.ID)
 					continue
 				}
 				findings = append(findings, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
@@ -191,21 +223,8 @@ func TestMatrixRealAgents(t *testing.T) {
 			slices.Sort(findings)
 			check(t, "findings", findings, w.findings)
 
-			p := probed{res: r}
-			switch id {
-			case "claude":
-				p.wantAuthMethods(t, []authMethod{})
-				p.wantMethods(t, claudeMethods)
-			case "codex":
-				p.wantAuthMethods(t, []authMethod{
-					{ID: "chatgpt"},
-					{ID: "codex-api-key", Type: "env_var", Vars: []string{"CODEX_API_KEY"}},
-					{ID: "openai-api-key", Type: "env_var", Vars: []string{"OPENAI_API_KEY"}},
-				})
-				p.wantMethods(t, codexMethods)
-			case "gemini":
-				p.wantAuthMethods(t, []authMethod{{ID: "oauth-personal"}, {ID: "gemini-api-key"}, {ID: "vertex-ai"}, {ID: "gateway"}})
-				p.wantMethods(t, geminiMethods)
+			if h, ok := pinnedHandshakes[id]; ok {
+				probed{res: r}.wantHandshake(t, h)
 			}
 			if r.Agent.PID <= 0 {
 				t.Errorf("agent.pid %d", r.Agent.PID)
@@ -303,14 +322,11 @@ func TestMatrixRealAgents(t *testing.T) {
 		t.Errorf("matrix wall time %v is not below 0.8 × the sum of the agents' totalMs (%.0f ms): not parallel", wall, sum)
 	}
 
-	if leftover > 0 && len(m.Rows) > 1 && m.Rows[1].Result != nil {
-		// The finding is ADVISORY: it shows in the findings count.
-		w := want["codex"]
-		w.findings = slices.Clone(w.findings)
-		for range leftover {
-			w.findings = append(w.findings, "ADVISORY protocol.leftover-processes")
-		}
-		want["codex"] = w
+	for id, seen := range seenOptional {
+		// They show in the findings count.
+		w := want[id]
+		w.findings = append(slices.Clone(w.findings), seen...)
+		want[id] = w
 	}
 	checkMatrixFormats(t, &m, stdout, want)
 
@@ -355,6 +371,9 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		if len(models) > 0 {
 			modelCell = strings.Join(models, ", ")
 		}
+		if x.Reasoning != nil {
+			reasoning = strings.Join(x.Reasoning.Values, ", ")
+		}
 		if w.auth == string(report.AuthRequired) {
 			// No session: what it would offer is not known, which is not "none".
 			modelCell, reasoning = notKnown, notKnown
@@ -366,7 +385,11 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		for _, f := range w.findings {
 			n[report.Tier(strings.Fields(f)[0])]++
 		}
-		row := []string{r.ID, w.version, "1", w.auth, w.prompt, w.mcp, w.sessions}
+		version := w.version
+		if version == "" {
+			version = "-" // no agentInfo
+		}
+		row := []string{r.ID, version, "1", w.auth, w.prompt, w.mcp, w.sessions}
 		row = append(row, strings.Fields(w.methods)...)
 		row = append(row, w.modes, modelCell, w.config, reasoning,
 			fmt.Sprintf("%d/%d/%d/%d", n[report.TierMandatory], n[report.TierCapability], n[report.TierAdvisory], n[report.TierInfo]),
@@ -395,9 +418,10 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		check(t, "header", table[0], "| "+strings.Join(matrixTitles, " | ")+" |")
 		check(t, "rule", table[1], "|---|---|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---:|---|---|---|")
 		// The cells come from the agents, so they are escaped: of the characters Markdown
-		// escapes, these cells only hold the brackets of claude-agent-acp's model ids
-		// ("sonnet[1m]" is "sonnet\[1m\]"); internal/render's tests cover the rest.
-		mdCell := strings.NewReplacer("[", `\[`, "]", `\]`)
+		// escapes, these cells only hold those of the error data qwen-code's status quotes
+		// (brackets, backticks, and the underscore that starts "_meta"); internal/render's
+		// tests cover the rest.
+		mdCell := strings.NewReplacer("[", `\[`, "]", `\]`, "`", "\\`", `"_`, `"\_`)
 		for i, r := range m.Rows {
 			got := strings.Split(strings.TrimSuffix(strings.TrimPrefix(table[2+i], "| "), " |"), " | ")
 			var wantCells []string
@@ -457,13 +481,29 @@ func checkMatrixFormats(t *testing.T, m *matrix.Matrix, stdout string, want map[
 		if n := strings.Count(page, "<script"); n == 0 || strings.Contains(page, "<script src") {
 			t.Errorf("the page has %d inline scripts or an external one", n)
 		}
-		for _, s := range []string{"CODEX_API_KEY", "OPENAI_API_KEY", "oauth-personal", "Gemini API key is missing or not configured.",
-			"@zed-industries/claude-agent-acp", "protocol.notification-answered", "dontAsk"} {
+		for _, s := range []string{"chat-gpt", "selfhosted", "oauth-personal", "Gemini API key is missing or not configured.",
+			"@agentclientprotocol/claude-agent-acp", "schema.non-spec-key", "ultracode", "opencode/big-pickle"} {
 			if !strings.Contains(page, s) {
 				t.Errorf("the page does not show %q", s)
 			}
 		}
 	})
+}
+
+// pinnedHandshakes are the pinned agents' handshakes, by config name, as their own tests
+// assert them.
+var pinnedHandshakes = map[string]handshake{
+	"claude": claudeHandshake, "codex": codexHandshake, "gemini": geminiHandshake,
+	"qwen": qwenHandshake, "opencode": opencodeHandshake, "codebuddy": codebuddyHandshake,
+}
+
+// agentVersion is the Version cell's content: agentInfo's name and version ("" without
+// agentInfo).
+func agentVersion(r *report.Result) string {
+	if r.AgentInfo == nil {
+		return ""
+	}
+	return r.AgentInfo.Name + " " + r.AgentInfo.Version
 }
 
 // sandboxWorkspace is the working directory an isolated agent gets.

@@ -52,12 +52,12 @@ func IdentityFacts(x *record.Index, r *report.Result, identity record.Identity, 
 		}
 	}
 	if ex := x.First(acp.MethodAuthStatus); ex != nil && ex.Answer != nil && ex.Answer.Msg != nil && ex.Answer.Msg.Err() == nil {
-		f.AuthStatus = acp.ParseObject(ex.Answer.Msg.Result).String("state")
+		f.AuthStatus = authState(acp.ParseObject(ex.Answer.Msg.Result))
 	}
 	for _, fr := range x.Frames() {
 		if fr.Dir == jsonrpc.DirAgent && fr.Msg != nil && fr.Msg.Kind() == jsonrpc.Notification &&
 			(fr.Msg.Method == acp.MethodAuthStatusUpdate || fr.Msg.Method == acp.MethodVendorAuthStatusUpdate) {
-			f.StatusUpdates = append(f.StatusUpdates, acp.ParseObject(fr.Msg.Params).String("state"))
+			f.StatusUpdates = append(f.StatusUpdates, authState(acp.ParseObject(fr.Msg.Params)))
 		}
 	}
 	for _, raw := range r.AuthMethods {
@@ -143,9 +143,15 @@ func authOracle(ids []record.AuthIdentityInfo) *report.AuthAB {
 }
 
 // notSignedIn says whether an identity was told it has no login: session/new refused it for
-// that, or auth/status or the last status update says unauthenticated.
+// that, or auth/status or the last status update says there is no login.
 func notSignedIn(id record.AuthIdentityInfo) bool {
-	return id.SessionNew == record.SessionNewAuthError || id.AuthStatus == "unauthenticated" || lastOf(id.StatusUpdates) == "unauthenticated"
+	return id.SessionNew == record.SessionNewAuthError || saysNoLogin(id.AuthStatus) || saysNoLogin(lastOf(id.StatusUpdates))
+}
+
+// saysNoLogin says whether an auth state (as authState gives it) means no login: the protocol's
+// "unauthenticated", or the vendor push's kind "none" (claude-agent-acp's notLoggedInAuthStatus).
+func saysNoLogin(state string) bool {
+	return state == "unauthenticated" || state == "none" || strings.HasPrefix(state, "none (")
 }
 
 // identityEvidence says what one identity showed, one fact a line.
@@ -220,4 +226,21 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// authState is the state an auth status answer or update gives: the protocol's state (unstable
+// auth/status), else the vendor push's authStatus kind and label (claude-agent-acp's and
+// codex-acp's _auth/status_update: {"authStatus":{"kind":"none","label":"Not logged in"}}); "?"
+// when it gives none.
+func authState(o acp.Object) string {
+	if s := o.String("state"); s != "" {
+		return s
+	}
+	if a := o.Object("authStatus"); a.String("kind") != "" {
+		if l := a.String("label"); l != "" {
+			return a.String("kind") + " (" + l + ")"
+		}
+		return a.String("kind")
+	}
+	return "?"
 }

@@ -1,8 +1,10 @@
 package derive
 
 import (
+	"encoding/json"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -25,6 +27,10 @@ func TestJudgeAuth(t *testing.T) {
 		}
 		return f
 	}
+	pushed := func(f record.AuthIdentityInfo, updates ...string) record.AuthIdentityInfo {
+		f.StatusUpdates = updates
+		return f
+	}
 	const (
 		user, iso = record.IdentityUser, record.IdentityIsolated
 		ok, auth  = record.SessionNewOK, record.SessionNewAuthError
@@ -42,6 +48,8 @@ func TestJudgeAuth(t *testing.T) {
 		{"refused in both, methods advertised", []record.AuthIdentityInfo{id(user, auth, 2, ""), id(iso, auth, 2, "")}, report.AuthClassRequired},
 		{"refused, nothing advertised", []record.AuthIdentityInfo{id(user, auth, 0, ""), id(iso, auth, 0, "")}, report.AuthClassHidden},
 		{"session works, status says signed out", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "unauthenticated")}, report.AuthClassRequired},
+		{"session works, the vendor push says not logged in", []record.AuthIdentityInfo{id(user, ok, 1, ""), pushed(id(iso, ok, 1, ""), "account (a@b.c)", "none (Not logged in)")}, report.AuthClassRequired},
+		{"session works, the vendor push says logged in", []record.AuthIdentityInfo{id(user, ok, 1, ""), pushed(id(iso, ok, 1, ""), "none (Not logged in)", "api_key (ANTHROPIC_API_KEY)")}, report.AuthClassUnknown},
 		{"session works, methods advertised: only a prompt would tell", []record.AuthIdentityInfo{id(user, ok, 1, ""), id(iso, ok, 1, "")}, report.AuthClassUnknown},
 		{"both failed otherwise", []record.AuthIdentityInfo{id(user, other, 1, ""), id(iso, other, 1, "")}, report.AuthClassUnknown},
 		{"no isolated run", []record.AuthIdentityInfo{id(user, auth, 1, "")}, report.AuthClassRequired},
@@ -72,4 +80,24 @@ func containsPrefix(list []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestAuthState: the state read from the protocol's auth/status answer and from the vendors'
+// _auth/status_update push, whose payload is {"authStatus":{"kind","label"}}.
+func TestAuthState(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`{"state":"unauthenticated"}`, "unauthenticated"},
+		{`{"authStatus":{"kind":"none","label":"Not logged in"}}`, "none (Not logged in)"},
+		{`{"authStatus":{"kind":"api_key"}}`, "api_key"},
+		{`{"authStatus":{}}`, "?"},
+		{`{}`, "?"},
+	} {
+		got := authState(acp.ParseObject(json.RawMessage(tc.raw)))
+		if got != tc.want {
+			t.Errorf("authState(%s) = %q, want %q", tc.raw, got, tc.want)
+		}
+		if saysNoLogin(got) != (tc.want == "unauthenticated" || tc.want == "none (Not logged in)") {
+			t.Errorf("saysNoLogin(%q) = %v", got, saysNoLogin(got))
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/acpprobe/acpprobe/internal/recordtest"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // serdeError is a serde-style error listing n variants (about 10 bytes each).
@@ -271,5 +272,43 @@ func TestErrorStyleIsAFunctionOfTheAnswers(t *testing.T) {
 		if inf.style != style {
 			t.Errorf("order %v: style %q, another order gave %q", order, inf.style, style)
 		}
+	}
+}
+
+// qwen-code 0.24.4 answers -32603 "Internal error" to every prompt shape: to the valid one for
+// a session it does not have ("Session not found" in its data), and to a malformed one (zod's
+// issues in its data). Only the data tells the two apart: a malformed shape is rejected, not
+// undetermined (before, code and message alone were compared: 9 shapes came out undetermined).
+func TestShapeErrorsToldApartByData(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+	b.WriteString(`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"agentInfo":{"name":"a","version":"1"}}}` + "\n")
+	b.WriteString(`! step {"name":"prompt-shapes"}` + "\n")
+	for i, sh := range record.PromptShapes {
+		id := 30 + i
+		fmt.Fprintf(&b, `> {"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"prompt":%s,"sessionId":"%s"}}`+"\n", id, sh.Prompt, record.NonexistentSessionID)
+		data := `{"issues":[{"code":"invalid_type","path":["prompt"],"message":"Invalid input"}]}`
+		if sh.Control {
+			data = `{"details":"Session not found: ` + record.NonexistentSessionID + `"}`
+		}
+		fmt.Fprintf(&b, `< {"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error","data":%s}}`+"\n", id, data)
+	}
+	b.WriteString(`! teardown {"step":"ladder"}` + "\n! eof\n! done\n")
+	x := record.New(recordtest.Frames(t, b.String()))
+	ps := deriveShapes(x, Connection(context.Background(), x, nil)).shapes
+	if ps == nil {
+		t.Fatal("no prompt shapes")
+	}
+	rejected := 0
+	for _, p := range ps.Probes {
+		switch p.Outcome {
+		case report.ShapeUndetermined:
+			t.Errorf("shape %s: undetermined, want rejected (its zod issues are not the control's missing session)", p.Name)
+		case report.ShapeRejected:
+			rejected++
+		}
+	}
+	if rejected == 0 {
+		t.Errorf("no shape rejected: %+v", ps.Probes)
 	}
 }

@@ -2,6 +2,7 @@ package derive
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -147,10 +148,29 @@ func shapeProbes(x *record.Index, r *report.Result) *report.PromptShapes {
 	return ps
 }
 
+// sameError reports whether two error answers are the same: code, message and data (qwen-code
+// 0.24.4 answers -32603 "Internal error" both to a prompt for a session it does not have and to
+// a malformed one, and only the data tells them apart: zod's issues, or the missing session).
 func sameError(a, b json.RawMessage) bool {
 	var ea, eb struct {
 		Code    int
 		Message string
+		Data    json.RawMessage
 	}
-	return json.Unmarshal(a, &ea) == nil && json.Unmarshal(b, &eb) == nil && ea == eb
+	if json.Unmarshal(a, &ea) != nil || json.Unmarshal(b, &eb) != nil || ea.Code != eb.Code || ea.Message != eb.Message {
+		return false
+	}
+	return jsonEqual(ea.Data, eb.Data)
+}
+
+// jsonEqual reports whether two JSON values are equal as values (absent and null alike).
+func jsonEqual(a, b json.RawMessage) bool {
+	var va, vb any
+	if len(a) > 0 && json.Unmarshal(a, &va) != nil {
+		return false
+	}
+	if len(b) > 0 && json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }

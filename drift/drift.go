@@ -67,6 +67,10 @@ var Volatile = []string{
 	// level, the launch count, the network names and the auth oracle's answer.
 	"sideEffects.files", "sideEffects.processes", "sideEffects.browser.launches", "sideEffects.isolation.kept",
 	"authAB.evidence", "authAB.identities",
+	// The route points the agent at an emulator on a fresh loopback port each run: the values
+	// of the variables it set and the gateway's base URL carry it. The route's kind, profile,
+	// the variables' names and what was verified are compared.
+	"route.env[*].value", "route.gateway",
 }
 
 // Prose are the paths ignored by default because they hold words, not facts: notes that say in

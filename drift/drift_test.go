@@ -150,6 +150,32 @@ func TestTurnDrift(t *testing.T) {
 	}
 }
 
+// The route's emulator address (a fresh loopback port each run) is not drift; its kind, profile
+// and the variables it set are.
+func TestRouteDrift(t *testing.T) {
+	const doc = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "route":{"kind":"profile","profile":"codex-acp","env":[{"name":"OPENAI_BASE_URL","value":"http://127.0.0.1:41001/v1"}],"gateway":"http://127.0.0.1:41001","verified":true,"dialects":["openai-responses"]}}`
+	a := result(t, doc)
+	b := result(t, strings.ReplaceAll(doc, "41001", "39217"))
+	if changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil); err != nil || len(changes) != 0 {
+		t.Errorf("ports only: changes %+v, %v", changes, err)
+	}
+	c := result(t, strings.NewReplacer(`"kind":"profile"`, `"kind":"gateway"`, `OPENAI_BASE_URL`, `CODEX_BASE_URL`).Replace(doc))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Text)
+	}
+	for _, want := range []string{`route.kind: "profile" → "gateway"`, "route.env[CODEX_BASE_URL]: added", "route.env[OPENAI_BASE_URL]: removed"} {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, want) }) {
+			t.Errorf("changes %q, want one starting %q", got, want)
+		}
+	}
+}
+
 // The sessions part compares what each part showed; its session ids, sandbox paths and lines
 // are not drift.
 func TestSessionsDrift(t *testing.T) {

@@ -92,6 +92,8 @@ type Options struct {
 	Launcher transport.Launcher
 	// AgentID is the registry or config id the agent was resolved from ("" for a raw command).
 	AgentID string
+	// AgentSource is where AgentID resolved: registry, builtin or config (see registry.Source).
+	AgentSource string
 	// Command is the command line as the user gave it (default: the launcher's argv joined).
 	Command string
 	// Cwd is the absolute directory sent in session/new (default: the current directory).

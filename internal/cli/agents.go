@@ -287,7 +287,7 @@ func (p *probeFlags) launch(id string, explicit map[string]bool) (probe.Options,
 	if notRunnable != nil {
 		opts.Launcher = unrunnable{argv: l.Argv, err: notRunnable}
 	}
-	opts.AgentID = l.ID
+	opts.AgentID, opts.AgentSource = l.ID, string(l.Source)
 	opts.Command = l.String()
 	if l.StartupTimeout > 0 && !explicit["startup-timeout"] {
 		opts.StartupTimeout = l.StartupTimeout

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe"
-	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
@@ -244,7 +243,7 @@ func (opts *MatrixOptions) turnRunner() func(context.Context, matrix.Target, acp
 	}
 	return func(ctx context.Context, t matrix.Target, ao acpprobe.Options) (*report.Result, error) {
 		o := *opts.Turns
-		o.Keys = emulator.Keys{RegistryID: t.ID, ConfigName: t.ID}
+		o.Keys = profileKeys(ao.Probe)
 		o.Probe, o.Check, o.Analyze = ao.Probe, ao.Check, ao.Analyze
 		// The agent's sandbox as the matrix made it (its own kept directory), with the
 		// turns' --env values.

@@ -9,6 +9,7 @@ import (
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
+	"github.com/acpprobe/acpprobe/registry"
 	"github.com/acpprobe/acpprobe/report"
 	"github.com/acpprobe/acpprobe/sandbox"
 	"github.com/acpprobe/acpprobe/turn"
@@ -62,13 +63,23 @@ func turnFlagsSet(fs *flag.FlagSet) []string {
 	return set
 }
 
+// profileKeys are the keys the agent's id gives the backend profiles: an agents config entry's
+// name is a config name, any other id a registry id (so a report says which of them chose the
+// profile: "config name codex", "registry id codex-acp").
+func profileKeys(target probe.Options) emulator.Keys {
+	if target.AgentSource == string(registry.SourceConfig) {
+		return emulator.Keys{ConfigName: target.AgentID}
+	}
+	return emulator.Keys{RegistryID: target.AgentID}
+}
+
 // options are the turn options the flags say, for the agent of target (its registry or config
 // id chooses the backend profile), in the sandbox box (see isolateFlags.turnSandbox). The
 // agent's --env values go to the sandbox, which refuses the variables it sets itself.
 func (t *turnFlags) options(target probe.Options, env []string, box sandbox.Options) (turn.Options, error) {
 	box.Env = env
 	o := turn.Options{Backend: t.backend, TurnTimeout: t.turnTimeout.d,
-		Keys:    emulator.Keys{RegistryID: target.AgentID, ConfigName: target.AgentID},
+		Keys:    profileKeys(target),
 		Sandbox: box}
 	for _, list := range t.scenarios {
 		for _, name := range strings.Split(list, ",") {

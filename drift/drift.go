@@ -181,7 +181,7 @@ type differ struct {
 }
 
 // identity names the key that identifies the objects of a list, for lists that have one.
-var identity = []string{"id", "key", "name", "value", "modelId", "field", "scenario", "type"}
+var identity = []string{"id", "key", "name", "value", "modelId", "field", "scenario", "type", "vendor", "transport"}
 
 func (d *differ) value(path string, a, b any) {
 	if d.skipped(path) {

@@ -239,3 +239,26 @@ func TestProseNotDrift(t *testing.T) {
 		t.Errorf("facts changed beside the notes: %q, want %q", got, want)
 	}
 }
+
+// The vendors a session used and the MCP transports a turn offered are keyed by vendor and
+// transport: one more vendor is that vendor added, not every later entry changed.
+func TestVendorsAndTransportsKeyed(t *testing.T) {
+	const doc = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "extensions":{"vendors":[{"vendor":"gemini","keysCatalogued":2,"keysSeen":1},{"vendor":"jetbrains","keysCatalogued":5,"keysSeen":2}]},
+ "turns":[{"scenario":"mcp","outcome":"passed","runs":[],"mcp":[{"transport":"stdio","advertised":true,"delivered":true},{"transport":"http","advertised":true,"delivered":true}]}]}`
+	a := result(t, doc)
+	b := result(t, strings.NewReplacer(`"vendors":[`, `"vendors":[{"vendor":"auth","keysCatalogued":0,"keysSeen":0},`,
+		`"mcp":[`, `"mcp":[{"transport":"sse","advertised":false,"delivered":false},`).Replace(doc))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Path+" "+string(ch.Kind))
+	}
+	want := []string{"extensions.vendors[auth] added", "turns[mcp].mcp[sse] added"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -26,6 +26,11 @@ type model struct {
 	srv       *emulator.Server
 	requests  chan record.ModelRequestInfo
 	responses chan record.ModelResponseInfo
+	// early holds the responses reported before one of an earlier request (the emulator
+	// reports a response once written, and the agent may send its next request first); next
+	// is the Seq of the response that response returns next.
+	early     map[int]record.ModelResponseInfo
+	next      int
 	home, cwd string
 	env       []string // the agent's environment, from the acptest-model profile
 }
@@ -35,7 +40,7 @@ type model struct {
 func newModel(t *testing.T, script emulator.Script) *model {
 	t.Helper()
 	m := &model{requests: make(chan record.ModelRequestInfo, 64), responses: make(chan record.ModelResponseInfo, 64),
-		home: t.TempDir(), cwd: t.TempDir()}
+		early: map[int]record.ModelResponseInfo{}, next: 1, home: t.TempDir(), cwd: t.TempDir()}
 	srv, err := emulator.Start(context.Background(), emulator.Options{Script: script,
 		OnRequest: func(r record.ModelRequestInfo) { m.requests <- r }, OnResponse: func(r record.ModelResponseInfo) { m.responses <- r }})
 	if err != nil {
@@ -74,15 +79,23 @@ func (m *model) request(t *testing.T) record.ModelRequestInfo {
 	return record.ModelRequestInfo{}
 }
 
+// response returns the responses in the order of their requests.
 func (m *model) response(t *testing.T) record.ModelResponseInfo {
 	t.Helper()
-	select {
-	case r := <-m.responses:
-		return r
-	case <-time.After(wait):
-		t.Fatal("no model response")
+	for {
+		if r, ok := m.early[m.next]; ok {
+			delete(m.early, m.next)
+			m.next++
+			return r
+		}
+		select {
+		case r := <-m.responses:
+			m.early[r.Seq] = r
+		case <-time.After(wait):
+			t.Fatal("no model response")
+			return record.ModelResponseInfo{}
+		}
 	}
-	return record.ModelResponseInfo{}
 }
 
 // config is the model persona with faults, in m's environment.

@@ -278,6 +278,11 @@ type ModelFaults struct {
 	LeakOnLoad bool
 	// CloseKeeps: session/close answers {} but keeps the session: a later prompt still works.
 	CloseKeeps bool
+	// ResumeReplays: session/resume replays the history, as session/load does.
+	ResumeReplays bool
+	// ResumeNotice is no fault but a variant: session/resume sends a fresh agent_message_chunk
+	// notice, which is not history (codex-acp 2.6.0's "Config warning: …" after every resume).
+	ResumeNotice bool
 	// AutoByDefault is no fault but a variant: sessions start in mode auto, which writes
 	// without asking (claude-agent-acp 0.101.0 starts in its mode auto); mode ask still asks.
 	AutoByDefault bool

@@ -183,7 +183,8 @@ func (h *modelHost) find(id string) *modelSession {
 }
 
 // load answers session/load (replay true: the history first, as session/update) and
-// session/resume (no replay). It connects the MCP servers given, closing those of an
+// session/resume (no replay, but for the ResumeReplays fault; a notice with ResumeNotice). It
+// connects the MCP servers given, closing those of an
 // earlier load of the same session.
 func (h *modelHost) load(params acp.Object, replay bool) (json.RawMessage, *jsonrpc.Error) {
 	sid, cwd := params.String("sessionId"), params.String("cwd")
@@ -207,7 +208,13 @@ func (h *modelHost) load(params acp.Object, replay bool) (json.RawMessage, *json
 	history, config := slices.Clone(s.history), s.config
 	h.mu.Unlock()
 	closeServers(old)
-	if replay {
+	if !replay && h.a.cfg.ResumeNotice {
+		notice := map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "Config warning: acptest resumed this session."}}
+		if err := h.a.notify(acp.MethodSessionUpdate, map[string]any{"sessionId": sid, "update": notice}); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error()}
+		}
+	}
+	if replay || h.a.cfg.ResumeReplays {
 		if h.a.cfg.LeakOnLoad {
 			h.leak()
 		}

@@ -41,7 +41,7 @@ func sessionsTruth(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun, con
 		sessionLoadFacts(t, record.New(lx))
 	}
 	if rx := conns.resume; rx != nil {
-		t.Resume = resumeFacts(record.New(rx), t.SessionID)
+		t.Resume = resumeFacts(record.New(rx), t.SessionID, t.Live)
 	}
 	return t
 }
@@ -246,17 +246,48 @@ func sessionLoadFacts(t *report.SessionsTruth, x *record.Index) {
 	}
 }
 
-// resumeFacts is the session-resume connection's session/resume, and the history it
-// replayed (up to the end of the connection: nothing was sent after it).
-func resumeFacts(x *record.Index, sid string) *report.SessionResume {
+// resumeFacts is the session-resume connection's session/resume, and how many updates after it
+// (up to the end of the connection: nothing was sent after it) repeated the live history.
+func resumeFacts(x *record.Index, sid string, live report.SessionHistory) *report.SessionResume {
 	frames := x.Frames()
 	for _, f := range frames {
 		if isClientRequest(f, acp.MethodSessionResume) {
 			c, _ := callOf(x, f)
-			return &report.SessionResume{SessionCall: c, Replayed: historyOf(frames, sid, f.Seq, 1<<63-1).Updates}
+			return &report.SessionResume{SessionCall: c, Replayed: repeatsOf(frames, sid, f.Seq, live)}
 		}
 	}
 	return nil
+}
+
+// repeatsOf counts the updates of session sid after the line from that repeat the live
+// history: the user message of the turn (its SessionMarker), the answer's text (its
+// TurnReplyMarker), a tool call of the turn (its id).
+func repeatsOf(frames []jsonrpc.Frame, sid string, from int64, live report.SessionHistory) int {
+	n := 0
+	for _, f := range frames {
+		if f.Seq <= from || !isUpdate(f) {
+			continue
+		}
+		u := acp.ParseSessionUpdate(f.Msg.Params)
+		if u.SessionID != sid {
+			continue
+		}
+		switch u.Kind {
+		case "user_message_chunk":
+			if strings.Contains(u.Text, record.SessionMarker) {
+				n++
+			}
+		case "agent_message_chunk", "agent_thought_chunk":
+			if strings.Contains(u.Text, record.TurnReplyMarker) {
+				n++
+			}
+		case "tool_call", "tool_call_update":
+			if slices.ContainsFunc(live.ToolCalls, func(c report.ToolCallTruth) bool { return c.ID == u.ToolCallID }) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // sessionsNotRun says why the sessions scenario could not run past its turn ("" when it ran).

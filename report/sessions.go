@@ -139,7 +139,9 @@ func (c SessionClose) BeforeCount() string {
 // replay the history.
 type SessionResume struct {
 	SessionCall
-	// Replayed counts the history updates (messages, tool calls) sent for the session between
-	// the request and a moment after its answer.
+	// Replayed counts the updates sent for the session after the request that repeat its
+	// history: the turn's user message, the answer's text, its tool calls. What an agent says
+	// afresh on resuming is not history (codex-acp 2.6.0 sends an agent_message_chunk "Config
+	// warning: …" after every session/resume and session/new).
 	Replayed int `json:"replayed"`
 }

@@ -235,6 +235,8 @@ func TestSessionsScenario(t *testing.T) {
 		{"--load-without-tool-calls", []string{"sessions.replay-incomplete"}},
 		{"--leak-on-load", []string{"sessions.close-leaks"}},
 		{"--close-keeps", []string{"sessions.close-keeps"}},
+		{"--resume-replays", []string{"sessions.resume-replayed"}},
+		{"--resume-notice", nil}, // a notice on resuming is not a replay
 	} {
 		t.Run("fault"+c.fault, func(t *testing.T) {
 			t.Parallel()
@@ -271,7 +273,9 @@ func TestSessionsScenario(t *testing.T) {
 			if !s.Load.OK() || !s.Load.Replay.UserText || !s.Load.Replay.AgentText || replayed == (c.fault == "--load-without-tool-calls") {
 				t.Errorf("load %+v against the live %+v", s.Load, s.Live)
 			}
-			if !s.List.Listed || s.List.Cwd != s.Cwd || !s.Fork.Distinct || !s.Resume.OK() || s.Resume.Replayed != 0 {
+			// A replaying resume repeats at least the user message, the reply and the tool call.
+			if !s.List.Listed || s.List.Cwd != s.Cwd || !s.Fork.Distinct || !s.Resume.OK() || (s.Resume.Replayed >= 3) != (c.fault == "--resume-replays") ||
+				(c.fault != "--resume-replays" && s.Resume.Replayed != 0) {
 				t.Errorf("list %+v, fork %+v, resume %+v", s.List, s.Fork, s.Resume)
 			}
 			cl := s.Close

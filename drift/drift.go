@@ -71,6 +71,9 @@ var Volatile = []string{
 	// of the variables it set and the gateway's base URL carry it. The route's kind, profile,
 	// the variables' names and what was verified are compared.
 	"route.env[*].value", "route.gateway",
+	// The lines of the zero-_meta contract's steps: which line answered depends on what the
+	// agent pushed in between. Each step's method and outcome is compared.
+	"zeroMeta.steps[*].seq", "zeroMeta.steps[*].answerSeq",
 }
 
 // Prose are the paths ignored by default because they hold words, not facts: notes that say in
@@ -235,7 +238,7 @@ func (d *differ) list(path string, a, b []any) {
 		}
 		return
 	}
-	as, bs := valueSet(a), valueSet(b)
+	as, bs := valueSet(d.unskipped(path+"[*]", a)), valueSet(d.unskipped(path+"[*]", b))
 	for _, k := range unionKeys(as, bs) {
 		_, inA := as[k]
 		_, inB := bs[k]
@@ -281,6 +284,28 @@ func byKey(list []any, key string) map[string]any {
 			k += "@" + fmt.Sprint(m["pointer"])
 		}
 		out[k] = el
+	}
+	return out
+}
+
+// unskipped is a list of values compared as a set, without the members of its objects that are
+// skipped (path is the elements' path, "…[*]"): the zero-_meta steps are the same steps when
+// only their lines differ.
+func (d *differ) unskipped(path string, list []any) []any {
+	out := make([]any, len(list))
+	for i, el := range list {
+		m, ok := el.(map[string]any)
+		if !ok {
+			out[i] = el
+			continue
+		}
+		kept := map[string]any{}
+		for k, v := range m {
+			if !d.skipped(join(path, k)) {
+				kept[k] = v
+			}
+		}
+		out[i] = kept
 	}
 	return out
 }

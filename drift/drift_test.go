@@ -262,3 +262,28 @@ func TestVendorsAndTransportsKeyed(t *testing.T) {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The zero-_meta steps compare by method and outcome: a step answered a line later is the same
+// step, one left unanswered is drift.
+func TestZeroMetaStepsDrift(t *testing.T) {
+	const doc = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "zeroMeta":{"outcome":"held","steps":[{"method":"initialize","seq":4,"answerSeq":5,"outcome":"ok"},{"method":"session/prompt","seq":116,"answerSeq":121,"outcome":"ok"}]}}`
+	a := result(t, doc)
+	b := result(t, strings.ReplaceAll(doc, `"answerSeq":121`, `"answerSeq":120`))
+	if changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil); err != nil || len(changes) != 0 {
+		t.Errorf("lines only: changes %+v, %v", changes, err)
+	}
+	c := result(t, strings.ReplaceAll(doc, `"seq":4,"answerSeq":5,"outcome":"ok"`, `"seq":4,"outcome":"unanswered"`))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Path+" "+string(ch.Kind)+" "+string(ch.New)+string(ch.Old))
+	}
+	want := []string{`zeroMeta.steps removed {"method":"initialize","outcome":"ok"}`, `zeroMeta.steps added {"method":"initialize","outcome":"unanswered"}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -48,7 +48,11 @@ func (a *agent) setConfigOption(config map[string]string, params acp.Object) (js
 		if o.ID != id {
 			continue
 		}
-		for _, v := range o.Values() {
+		values := o.Values()
+		for i, v := range values {
+			if v == value && a.cfg.RefuseLastValue && i == len(values)-1 {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params"}
+			}
 			if v == value {
 				config[id] = value
 				out, _ := json.Marshal(map[string]any{"configOptions": a.configOptions(config)})

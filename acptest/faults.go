@@ -278,6 +278,9 @@ type ModelFaults struct {
 	LeakOnLoad bool
 	// CloseKeeps: session/close answers {} but keeps the session: a later prompt still works.
 	CloseKeeps bool
+	// RefuseLastValue: session/set_config_option refuses the last value of every option
+	// (-32602), though the option lists it (codex-acp 2.6.0 refuses reasoning_effort "ultra").
+	RefuseLastValue bool
 	// ResumeReplays: session/resume replays the history, as session/load does.
 	ResumeReplays bool
 	// ResumeNotice is no fault but a variant: session/resume sends a fresh agent_message_chunk

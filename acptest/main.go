@@ -196,6 +196,7 @@ func modelFlags(m *ModelFaults) []modelFlag {
 		{&m.LoadWithoutToolCalls, "load-without-tool-calls", "model persona: session/load replays messages but not tool calls"},
 		{&m.LeakOnLoad, "leak-on-load", "model persona: every session/load starts a child process that is never reaped"},
 		{&m.CloseKeeps, "close-keeps", "model persona: session/close answers but does not free the session"},
+		{&m.RefuseLastValue, "refuse-last-value", "model persona: session/set_config_option refuses the last value each option lists"},
 		{&m.ResumeReplays, "resume-replays", "model persona: session/resume replays the history as session/load does"},
 		{&m.ResumeNotice, "resume-notice", "model persona: session/resume sends a fresh notice as an agent_message_chunk (not history)"},
 		{&m.AutoByDefault, "auto-by-default", "model persona: sessions start in mode auto, which writes without asking"},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -30,6 +31,8 @@ var (
 		Title: "An advertised content block was accepted and never reached the model", SpecRef: specContent, Active: true}
 	turnShapeUnadvertised = &Check{ID: "turn.shape-unadvertised", Tier: report.TierInfo, Side: SideAgent,
 		Title: "A content type promptCapabilities does not allow was accepted", SpecRef: specContent, Active: true}
+	turnValueRefused = &Check{ID: "turn.option-value-refused", Tier: report.TierAdvisory, Side: SideAgent,
+		Title: "A config option refuses a value it lists", SpecRef: specConfig, Active: true}
 	turnModelNotReached = &Check{ID: "turn.model-not-reached", Tier: report.TierCapability, Side: SideAgent,
 		Title: "A model or thought level selection did not reach the model", SpecRef: specConfig, Active: true}
 	turnWriteUnasked = &Check{ID: "turn.write-without-permission", Tier: report.TierMandatory, Side: SideAgent,
@@ -58,7 +61,7 @@ var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
 	checks: []*Check{turnNoText, turnTextKind, turnModelNotCalled, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
-		turnShapeUnadvertised, turnModelNotReached, turnWriteUnasked, turnWriteByMode, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnCancelRace, turnAfterCancel, mcpMilestone, mcpUnadvertised,
+		turnShapeUnadvertised, turnValueRefused, turnModelNotReached, turnWriteUnasked, turnWriteByMode, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnCancelRace, turnAfterCancel, mcpMilestone, mcpUnadvertised,
 		sessionsLoadFailed, sessionsReplayIncomplete, sessionsReplayAfterAnswer, sessionsResumeReplayed, sessionsResumeFailed,
 		sessionsListMissing, sessionsCloseKeeps, sessionsCloseLeaks, sessionsForkBroken},
 	run: func(in *inputs, out *findings) {
@@ -117,6 +120,9 @@ func judgeTurn(t report.Turn) []turnFinding {
 		}
 	case len(t.Models) > 0:
 		for _, m := range t.Models {
+			if m.Refused != "" && m.Option != acp.MethodSetModel {
+				add(turnValueRefused, m.Seq, "", "%s = %q is a value the option lists, yet session/set_config_option answered %s: a client that offers the option's values offers one that fails", m.Option, m.Value, m.Refused)
+			}
 			if m.Set && m.Reached != nil && !*m.Reached {
 				add(turnModelNotReached, m.Seq, "", "%s = %q was accepted, and the model was asked for %s", m.Option, m.Value, strings.Join(m.Requested, ", "))
 			}

@@ -470,6 +470,9 @@ func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []rep
 		t.Seq, t.Requested = f.Seq, []string{}
 		if a, ok := x.AnswerTo(f.Seq); ok && a.Msg.Err() == nil {
 			t.Set = true
+		} else if ok {
+			e := a.Msg.Err()
+			t.Refused = fmt.Sprintf("%d %s", e.Code, e.Message)
 		}
 		isThought := thought != nil && t.Option == thought.ID
 		if r := runAfter(runs, f.Seq); r != nil && t.Set {

@@ -643,6 +643,8 @@ type ModelTruth struct {
 	// Alias: the value names a choice rather than a model or a level ("default", "auto",
 	// "enabled"): it may well lead to the same requests as another value.
 	Alias bool `json:"alias,omitempty"`
+	// Refused is the error that refused the selection ("-32602 Invalid params"; "" when Set).
+	Refused string `json:"refused,omitempty"`
 }
 
 // PermissionTruth is what the agent did when the model asked to write a file.

@@ -136,6 +136,7 @@ func TestScenarioFaults(t *testing.T) {
 		{"--write-after-reject", record.ScenarioPermission, "turn.write-after-reject"},
 		{"--ignore-model", record.ScenarioModels, "turn.model-not-reached"},
 		{"--ignore-thought-level", record.ScenarioModels, "turn.model-not-reached"},
+		{"--refuse-last-value", record.ScenarioModels, "turn.option-value-refused"},
 		{"--ignore-cancel", record.ScenarioCancel, "turn.cancel-not-cancelled"},
 		{"--updates-after-answer", record.ScenarioCompletion, "turn.updates-after-answer"},
 		{"--text-as-thought", record.ScenarioCompletion, "turn.text-not-message-chunk"},

@@ -447,13 +447,15 @@ func carries(kind string, m modelCall) bool {
 
 // modelTruths pairs each selection (session/set_config_option of the model or thought level
 // option, or the legacy session/set_model) with the prompt that follows it, and what the model
-// requests of that prompt asked for.
+// requests of that prompt asked for. An accepted selection followed by another selection, not
+// by a prompt, sets the stage for the next one (the model put back to the session's own before
+// the thought levels are tried): it has no turn of its own and is not judged.
 func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []report.ModelTruth {
 	ns := acp.ParseSessionResult(sessionResultOf(x, frames))
 	opts, legacy := ns.ConfigOptions, ns.LegacyModels
 	thought := acp.ThoughtLevelOption(opts)
 	var out []report.ModelTruth
-	for _, f := range frames {
+	for i, f := range frames {
 		var t report.ModelTruth
 		var p acp.Object
 		if f.Msg != nil {
@@ -473,6 +475,9 @@ func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []rep
 		} else if ok {
 			e := a.Msg.Err()
 			t.Refused = fmt.Sprintf("%d %s", e.Code, e.Message)
+		}
+		if t.Set && stagesNext(frames[i+1:]) {
+			continue
 		}
 		isThought := thought != nil && t.Option == thought.ID
 		if r := runAfter(runs, f.Seq); r != nil && t.Set {
@@ -505,6 +510,20 @@ func modelTruths(x *record.Index, frames []jsonrpc.Frame, runs []*turnRun) []rep
 }
 
 // runAfter is the first prompt after seq.
+// stagesNext says whether the client's next request after a selection is another selection
+// rather than a prompt.
+func stagesNext(after []jsonrpc.Frame) bool {
+	for _, f := range after {
+		switch {
+		case isClientRequest(f, acp.MethodSessionPrompt):
+			return false
+		case isClientRequest(f, acp.MethodSetConfigOption), isClientRequest(f, acp.MethodSetModel):
+			return true
+		}
+	}
+	return false
+}
+
 func runAfter(runs []*turnRun, seq int64) *turnRun {
 	for _, r := range runs {
 		if r.prompt.Seq > seq {

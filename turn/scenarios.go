@@ -254,7 +254,9 @@ func (sc *scene) shapes(ctx context.Context, s *probe.Session, l *live) {
 }
 
 // models: each value of the model option (or the legacy model list), selected, then a
-// one-line turn; then each value of the thought level option the same way.
+// one-line turn; then, with the model put back to the session's own (a thought level one model
+// refuses may suit another: CodeBuddy's gpt-5.5 refuses thinking disabled), each value of the
+// thought level option the same way.
 func (sc *scene) models(ctx context.Context, s *probe.Session, l *live) {
 	reply := func() {
 		sc.srv.SetScript(emulator.Text(record.TurnReply)) // one installation per turn: its bound is the turn's
@@ -279,6 +281,9 @@ func (sc *scene) models(ctx context.Context, s *probe.Session, l *live) {
 				reply()
 			}
 		}
+	}
+	if opt := acp.ModelOption(ns.ConfigOptions); opt != nil && opt.Current() != "" {
+		set(acp.MethodSetConfigOption, map[string]any{"sessionId": l.id, "configId": opt.ID, "value": opt.Current()})
 	}
 	if opt := acp.ThoughtLevelOption(ns.ConfigOptions); opt != nil {
 		for _, v := range first(opt.Values(), maxModelValues) {

@@ -99,8 +99,13 @@ func TestScenariosPass(t *testing.T) {
 		}
 		selected = append(selected, m.Value)
 	}
-	if !slices.Contains(selected, "acptest-large") || !slices.Contains(selected, "high") {
-		t.Errorf("model truth selected %v, want every model and thought level", selected)
+	if !slices.Equal(selected, []string{"acptest-small", "acptest-large", "low", "medium", "high"}) {
+		t.Errorf("model truth selected %v, want every model and thought level once (putting the model back is no selection of its own)", selected)
+	}
+	// The thought levels are tried with the model put back to the session's own.
+	mt := turnOf(t, r, record.ScenarioModels).Runs
+	if last := mt[len(mt)-1]; !slices.Equal(last.Models, []string{"acptest-small"}) {
+		t.Errorf("the last thought level's turn asked for %v, want the session's own model acptest-small", last.Models)
 	}
 	// The persona's sessions start in its mode ask, which asks: the write is refused with
 	// reject, then with cancelled, each run on its own agent process; no default-mode run.

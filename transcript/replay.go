@@ -39,6 +39,9 @@ type exitRecord struct {
 	stdinEOF  bool // the recording shows the agent leaving when its stdin closed
 	recorded  bool
 	outputEnd bool // the agent's output ended before teardown began
+	// statusOnSignal: the teardown's signal ended the agent, and it exited with Code (a
+	// handler that exits, as CodeBuddy Code 2.117.0 does with status 0), not by the signal.
+	statusOnSignal bool
 }
 
 // ExitError ends a replay with the recorded agent's exit status.
@@ -48,6 +51,16 @@ func (e *ExitError) Error() string { return "replayed agent exit" }
 
 // ExitCode is the recorded exit status.
 func (e *ExitError) ExitCode() int { return e.Code }
+
+// StatusOnSignal is the status the recorded agent exited with when the teardown signalled it,
+// for a replay stopped the same way to end as it did; false when the signal killed it, or the
+// recording says nothing.
+func (r *Replayer) StatusOnSignal() (int, bool) {
+	if !r.exit.statusOnSignal {
+		return 0, false
+	}
+	return *r.exit.Code, true
+}
 
 // NewReplayer prepares frames (of a transcript) for replay.
 func NewReplayer(frames []jsonrpc.Frame) *Replayer {
@@ -99,7 +112,8 @@ func NewReplayer(frames []jsonrpc.Frame) *Replayer {
 				}
 			case record.Exit.Is(f):
 				if x, ok := record.Exit.Decode(f); ok {
-					r.exit = exitRecord{Code: x.Code, recorded: true, stdinEOF: x.By == record.ExitStdin, outputEnd: r.exit.outputEnd}
+					r.exit = exitRecord{Code: x.Code, recorded: true, stdinEOF: x.By == record.ExitStdin, outputEnd: r.exit.outputEnd,
+						statusOnSignal: x.Code != nil && x.Signal == "" && x.By == record.ExitSigterm}
 				}
 			}
 		}

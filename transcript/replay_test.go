@@ -116,6 +116,31 @@ func TestReplayIgnoresEOFLikeTheRecording(t *testing.T) {
 	}
 }
 
+// An agent the teardown's SIGTERM ended says how: killed by it (no status), or exiting with a
+// status from its handler (CodeBuddy Code 2.117.0: 0), which a replay stopped the same way
+// ends with.
+func TestStatusOnSignal(t *testing.T) {
+	for _, c := range []struct {
+		exit string
+		code int
+		ok   bool
+	}{
+		{`{"code":0,"signal":"","by":"sigterm"}`, 0, true},
+		{`{"code":2,"signal":"","by":"sigterm"}`, 2, true},
+		{`{"code":null,"signal":"SIGTERM","by":"sigterm"}`, 0, false},
+		{`{"code":0,"signal":"","by":"stdin"}`, 0, false},
+		{`{"code":null,"signal":"SIGKILL","by":"sigkill"}`, 0, false},
+	} {
+		r := NewReplayer(recording(`! teardown {"step":"ladder"}`, `! eof`, `! exit `+c.exit))
+		if code, ok := r.StatusOnSignal(); code != c.code || ok != c.ok {
+			t.Errorf("%s: StatusOnSignal() = %d, %v; want %d, %v", c.exit, code, ok, c.code, c.ok)
+		}
+	}
+	if _, ok := NewReplayer(recording(`! eof`)).StatusOnSignal(); ok {
+		t.Error("a recording without an exit gave a status")
+	}
+}
+
 func TestWithID(t *testing.T) {
 	cases := []struct{ raw, id, want string }{
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `"x"`, `{"jsonrpc":"2.0","id":"x","result":{}}`},

@@ -129,7 +129,8 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 			return readError("the transcript", fmt.Errorf("%s: more than the %d MiB a replay keeps whole in memory", opts.Transcript, record.DefaultBudget>>20))
 		}
 	}
-	err = transcript.NewReplayer(main).Serve(ctx, opts.IO.In, opts.IO.Out, opts.IO.Err, opts.Timing)
+	replayer := transcript.NewReplayer(main)
+	err = replayer.Serve(ctx, opts.IO.In, opts.IO.Out, opts.IO.Err, opts.Timing)
 	var exit *transcript.ExitError
 	switch {
 	case err == nil:
@@ -137,7 +138,14 @@ func replayRun(ctx context.Context, opts *ReplayOptions) error {
 	case errors.As(err, &exit):
 		return &agentExit{status: exit.Code}
 	case ctx.Err() != nil:
-		// as the recorded agent, stopped by the ladder, did
+		// as the recorded agent, stopped by the ladder, did: with the status it exited with,
+		// or killed by the signal
+		if code, ok := replayer.StatusOnSignal(); ok {
+			if code == 0 {
+				return nil
+			}
+			return &agentExit{status: code}
+		}
 		return &agentExit{status: 128 + int(syscall.SIGTERM), signal: syscall.SIGTERM}
 	}
 	return &agentExit{status: 1, err: err}

@@ -49,10 +49,13 @@ type observer struct {
 	ownShims bool
 	home     string   // the real HOME
 	paths    []string // the places watched under it
-	max      int
-	before   *sandbox.Snapshot
-	iso      record.Isolation
-	left     []record.Leftover // what the sandbox's removal could not remove
+	// top are the entries of HOME and of its XDG base directories before the run
+	// (sandbox.TopLevel): what appears beside them is walked too.
+	top    map[string]bool
+	max    int
+	before *sandbox.Snapshot
+	iso    record.Isolation
+	left   []record.Leftover // what the sandbox's removal could not remove
 	// forgetBox and forgetShims tell the watchdog that a directory it would remove if this
 	// process were killed is gone (transport.RemoveIfKilled).
 	forgetBox, forgetShims func()
@@ -117,6 +120,9 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 		ob.iso.Note = levelNote(record.LevelNone)
 	}
 	po.Launcher = cmd
+	if ob.home != "" {
+		ob.top = sandbox.TopLevel(ob.home)
+	}
 	ob.before = ob.snapshot()
 	return ob, nil
 }
@@ -125,7 +131,7 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 func levelNote(l record.Level) string {
 	switch l {
 	case record.LevelNone:
-		return "not isolated: the agent ran with your HOME and environment; the places agents keep their state there were compared before and after (metadata only), and browser launches were intercepted"
+		return "not isolated: the agent ran with your HOME and environment; the places agents keep their state there were compared before and after (metadata only), any new entry of HOME, ~/.config, ~/.cache, ~/.local/share and ~/.local/state was walked, and browser launches were intercepted"
 	case record.LevelEnvHome:
 		return "a throwaway HOME, TMPDIR and workspace and a reduced environment (the places agents keep their state in your real HOME were compared too); not a security boundary: the agent could still reach any path it names, the network, and your other processes (their environment and memory, where they allow a process of yours to read them)"
 	}
@@ -154,6 +160,13 @@ func (ob *observer) finish(log *jsonrpc.Log) {
 		info.Isolation.Kept = ob.box.Dir()
 	}
 	if after := ob.snapshot(); after != nil && ob.before != nil {
+		if ob.home != "" {
+			// What appeared under HOME beside the places agents are known to keep their state
+			// (an agent no table knows), walked: everything in it is new.
+			if fresh := sandbox.NewTopLevel(ob.home, ob.top, ob.paths); len(fresh) > 0 {
+				after = sandbox.Join(after, sandbox.SnapshotHome(ob.home, fresh, ob.max))
+			}
+		}
 		files := sandbox.Diff(ob.before, after)
 		info.Files = &files
 	}

@@ -355,8 +355,9 @@ func hasChild(pid int, arg string) bool {
 }
 
 // TestUnisolatedSideEffects runs the side-effects fault with the user's HOME, as probe does
-// by default: the files in the places agents keep their state there are reported, the login
-// is intercepted by the shims, the processes are killed.
+// by default: the files in the places agents keep their state there are reported, and those
+// in places no table lists (a new entry of HOME, one of ~/.local/state), the login is
+// intercepted by the shims, the processes are killed.
 func TestUnisolatedSideEffects(t *testing.T) {
 	u := newFakeUser(t)
 	cmd := agentCommand(t, acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true}})
@@ -375,7 +376,8 @@ func TestUnisolatedSideEffects(t *testing.T) {
 	for _, c := range se.Files.Changes {
 		got = append(got, c.Change+" "+c.Path)
 	}
-	if want := []string{"created ~/.acptest/state.json", "created ~/.config/acptest/config.json"}; !slices.Equal(got, want) {
+	if want := []string{"created ~/.acptest-unlisted/cache.db", "created ~/.acptest/state.json", "created ~/.config/acptest/config.json",
+		"created ~/.local/state/acptest-unlisted/run.log"}; !slices.Equal(got, want) {
 		t.Errorf("files %v, want %v", got, want)
 	}
 	if len(se.Browser.Launches) != 1 || !se.Browser.Shimmed {

@@ -44,7 +44,8 @@ type Stress struct {
 	IgnoreSIGTERM bool
 	// SideEffects does everything a probe must see and contain, as a process (Config.Env
 	// set; an in-process agent does none of it): at start it writes SideEffectFiles under
-	// $HOME, $XDG_CONFIG_HOME (default $HOME/.config) and $TMPDIR (default /tmp) and starts
+	// $HOME, $XDG_CONFIG_HOME (default $HOME/.config) and $TMPDIR (default /tmp), and
+	// UnlistedFiles under $HOME, and starts
 	// the SetsidDaemon; on session/new it opens LoginURL with xdg-open, found on PATH, and
 	// waits for it; every session/load request leaves a `sleep 300` child in its process
 	// group that it never ends.
@@ -68,6 +69,11 @@ var SideEffectFiles = map[string]string{
 	"XDG_CONFIG_HOME": "acptest/config.json",
 	"TMPDIR":          "acptest-side-effect.tmp",
 }
+
+// UnlistedFiles are the SideEffects fault's files under $HOME in places no table of agents
+// lists (as CodeBuddy Code's ~/.codebuddy was not): a probe sees them only by what appeared
+// under HOME during the run.
+var UnlistedFiles = []string{".acptest-unlisted/cache.db", ".local/state/acptest-unlisted/run.log"}
 
 // LoginURL is the login the SideEffects fault opens before any authenticate: its query looks
 // like a secret, which a report must not show.
@@ -127,11 +133,18 @@ func (a *agent) writeSideEffectFiles() error {
 	if dirs["TMPDIR"] == "" {
 		dirs["TMPDIR"] = "/tmp"
 	}
+	var paths []string
 	for name, rel := range SideEffectFiles {
-		if dirs[name] == "" {
-			continue
+		if dirs[name] != "" {
+			paths = append(paths, filepath.Join(dirs[name], rel))
 		}
-		p := filepath.Join(dirs[name], rel)
+	}
+	for _, rel := range UnlistedFiles {
+		if dirs["HOME"] != "" {
+			paths = append(paths, filepath.Join(dirs["HOME"], rel))
+		}
+	}
+	for _, p := range paths {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return err
 		}

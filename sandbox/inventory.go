@@ -307,6 +307,51 @@ func unseenOf(before, after *Snapshot) []record.Unseen {
 	return out
 }
 
+// topLevelDirs are where, under HOME, an agent acpprobe does not know makes a place of its
+// own: HOME itself and the defaults of the XDG base directories.
+var topLevelDirs = []string{"", ".config", ".cache", ".local/share", ".local/state"}
+
+// maxTopLevel bounds the entries of one of topLevelDirs that TopLevel lists.
+const maxTopLevel = 4096
+
+// TopLevel lists the entries directly in topLevelDirs under home (absolute paths), at most
+// maxTopLevel of each: taken before a run, it lets NewTopLevel tell what appeared.
+func TopLevel(home string) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range topLevelDirs {
+		dir := filepath.Join(home, d)
+		f, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, _ := f.Readdirnames(maxTopLevel)
+		f.Close()
+		for _, n := range names {
+			out[filepath.Join(dir, n)] = true
+		}
+	}
+	return out
+}
+
+// maxNewTopLevel bounds the new entries NewTopLevel returns (an agent could make thousands).
+const maxNewTopLevel = 64
+
+// NewTopLevel returns, sorted, the entries of TopLevel(home) that were not in before and that
+// are not one of the watched places nor inside one (those are walked already): the state of
+// an agent no table knows (CodeBuddy Code's ~/.codebuddy), to be walked too. At most
+// maxNewTopLevel.
+func NewTopLevel(home string, before map[string]bool, watched []string) []string {
+	var out []string
+	for p := range TopLevel(home) {
+		if before[p] || slices.ContainsFunc(watched, func(w string) bool { return p == w || strings.HasPrefix(p, w+string(filepath.Separator)) }) {
+			continue
+		}
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out[:min(len(out), maxNewTopLevel)]
+}
+
 // HomePaths returns the places under a real HOME that the agents of env.json write to,
 // resolved against environ (the agent's environment: CODEX_HOME, CLAUDE_CONFIG_DIR, the XDG
 // variables… count when set). Duplicates and places inside another are left out.

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,5 +221,31 @@ func mkfile(t *testing.T, path string, size int) {
 	}
 	if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// NewTopLevel finds what appeared in HOME and in its XDG base directories, leaves out what was
+// there and what a watched place covers, and bounds what it returns.
+func TestNewTopLevel(t *testing.T) {
+	home := t.TempDir()
+	mkfile(t, filepath.Join(home, ".old", "x"), 1)
+	mkfile(t, filepath.Join(home, ".config", "old", "x"), 1)
+	before := sandbox.TopLevel(home)
+	mkfile(t, filepath.Join(home, ".codebuddy", "logs", "a.log"), 3)
+	mkfile(t, filepath.Join(home, ".config", "newtool", "c.json"), 2)
+	mkfile(t, filepath.Join(home, ".local", "state", "newtool", "s"), 1)
+	mkfile(t, filepath.Join(home, ".qwen", "q"), 1)          // watched
+	mkfile(t, filepath.Join(home, ".config", "old", "y"), 1) // inside an old entry: not new
+	got := sandbox.NewTopLevel(home, before, []string{filepath.Join(home, ".qwen")})
+	want := []string{filepath.Join(home, ".codebuddy"), filepath.Join(home, ".config", "newtool"), filepath.Join(home, ".local"),
+		filepath.Join(home, ".local", "state", "newtool")}
+	if !slices.Equal(got, want) {
+		t.Errorf("NewTopLevel = %v, want %v", got, want)
+	}
+	for i := range 64 + 10 {
+		mkfile(t, filepath.Join(home, fmt.Sprintf(".many-%03d", i)), 1)
+	}
+	if n := len(sandbox.NewTopLevel(home, before, nil)); n != 64 {
+		t.Errorf("%d new entries returned, want the bound 64", n)
 	}
 }

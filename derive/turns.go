@@ -617,13 +617,17 @@ func names(requested, value string) bool {
 }
 
 // normalise lowers a value and drops what names no model: a context-size suffix
-// ("sonnet[1m]") and Gemini's "models/" prefix.
+// ("sonnet[1m]") and a provider's or Gemini's prefix ("anthropic/claude-fable-5": opencode's
+// model ids; "models/gemini-3-pro"), which the model request does not carry.
 func normalise(value string) string {
 	v := strings.ToLower(value)
 	if i := strings.IndexByte(v, '['); i > 0 {
 		v = v[:i]
 	}
-	return strings.TrimPrefix(v, "models/")
+	if i := strings.LastIndexByte(v, '/'); i >= 0 {
+		v = v[i+1:]
+	}
+	return v
 }
 
 // words splits a model name into its words (letters, digits and dots).

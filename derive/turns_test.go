@@ -54,6 +54,21 @@ func TestReached(t *testing.T) {
 			t.Errorf("reached(%q, %v) = %s, want %s", c.value, c.requested, got, c.want)
 		}
 	}
+	// opencode names its models provider/model; the request names the model alone.
+	prefixed := []string{"anthropic/claude-fable-5", "anthropic/claude-fable-5-1", "anthropic/claude-haiku-4-5"}
+	for _, c := range []struct {
+		value     string
+		requested []string
+		want      string
+	}{
+		{"anthropic/claude-fable-5", []string{"claude-haiku-4-5-20251001", "claude-fable-5"}, "yes"},
+		{"anthropic/claude-fable-5-1", []string{"claude-fable-5-1"}, "yes"},
+		{"anthropic/claude-fable-5", []string{"claude-fable-5-1"}, "no"},
+	} {
+		if got := show(reached(c.value, prefixed, c.requested)); got != c.want {
+			t.Errorf("reached(%q, %v) = %s, want %s", c.value, c.requested, got, c.want)
+		}
+	}
 	// A thought level that switches thinking on at its own level (CodeBuddy Code's enabled,
 	// which asks for effort=high) tells nothing: it is no miss of high.
 	levels := []string{"disabled", "high", "max", "enabled"}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -142,7 +141,7 @@ func TestCLICheckGeminiText(t *testing.T) {
 				`(?m)^  new findings: +MANDATORY 0, CAPABILITY 0, ADVISORY 1, INFO 1$`,
 				`(?m)^  code: +auth_required$`,
 			}, tc.more...) {
-				if !regexp.MustCompile(re).MatchString(stdout) {
+				if !wrappedText(re).MatchString(stdout) {
 					t.Errorf("stdout does not match %s:\n%s", re, stdout)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -516,4 +517,14 @@ func (p probed) wantHandshake(t *testing.T, h handshake) {
 	p.wantAuthMethods(t, h.auth)
 	p.wantMethods(t, h.methods)
 	check(t, "supportsConfigOption", r.SupportsConfigOption, new(h.configOption))
+}
+
+// wrappedText compiles re, a multi-line pattern for the text report, to match the report as
+// it is printed: folded at its width, so every space after a line's indent may be a line break
+// and the next line's indent. The indent itself (which says what a line belongs to) still
+// has to match.
+func wrappedText(re string) *regexp.Regexp {
+	head := regexp.MustCompile(`^(\(\?m\)\^ *)`).FindString(re)
+	body := strings.ReplaceAll(strings.ReplaceAll(re[len(head):], " +", " "), " ", `\s+`)
+	return regexp.MustCompile(head + body)
 }

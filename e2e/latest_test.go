@@ -41,7 +41,7 @@ func TestE2ELatestScript(t *testing.T) {
 		{name: "agent crashes", latest: append(model, "--exit-immediately"), says: []string{
 			`  model: error: added {"code":"agent_crashed"`, "e2e-latest: ok"}},
 		{name: "agent asks for a login", latest: append(model, "--require-auth-env", "ACPPROBE_E2E_NEVER_SET"), says: []string{
-			`  model: auth.status: "authenticated" → "auth_required"`, `  model: turns[completion].reason: added "no session: session/new failed"`,
+			`  model: auth.status: "authenticated" → "auth_required"`, `  model: turns[completion].reason: added "the scenario's session/new failed:`,
 			"e2e-latest: ok"}},
 		{name: "route does not take", latest: []string{"agent", "--persona", "claude"}, failed: true, says: []string{
 			`  model: route.kind: "profile" → "auto"`,

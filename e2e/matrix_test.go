@@ -276,7 +276,9 @@ func TestMatrixRealAgents(t *testing.T) {
 	}
 	check(t, "analyze codex.ndjson: the matrix's codex result", an, generic.Agents[1]["result"])
 
-	// Progress: one line per agent on stderr, and nothing else.
+	// Progress: one line per agent on stderr, and nothing else. A long line is wrapped at the
+	// width of a terminal, its continuation indented: unwrapped, it is one line again.
+	stderr = regexp.MustCompile(`\n {4,}`).ReplaceAllString(stderr, " ")
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	check(t, "stderr lines", len(lines), len(matrixIDs))
 	for _, id := range matrixIDs {
@@ -507,7 +509,7 @@ func agentVersion(r *report.Result) string {
 }
 
 // sandboxWorkspace is the working directory an isolated agent gets.
-var sandboxWorkspace = regexp.MustCompile(`/acpprobe-sandbox-[0-9]+/workspace$`)
+var sandboxWorkspace = regexp.MustCompile(`/acpprobe-sandbox-[0-9a-f]+/workspace$`)
 
 // effectsCell is the Side effects cell of an isolated agent: the level, the files it created,
 // changed or deleted in its sandbox, and the processes that outlived the teardown.

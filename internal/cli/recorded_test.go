@@ -253,6 +253,52 @@ func claude0231Check(created bool) *checkWant {
 // sessions_test.go before the pins moved). Every transcript in recordedDir has a row.
 var recordedAgents = []recorded{
 	{
+		// CodeBuddy Code 2.117.0 (the SDK's bundled CLI) on its backend profile: no agentInfo, a
+		// session without a login, the active checks on that session and the completion and
+		// prompt-shapes turns. Seed 000's tables (docs/codebuddy.md) are this transcript's
+		// (TestSeed000Tables); here the facts behind them: every wrong shape refused -32602 with a
+		// zod tree naming the five block types, audio accepted though not advertised and dropped
+		// before the model, the answer in agent_message_chunk and end_turn.
+		file: "codebuddy-code-2.117.0/check-turns.ndjson",
+		caps: report.Capabilities{LoadSession: true, PromptCapabilities: report.PromptCapabilities{Image: true, EmbeddedContext: true},
+			McpCapabilities: report.McpCapabilities{HTTP: true, SSE: true}, MetaKeys: []string{}},
+		auth: []authWant{{ID: "iOA"}, {ID: "external"}, {ID: "internal"}, {ID: "selfhosted"}},
+		methods: map[string]methodWant{"session/close": {report.Unsupported, -32601}, "session/delete": {report.Unsupported, -32601},
+			"session/fork": {report.Unsupported, -32601}, "session/list": {report.Unsupported, -32601},
+			"session/load": {report.Supported, -32602}, "session/resume": {report.Supported, -32602},
+			"session/set_config_option": {report.Supported, -32602}, "session/set_mode": {report.Supported, -32602},
+			"session/set_model": {report.Supported, -32603}},
+		configOption: true, authStatus: report.AuthAuthenticated, exitBy: record.ExitSigterm,
+		turns: &turnsWant{
+			outcomes: map[record.Scenario]report.TurnOutcome{record.ScenarioCompletion: report.TurnPassed, record.ScenarioShapes: report.TurnPassed},
+			findings: []string{"turn.shape-unadvertised"},
+			family:   "default-model",
+		},
+		more: func(f fact, r *report.Result, _ []jsonrpc.Frame) {
+			ps := r.PromptShapes
+			if ps == nil {
+				f.errorf("no promptShapes")
+				return
+			}
+			f.eq("promptShapes.errorStyle", ps.ErrorStyle, "zod-tree")
+			f.eq("promptShapes.inferredBranches", branchTypes(ps.InferredBranches), []string{"text", "image", "audio", "resource_link", "resource"})
+			for _, p := range ps.Probes[1:] {
+				if p.Outcome != report.ShapeRejected || p.Code == nil || *p.Code != -32602 {
+					f.errorf("shape %s: %s %v, want rejected -32602", p.Name, p.Outcome, p.Code)
+				}
+			}
+			for _, tr := range r.Turns {
+				for _, s := range tr.Shapes {
+					f.eq("shape "+s.Type+" accepted, reached", [2]bool{s.Accepted, s.Reached}, [2]bool{true, s.Type != "audio"})
+				}
+				for _, run := range tr.Runs {
+					f.eq(tr.Scenario+": text in, stopReason", [2]string{strings.Join(run.TextIn, ","), run.StopReason}, [2]string{"agent_message_chunk", "end_turn"})
+				}
+			}
+			f.eq("zeroMeta.outcome", r.ZeroMeta.Outcome, report.ZeroMetaHeld)
+		},
+	},
+	{
 		// As root with IS_SANDBOX empty, claude-agent-acp creates a session without any login
 		// and offers no bypassPermissions mode.
 		file: "claude-agent-acp-0.23.1/check.ndjson", agentInfo: claude0231, caps: claude0231Caps, auth: []authWant{},
@@ -552,9 +598,14 @@ func sameAsKept(t *testing.T, file string, got []byte, drop []string) {
 func (row recorded) facts(f fact, r *report.Result, frames []jsonrpc.Frame) {
 	f.t.Helper()
 	f.eq("protocolVersion", r.ProtocolVersion, new(1))
-	if r.AgentInfo == nil {
+	switch {
+	case row.agentInfo == (acp.Implementation{}):
+		if r.AgentInfo != nil { // CodeBuddy Code sends none
+			f.errorf("agentInfo %+v, want none", *r.AgentInfo)
+		}
+	case r.AgentInfo == nil:
 		f.errorf("agentInfo is nil")
-	} else {
+	default:
 		f.eq("agentInfo", *r.AgentInfo, row.agentInfo)
 	}
 	f.eq("capabilities", r.Capabilities, row.caps)

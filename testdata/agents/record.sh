@@ -4,9 +4,12 @@
 # directory, an environment holding nothing but PATH, LANG and the agents' home variables, and
 # every variable that could give model access set to the empty string (e2e's clearedVars).
 #
-#   testdata/agents/record.sh [-e KEY=VALUE]... [-s SUFFIX] [-c SCENARIOS] check|turn DIR -- AGENT [ARGS...]
+#   testdata/agents/record.sh [-e KEY=VALUE]... [-s SUFFIX] [-c SCENARIOS] check|check-turns|turn DIR -- AGENT [ARGS...]
 #
-# check runs `acpprobe check --json --prompt-shapes --deep`; turn runs `acpprobe turn --json
+# check runs `acpprobe check --json --prompt-shapes --deep`; check-turns runs `acpprobe check
+# --json --prompt-shapes --turns --scenario completion,prompt-shapes` (the active checks on the
+# session the backend profile opens at the emulator: an agent that needs a login gets one);
+# turn runs `acpprobe turn --json
 # --mcp` with every scenario (-c: only these, a comma list), offline against the model emulator. It writes DIR/MODE[-SUFFIX]
 # .ndjson (the transcript, redacted), .result.json (what acpprobe printed on stdout), .exit (its
 # exit code) and .result.txt (`acpprobe analyze` of the transcript: the text report the same run
@@ -27,7 +30,7 @@ while getopts "e:s:c:" opt; do
 done
 shift $((OPTIND - 1))
 if (($# < 4)) || [[ $3 != -- ]]; then
-	echo "usage: $0 [-e KEY=VALUE]... [-s SUFFIX] [-c SCENARIOS] check|turn DIR -- AGENT [ARGS...]" >&2
+	echo "usage: $0 [-e KEY=VALUE]... [-s SUFFIX] [-c SCENARIOS] check|check-turns|turn DIR -- AGENT [ARGS...]" >&2
 	exit 2
 fi
 mode=$1 dir=$2
@@ -35,12 +38,13 @@ shift 3
 acpprobe=$(command -v "${ACPPROBE:-acpprobe}")
 case $mode in
 check) flags=(check --json --prompt-shapes --deep) ;;
+check-turns) flags=(check --json --prompt-shapes --turns --scenario completion,prompt-shapes) ;;
 turn)
 	flags=(turn --json --mcp --scenario completion,prompt-shapes,model-truth,permission,cancel,sessions,mcp)
 	[[ -z $scenarios ]] || flags=(turn --json --scenario "$scenarios")
 	;;
 *)
-	echo "$0: mode $mode: want check or turn" >&2
+	echo "$0: mode $mode: want check, check-turns or turn" >&2
 	exit 2
 	;;
 esac

@@ -115,6 +115,10 @@ type Options struct {
 	// level actually in force: an agent that is not a process (transport.Pipe) is never
 	// isolated, and the report does not claim it was.
 	Sandbox *sandbox.Sandbox
+	// Baseline, with Sandbox, is the inventory the side effects are measured from, taken
+	// (TakeBaseline) before the caller first ran the agent in it (turn's first handshake): the
+	// side effects of every agent process of the run then count, not only those of Run's.
+	Baseline *Baseline
 	// Then are connections opened after the main one (and after check's own), in the same
 	// sandbox and log, each named by its purpose (record.Split tells them apart): the turn
 	// package's sessions scenario loads, closes and resumes the main session on fresh agent

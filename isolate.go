@@ -51,7 +51,9 @@ type observer struct {
 	paths    []string // the places watched under it
 	// top are the entries of HOME and of its XDG base directories before the run
 	// (sandbox.TopLevel): what appears beside them is walked too.
-	top    map[string]bool
+	top map[string]bool
+	// ours are the labels of what acpprobe wrote after the baseline (Baseline.Ours).
+	ours   []string
 	max    int
 	before *sandbox.Snapshot
 	iso    record.Isolation
@@ -120,11 +122,58 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 		ob.iso.Note = levelNote(record.LevelNone)
 	}
 	po.Launcher = cmd
+	if b := o.Baseline; b != nil && o.Sandbox != nil {
+		ob.before, ob.top, ob.ours = b.files, b.top, b.ours
+		return ob, nil
+	}
 	if ob.home != "" {
 		ob.top = sandbox.TopLevel(ob.home)
 	}
 	ob.before = ob.snapshot()
 	return ob, nil
+}
+
+// Baseline is the inventory of a sandbox and of the real HOME's places before a run
+// (Options.Baseline).
+type Baseline struct {
+	files *sandbox.Snapshot
+	top   map[string]bool
+	ours  []string // labels of what acpprobe wrote after it (Ours)
+}
+
+// Ours says which paths acpprobe itself wrote into the sandbox's HOME after the baseline (a
+// backend profile's setup): they are no side effect of the agent, and the report leaves them
+// out.
+func (b *Baseline) Ours(box *sandbox.Sandbox, paths ...string) {
+	for _, p := range paths {
+		if l, ok := box.HomeLabel(p); ok {
+			b.ours = append(b.ours, l)
+		}
+	}
+}
+
+// TakeBaseline takes the inventory Run would take of box before the agent starts, for a
+// caller that runs the agent in box before Run does.
+func TakeBaseline(box *sandbox.Sandbox) *Baseline {
+	home, paths := box.RealHome()
+	b := &Baseline{files: inventory(box, home, paths, 0)}
+	if home != "" {
+		b.top = sandbox.TopLevel(home)
+	}
+	return b
+}
+
+// inventory is one snapshot of the sandbox box (nil: none) and of the places paths under the
+// real HOME home ("": none), at most max entries each.
+func inventory(box *sandbox.Sandbox, home string, paths []string, max int) *sandbox.Snapshot {
+	var h *sandbox.Snapshot
+	if home != "" {
+		h = sandbox.SnapshotHome(home, paths, max)
+	}
+	if box != nil {
+		return sandbox.Join(box.Snapshot(), h)
+	}
+	return h
 }
 
 // levelNote says what a level does not cover.
@@ -140,14 +189,7 @@ func levelNote(l record.Level) string {
 
 // snapshot takes the inventory of what the observer watches.
 func (ob *observer) snapshot() *sandbox.Snapshot {
-	var home *sandbox.Snapshot
-	if ob.home != "" {
-		home = sandbox.SnapshotHome(ob.home, ob.paths, ob.max)
-	}
-	if ob.box != nil {
-		return sandbox.Join(ob.box.Snapshot(), home)
-	}
-	return home
+	return inventory(ob.box, ob.home, ob.paths, ob.max)
 }
 
 // finish takes the second inventory and the launches, removes the sandbox Run made, and
@@ -167,7 +209,11 @@ func (ob *observer) finish(log *jsonrpc.Log) {
 				after = sandbox.Join(after, sandbox.SnapshotHome(ob.home, fresh, ob.max))
 			}
 		}
-		files := sandbox.Diff(ob.before, after)
+		before := ob.before
+		if len(ob.ours) > 0 {
+			before, after = before.Without(ob.ours), after.Without(ob.ours)
+		}
+		files := sandbox.Diff(before, after)
 		info.Files = &files
 	}
 	if ob.shims != nil {

@@ -535,6 +535,15 @@ func (s Setup) Write() error {
 	return nil
 }
 
+// Written are the directories and files Write makes (absolute paths inside HOME).
+func (s Setup) Written() []string {
+	out := slices.Clone(s.Dirs)
+	for _, f := range s.Files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
 // Environ applies the setup to an environment (KEY=VALUE list): the variables of Empty and
 // Env are removed from base, then Env is appended.
 func (s Setup) Environ(base []string) []string {

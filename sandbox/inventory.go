@@ -273,6 +273,20 @@ func Diff(before, after *Snapshot) record.Files {
 	return f
 }
 
+// Without is s without the entries of the given labels (as Diff shows paths: "home/.codex/
+// config.toml"): what acpprobe itself wrote after the snapshot, which is no side effect of
+// the agent.
+func (s *Snapshot) Without(labels []string) *Snapshot {
+	out := *s
+	out.entries = make(map[string]meta, len(s.entries))
+	for k, v := range s.entries {
+		if !slices.Contains(labels, k) {
+			out.entries[k] = v
+		}
+	}
+	return &out
+}
+
 // Join is one snapshot of the trees of a and b (b may be nil), whose labels differ: a
 // sandbox's and those of the places agents keep their state under the real HOME.
 func Join(a, b *Snapshot) *Snapshot {

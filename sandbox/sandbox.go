@@ -269,6 +269,15 @@ func (s *Sandbox) Snapshot() *Snapshot {
 	return takeSnapshot(roots, s.opts.MaxEntries)
 }
 
+// HomeLabel is the label a snapshot of box shows a path inside its HOME under ("home/.codex").
+func (s *Sandbox) HomeLabel(path string) (string, bool) {
+	rel, err := filepath.Rel(s.home, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", false
+	}
+	return "home/" + filepath.ToSlash(rel), true
+}
+
 // RealHome is the caller's real HOME (in the environment the sandbox filtered) and the places
 // agents keep their state there (HomePaths): an agent that writes there by absolute path,
 // past the sandbox, is seen by comparing them too (SnapshotHome). "" when there is no HOME.

@@ -132,6 +132,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	}
 	defer box.Close()
 
+	// One inventory before the agent first runs in the sandbox (the route's first handshake
+	// may run it): the side effects of all its processes count.
+	baseline := acpprobe.TakeBaseline(box)
 	r, err := o.chooseRoute(ctx, cmd, box, srv)
 	if err != nil {
 		return nil, fmt.Errorf("turn: %w", err)
@@ -147,6 +150,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 			if err := r.setup.Write(); err != nil {
 				return nil, fmt.Errorf("turn: %w", err)
 			}
+			baseline.Ours(box, r.setup.Written()...)
 			c := po.Launcher.(transport.Command)
 			c.Environ = r.setup.Environ(c.Environ)
 			po.Launcher = c
@@ -173,7 +177,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		po.Cwd = box.Workspace()
 	}
 	defer serveInside(ctx, box, srv, hub)()
-	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box, Then: then})
+	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box, Baseline: baseline, Then: then})
 }
 
 // scene is what the scenarios share: the model to script, the workspace to look in, the

@@ -416,3 +416,49 @@ func TestTurnsNetLevel(t *testing.T) {
 	}
 	check(t, "turns", len(r.Turns), 2)
 }
+
+// TestTurnsWithoutAgentProfile (issue 20: routes that need no agent-specific profile): the
+// completion turn runs on claude-agent-acp 0.101.0 through its own gateway login (the client
+// declares auth._meta.gateway, the agent offers a gateway method of protocol anthropic, and
+// authenticate gives it the emulator's URL), and on gemini-cli 0.61.0 on the auto backend
+// (every dialect on one port, every variable the profiles know): the report says the route,
+// and the dialect the agent spoke.
+func TestTurnsWithoutAgentProfile(t *testing.T) {
+	requireE2E(t)
+	for _, c := range []struct {
+		name, backend string
+		kind          record.RouteKind
+		profile       string
+		dialect       string
+	}{
+		{"claude", turn.BackendGateway, record.RouteGateway, "", "anthropic"},
+		{"gemini", "auto", record.RouteProfile, "auto", "gemini"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := turn.Run(context.Background(), turn.Options{
+				Probe: probe.Options{Launcher: transport.Command{Argv: agentArgv(t, c.name)}, Timeout: 4 * probeTimeout,
+					StartupTimeout: startupTimeout, RequestTimeout: requestTimeout},
+				Backend:   c.backend,
+				Scenarios: []record.Scenario{record.ScenarioCompletion},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := r.Route
+			if rt == nil || rt.Kind != c.kind || rt.Profile != c.profile || !slices.Equal(rt.Dialects, []string{c.dialect}) {
+				t.Fatalf("route %+v, want %s %q speaking %s", rt, c.kind, c.profile, c.dialect)
+			}
+			if c.kind == record.RouteGateway && (rt.Authenticate == "" || !strings.HasPrefix(rt.Gateway, "http://127.0.0.1:")) {
+				t.Errorf("route %+v, want the gateway login with the emulator's loopback URL", rt)
+			}
+			for _, tr := range r.Turns {
+				if tr.Scenario == string(record.ScenarioCompletion) {
+					completes(t, tr, c.name)
+					return
+				}
+			}
+			t.Fatalf("no completion turn: %+v", r.Error)
+		})
+	}
+}

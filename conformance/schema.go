@@ -106,7 +106,7 @@ func (j *messages) agentMethod(f jsonrpc.Frame, part schema.Part) {
 // validate reports schema violations and non-spec keys of one value of a message. What only
 // the unstable or a newer schema defines is reported as such (INFO), not as a violation.
 func (j *messages) validate(f jsonrpc.Frame, def string, set *schema.Set, value json.RawMessage, prefix string) {
-	violations, err := set.Validate(def, value)
+	violations, err := set.ValidateNamed(def, value)
 	if err != nil {
 		return
 	}

@@ -136,6 +136,18 @@ type Violation = schematable.Violation
 // Validate checks instance (raw JSON) against the named $defs type. It returns the leaf
 // violations (nil means valid): for a union no branch matches, those of every branch.
 func (s *Set) Validate(def string, instance json.RawMessage) ([]Violation, error) {
+	return s.validate(def, instance, (*schematable.Table).Violations)
+}
+
+// ValidateNamed is Validate, but a union the instance fails and names a branch of by its
+// discriminator (a session update's sessionUpdate, a content block's type) says why that
+// branch failed, not why every branch did (schematable.NamedViolations): what a report says
+// of one bad field of a tool_call_update.
+func (s *Set) ValidateNamed(def string, instance json.RawMessage) ([]Violation, error) {
+	return s.validate(def, instance, (*schematable.Table).NamedViolations)
+}
+
+func (s *Set) validate(def string, instance json.RawMessage, violations func(*schematable.Table, int32, any) []schematable.Violation) ([]Violation, error) {
 	n := s.node(def)
 	if n == 0 {
 		return nil, fmt.Errorf("schema %s has no type %s", s.Name, def)
@@ -144,7 +156,7 @@ func (s *Set) Validate(def string, instance json.RawMessage) ([]Violation, error
 	if err != nil {
 		return nil, fmt.Errorf("instance is not JSON: %w", err)
 	}
-	out := s.s.table.Violations(n, v)
+	out := violations(&s.s.table, n, v)
 	for i := range out {
 		out[i].Keyword = "acp:" + s.Name + out[i].Keyword
 	}

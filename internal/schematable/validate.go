@@ -174,12 +174,27 @@ func (t *Table) Violations(n int32, v any) []Violation {
 	return c.out
 }
 
+// NamedViolations is Violations, but a union that v fails and names a branch of by its
+// discriminators (sessionUpdate "tool_call_update", type "text") reports why that branch
+// failed, not why every branch did: a tool_call_update with a bad status is not also a
+// user_message_chunk without content. (Violations, like jsonschema/v6, reports every branch.)
+func (t *Table) NamedViolations(n int32, v any) []Violation {
+	if t.Valid(n, v) {
+		return nil
+	}
+	c := &violations{t: t, named: true}
+	c.check(n, v)
+	return c.out
+}
+
 // violations collects the leaf violations of one validation, in the order jsonschema/v6
 // reports them.
 type violations struct {
 	t    *Table
 	out  []Violation
 	path []string // the instance location being judged
+	// named: a failed union reports only the branches v names (NamedViolations).
+	named bool
 }
 
 // leaf reports a violation of node n at the current instance location.
@@ -326,22 +341,75 @@ func (c *violations) check(n int32, v any) {
 			c.check(s, v)
 		}
 	}
-	// A union that v fails reports why every branch failed.
+	// A union that v fails reports why every branch failed (NamedViolations: why the
+	// branches v names did).
 	if len(nd.AnyOf) > 0 && !slices.ContainsFunc(nd.AnyOf, func(s int32) bool { return t.Valid(s, v) }) {
-		for _, s := range nd.AnyOf {
+		for _, s := range c.branches(nd.AnyOf, v) {
 			c.check(s, v)
 		}
 	}
 	if len(nd.OneOf) > 0 {
 		switch i, j := t.oneOfMatches(nd.OneOf, v); {
 		case i < 0:
-			for _, s := range nd.OneOf {
+			for _, s := range c.branches(nd.OneOf, v) {
 				c.check(s, v)
 			}
 		case j >= 0:
 			c.leaf(n, printer.Sprintf("'oneOf' failed, subschemas %d, %d matched", i, j))
 		}
 	}
+}
+
+// branches are the branches of a failed union to report: all, or with named those v names.
+func (c *violations) branches(all []int32, v any) []int32 {
+	if !c.named {
+		return all
+	}
+	return c.t.named(all, v)
+}
+
+// named narrows the branches of a union v failed to those v names by their discriminators:
+// a branch whose string-const properties (through its $ref and allOf) all equal v's. When
+// no branch has one, or v names none, it is every branch.
+func (t *Table) named(branches []int32, v any) []int32 {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return branches
+	}
+	var out []int32
+	for _, b := range branches {
+		if has, match := t.discriminated(b, obj, 0); has && match {
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 {
+		return branches
+	}
+	return out
+}
+
+// discriminated says whether schema n has string-const properties (has) and whether obj's
+// values equal them all (match), following $ref and allOf a few levels.
+func (t *Table) discriminated(n int32, obj map[string]any, depth int) (has, match bool) {
+	if n <= 0 || depth > 4 {
+		return false, true
+	}
+	nd := &t.Nodes[n]
+	match = true
+	for _, p := range nd.Props {
+		if c := t.Nodes[p.Node].Const; c.Kind == KString {
+			has = true
+			if s, ok := obj[p.Name].(string); !ok || s != c.Text {
+				match = false
+			}
+		}
+	}
+	for _, s := range append([]int32{nd.Ref}, nd.AllOf...) {
+		if h, m := t.discriminated(s, obj, depth+1); h {
+			has, match = true, match && m
+		}
+	}
+	return has, match
 }
 
 // allows reports whether v has one of the types (a number without a fraction is an integer).

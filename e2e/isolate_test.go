@@ -87,7 +87,7 @@ var isolatedAgents = map[string]isolated{
 		writes: []string{`home/\.qwen/installation_id`, `home/\.qwen/output-language\.md`, `home/\.qwen/extension-store/(lock|state\.json)`,
 			`home/\.qwen/extensions/extension-enablement\.json`},
 		// And the marker of its OpenAI log cleanup, when that runs before the teardown.
-		maybe: []string{`home/\.qwen/\.openai-logs-cleanup-[0-9a-f]+`},
+		maybe: []string{`home/\.qwen/\.openai-logs-cleanup-[0-9a-f]+(\.lock)?`},
 		auth:  report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required: Use Qwen Code CLI to authenticate first.",
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required: Use Qwen Code CLI to authenticate first.",

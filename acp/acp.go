@@ -42,8 +42,8 @@ const (
 	MethodSessionArchive   = "session/archive"   // sessionCapabilities.archive
 	MethodSessionUnarchive = "session/unarchive" // sessionCapabilities.archive
 	MethodSessionSetTitle  = "session/set_title" // sessionCapabilities.title
-	MethodSessionPrompt   = "session/prompt"
-	MethodSessionCancel   = "session/cancel"
+	MethodSessionPrompt    = "session/prompt"
+	MethodSessionCancel    = "session/cancel"
 	// MethodAuthStatus asks the agent's authentication state without changing it (unstable;
 	// advertised by agentCapabilities.auth.status; it MUST NOT answer -32000).
 	MethodAuthStatus = "auth/status"

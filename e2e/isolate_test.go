@@ -68,7 +68,10 @@ var isolatedAgents = map[string]isolated{
 	"codex": {
 		writes: []string{`home/\.codex/(goals|logs|memories|queue|state)_\d+\.sqlite(-shm|-wal)?`, `home/\.codex/installation_id`,
 			`home/\.codex/\.tmp/plugins\.sync\.lock`, `home/\.codex/skills/\.system/.+`},
-		auth: report.AuthClassRequired,
+		// And, when its plugin sync got that far before the teardown, the git repository it
+		// starts cloning into.
+		maybe: []string{`home/\.codex/\.tmp/git-\w+/.+`},
+		auth:  report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): authMethods api-key (agent), chat-gpt (agent)"},

@@ -33,8 +33,17 @@ const (
 	MethodSetMode         = "session/set_mode"
 	MethodSetConfigOption = "session/set_config_option"
 	MethodSetModel        = "session/set_model" // removed from ACP in 2026-06; still seen
-	MethodSessionPrompt   = "session/prompt"
-	MethodSessionCancel   = "session/cancel"
+	// MethodSessionStop is session/close's name in the unstable drafts of schema 0.11.0
+	// (renamed on 2026-03-09); still seen.
+	MethodSessionStop = "session/stop"
+	// Unstable session methods of the newer v1 drafts (schema >= 1.25.0), each advertised
+	// by the sessionCapabilities key named beside it.
+	MethodSessionStatus    = "session/status"    // sessionCapabilities.status
+	MethodSessionArchive   = "session/archive"   // sessionCapabilities.archive
+	MethodSessionUnarchive = "session/unarchive" // sessionCapabilities.archive
+	MethodSessionSetTitle  = "session/set_title" // sessionCapabilities.title
+	MethodSessionPrompt    = "session/prompt"
+	MethodSessionCancel    = "session/cancel"
 	// MethodAuthStatus asks the agent's authentication state without changing it (unstable;
 	// advertised by agentCapabilities.auth.status; it MUST NOT answer -32000).
 	MethodAuthStatus = "auth/status"
@@ -69,6 +78,18 @@ var ProbedMethods = []string{
 	MethodSessionList,
 	MethodSessionClose,
 	MethodSessionDelete,
+	MethodSessionStatus,
+	MethodSessionArchive,
+	MethodSessionUnarchive,
+	MethodSessionSetTitle,
+	MethodSessionStop,
+}
+
+// LegacyMethods are the methods that left ACP but are still implemented, each with what
+// replaced it (capability.legacy-method reports an agent that still answers one).
+var LegacyMethods = map[string]string{
+	MethodSetModel:    "it was removed from ACP on 2026-06-01 in favour of the model config option",
+	MethodSessionStop: "it was the unstable draft of session/close (schema 0.11.0), renamed to session/close on 2026-03-09",
 }
 
 // Object is a lenient view of a JSON object: each key's raw value.

@@ -12,7 +12,7 @@ import (
 var (
 	capabilityAdvertisedUnsupported = &Check{ID: "capability.advertised-unsupported", Tier: report.TierCapability, Side: SideAgent, Title: "Advertised capability whose method is not implemented", SpecRef: specInit}
 	capabilityUnadvertisedMethod    = &Check{ID: "capability.unadvertised-method", Tier: report.TierInfo, Side: SideAgent, Title: "Method implemented without being advertised", SpecRef: specInit}
-	capabilityLegacyMethod          = &Check{ID: "capability.legacy-method", Tier: report.TierInfo, Side: SideAgent, Title: "Legacy method session/set_model still implemented", SpecRef: specConfig}
+	capabilityLegacyMethod          = &Check{ID: "capability.legacy-method", Tier: report.TierInfo, Side: SideAgent, Title: "Legacy method removed from ACP still implemented (session/set_model, session/stop)", SpecRef: specConfig}
 	protocolInvalidParamsAccepted   = &Check{ID: "protocol.invalid-params-accepted", Tier: report.TierAdvisory, Side: SideAgent, Title: "Method answered params no handler can accept with a result", SpecRef: specJSONRPC}
 )
 
@@ -65,9 +65,11 @@ func runCapability(in *inputs, out *findings) {
 		}
 	}
 	invalidParamsAccepted(in, out)
-	if m, ok := r.Methods[acp.MethodSetModel]; ok && m.Support == report.Supported && !unsure {
-		out.add(capabilityLegacyMethod, methodSeq(in, acp.MethodSetModel), "",
-			fmt.Sprintf("session/set_model answers (%s); it was removed from ACP on 2026-06-01 in favour of the model config option", supportText(m)), nil)
+	for _, method := range acp.ProbedMethods {
+		why := acp.LegacyMethods[method]
+		if m, ok := r.Methods[method]; ok && why != "" && m.Support == report.Supported && !unsure {
+			out.add(capabilityLegacyMethod, methodSeq(in, method), "", fmt.Sprintf("%s answers (%s); %s", method, supportText(m), why), nil)
+		}
 	}
 }
 

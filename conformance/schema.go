@@ -19,7 +19,7 @@ var (
 	schemaInvalidTolerated   = &Check{ID: "schema.invalid-tolerated", Tier: report.TierAdvisory, Side: SideAgent, Title: "Schema violation the reference SDKs tolerate (value dropped or defaulted)", SpecRef: specSchema}
 	schemaNonSpecKey         = &Check{ID: "schema.non-spec-key", Tier: report.TierMandatory, Side: SideAgent, Title: "Custom key outside _meta in a spec type", SpecRef: specExtensibility}
 	schemaLegacyField        = &Check{ID: "schema.legacy-field", Tier: report.TierInfo, Side: SideAgent, Title: "Legacy field removed from ACP", SpecRef: specSchema}
-	schemaUnstable           = &Check{ID: "schema.unstable", Tier: report.TierInfo, Side: SideAgent, Title: "Uses a field or variant defined only in the unstable or a newer schema", SpecRef: specSchema}
+	schemaUnstable           = &Check{ID: "schema.unstable", Tier: report.TierInfo, Side: SideAgent, Title: "Uses a field or variant defined only in an unstable draft or another pinned schema", SpecRef: specSchema}
 	protocolClientCapability = &Check{ID: "protocol.client-capability", Tier: report.TierMandatory, Side: SideAgent, Title: "Agent called a client method the client did not advertise", SpecRef: specInit}
 	protocolUnknownMethod    = &Check{ID: "protocol.unknown-method", Tier: report.TierAdvisory, Side: SideAgent, Title: "Agent called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
 )
@@ -30,7 +30,7 @@ var schemaPass = pass{
 	name:  "schema",
 	scope: anyScope,
 	checks: []*Check{schemaInvalid, schemaInvalidTolerated, schemaNonSpecKey, schemaLegacyField, schemaUnstable,
-		protocolClientCapability, protocolUnknownMethod},
+		protocolClientCapability, protocolUnknownMethod, protocolUpdateOptIn},
 	cost: perFrameSlow,
 	run:  func(in *inputs, out *findings) { (&messages{in: in, out: out}).run() },
 }
@@ -90,6 +90,9 @@ func (j *messages) agentMethod(f jsonrpc.Frame, part schema.Part) {
 			j.out.add(protocolUnknownMethod, f.Seq, "/method", fmt.Sprintf("%s is not an ACP client method; custom methods must start with _", m.Method), nil)
 		}
 		return
+	}
+	if part == schema.Notification {
+		j.updateOptIn(f)
 	}
 	if part == schema.Params {
 		if gate, advertised := j.in.Client.Gate(m.Method, acp.ParseObject(m.Params)); !advertised {

@@ -18,6 +18,10 @@ type ClientCaps struct {
 	// Elicitation are the elicitation modes advertised (form, url): each is present as an
 	// object; {} alone advertises none.
 	Elicitation map[string]bool
+	// Notices and Compaction are the v1 opt-ins to the notice and the compaction session
+	// updates (schema >= 1.25.0): clientCapabilities.session.notices and .compaction, each
+	// advertised by an object; omitted, null or malformed means unsupported.
+	Notices, Compaction bool
 }
 
 // clientCapsOf reads the client's first initialize request (all off when there is none).
@@ -35,6 +39,8 @@ func clientCapsOf(x *record.Index) ClientCaps {
 		Terminal:      c.Bool("terminal"),
 		AuthTerminal:  c.Object("auth").Bool("terminal") || params.Object("capabilities").Object("auth").Has("terminal"),
 		Elicitation:   map[string]bool{},
+		Notices:       c.Object("session").Object("notices") != nil,
+		Compaction:    c.Object("session").Object("compaction") != nil,
 	}
 	el := c.Object("elicitation")
 	for _, mode := range []string{"form", "url"} {
@@ -61,6 +67,19 @@ func (c ClientCaps) Gate(method string, params acp.Object) (capability string, a
 			return "elicitation", len(c.Elicitation) > 0
 		}
 		return "elicitation." + mode, c.Elicitation[mode]
+	}
+	return "", true
+}
+
+// UpdateGate names the client capability a v1 session update needs (by its sessionUpdate)
+// and whether the client advertised it ("" when the update needs none). The schema says of
+// each: "Agents MUST only send this update when the Client advertised" it.
+func (c ClientCaps) UpdateGate(sessionUpdate string) (capability string, advertised bool) {
+	switch sessionUpdate {
+	case "notice":
+		return "session.notices", c.Notices
+	case "compaction_update", "compaction_summary_chunk":
+		return "session.compaction", c.Compaction
 	}
 	return "", true
 }

@@ -35,8 +35,8 @@ import (
 type Options struct {
 	// Catalogue classifies vendor extensions (extensions.Default() when nil).
 	Catalogue *extensions.Catalogue
-	// Schema is the schema set the record is read against (schema.V1, V1Unstable, V2 …);
-	// empty means v1, or v2 when protocol version 2 was negotiated.
+	// Schema is the schema set the record is read against (schema.V1Next, V1, V1Unstable, V2
+	// …); empty means schema.Default, or v2 when protocol version 2 was negotiated.
 	Schema string
 	// From, when not 0, makes only the frames after this seq the ones to judge one by one
 	// (Facts.Frames) and to inventory: the earlier ones are context that an earlier
@@ -100,6 +100,7 @@ func Run(ctx context.Context, conns record.Connections, o Options) (*Facts, erro
 	if err != nil {
 		return nil, err
 	}
+	r.ACPSchema = sets.Ref()
 	shapes := deriveShapes(x, r)
 	r.PromptShapes = shapes.shapes
 	turnConns := []*record.Index{x}

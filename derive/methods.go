@@ -50,7 +50,9 @@ func MethodParams(method, cwd string) map[string]any {
 		return map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}
 	case acp.MethodSessionList:
 		return map[string]any{"cwd": cwd}
-	default: // session/close, session/delete
+	case acp.MethodSessionSetTitle:
+		return map[string]any{"sessionId": sid, "title": "acpprobe-nonexistent-title"}
+	default: // session/close, session/delete, session/status, session/archive, session/unarchive, session/stop
 		return map[string]any{"sessionId": sid}
 	}
 }

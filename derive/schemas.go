@@ -2,6 +2,7 @@ package derive
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
@@ -13,16 +14,27 @@ import (
 // the sets that may define what it does not.
 type Schemas struct {
 	// Set is the chosen set.
-	Set      *schema.Set
-	unstable *schema.Set   // fallback for unstable methods when validating against v1
-	alts     []*schema.Set // sets that may define what the chosen one does not (unstable, newer)
+	Set *schema.Set
+	// fallbacks type the methods the chosen set does not define (session/fork, …): its own
+	// unstable drafts first, then older drafts since removed (nes/*, document/*).
+	fallbacks []*schema.Set
+	alts      []*schema.Set // sets that may define what the chosen one does not (unstable, newer, older drafts)
 }
 
-// loadSchemas loads the set named (empty: v1, or v2 when protocol version 2 was negotiated)
-// and, for v1, its alternatives.
+// alternatives are, for each v1 set, the sets that may define what it does not, in the order
+// they are asked: its own unstable drafts first. The 1.21 drafts stay an alternative of the
+// newer v1 because the newer drafts dropped some of theirs (NES, document/*,
+// positionEncoding), which agents still advertise.
+var alternatives = map[string][]string{
+	schema.V1Next: {schema.V1NextUnstable, schema.V1Unstable},
+	schema.V1:     {schema.V1Unstable, schema.V1Next, schema.V1NextUnstable},
+}
+
+// loadSchemas loads the set named (empty: schema.Default, or v2 when protocol version 2 was
+// negotiated) and, for v1, its alternatives.
 func loadSchemas(name string, r *report.Result) (*Schemas, error) {
 	if name == "" {
-		name = schema.V1
+		name = schema.Default
 		if r.ProtocolVersion != nil && *r.ProtocolVersion == 2 {
 			name = schema.V2
 		}
@@ -32,35 +44,33 @@ func loadSchemas(name string, r *report.Result) (*Schemas, error) {
 		return nil, err
 	}
 	s := &Schemas{Set: set}
-	if name == schema.V1 {
-		if s.unstable, err = schema.Load(schema.V1Unstable); err != nil {
-			return nil, err
-		}
-		next, err := schema.Load(schema.V1Next)
+	for _, alt := range alternatives[name] {
+		a, err := schema.Load(alt)
 		if err != nil {
 			return nil, err
 		}
-		nextUnstable, err := schema.Load(schema.V1NextUnstable)
-		if err != nil {
-			return nil, err
+		s.alts = append(s.alts, a)
+		if strings.HasSuffix(alt, "-unstable") {
+			s.fallbacks = append(s.fallbacks, a)
 		}
-		s.alts = []*schema.Set{s.unstable, next, nextUnstable}
 	}
 	return s, nil
+}
+
+// Ref names the chosen set for the report.
+func (s *Schemas) Ref() *report.SchemaSet {
+	return &report.SchemaSet{Name: s.Set.Name, Version: s.Set.Version}
 }
 
 // All are the chosen set and its alternatives.
 func (s *Schemas) All() []*schema.Set { return append([]*schema.Set{s.Set}, s.alts...) }
 
-// TypeFor finds the schema type of a method, falling back to the unstable set for methods
+// TypeFor finds the schema type of a method, falling back to the unstable drafts for methods
 // that are only defined there (session/fork, …).
 func (s *Schemas) TypeFor(method string, side schema.Side, part schema.Part) (*schema.Set, string) {
-	if def, ok := s.Set.TypeFor(method, side, part); ok {
-		return s.Set, def
-	}
-	if s.unstable != nil {
-		if def, ok := s.unstable.TypeFor(method, side, part); ok {
-			return s.unstable, def
+	for _, set := range append([]*schema.Set{s.Set}, s.fallbacks...) {
+		if def, ok := set.TypeFor(method, side, part); ok {
+			return set, def
 		}
 	}
 	return nil, ""
@@ -68,8 +78,8 @@ func (s *Schemas) TypeFor(method string, side schema.Side, part schema.Part) (*s
 
 // KnownMethod reports whether any schema set defines method, in any direction or form.
 func (s *Schemas) KnownMethod(method string) bool {
-	if method == acp.MethodSetModel {
-		return true // removed from ACP in 2026-06, still implemented widely (capability.legacy-method)
+	if acp.LegacyMethods[method] != "" {
+		return true // removed from ACP, still implemented (capability.legacy-method)
 	}
 	for _, set := range s.All() {
 		for _, side := range []schema.Side{schema.HandledByAgent, schema.HandledByClient} {

@@ -228,7 +228,7 @@ func checkClaudeSurvivors(t *testing.T, x *record.ExitInfo, session, mayLeave bo
 // SDK's zod validator answers -32602 with its error tree before any handler runs, so no Claude
 // Code process starts. The same answers with or without a live session. Changed since 0.23.1:
 // session/set_model is gone (-32601), session/delete is there.
-var claudeMethods = map[string]method{
+var claudeMethods = withSchema125Methods(map[string]method{
 	acp.MethodSetConfigOption: {report.Supported, -32602},
 	acp.MethodSetMode:         {report.Supported, -32602},
 	acp.MethodSetModel:        {report.Unsupported, -32601},
@@ -238,4 +238,4 @@ var claudeMethods = map[string]method{
 	acp.MethodSessionList:     {report.Supported, -32602}, // {"cwd": 1}
 	acp.MethodSessionClose:    {report.Supported, -32602},
 	acp.MethodSessionDelete:   {report.Supported, -32602},
-}
+})

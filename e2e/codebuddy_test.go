@@ -52,7 +52,7 @@ var codebuddyHandshake = handshake{
 // codebuddyMethods are CodeBuddy Code's answers to method detection: zod's -32602 for the
 // methods it validates; session/set_model, which it does not validate, fails looking up the
 // session ("Session not found: undefined"); session/resume answers though it is not advertised.
-var codebuddyMethods = map[string]method{
+var codebuddyMethods = withSchema125Methods(map[string]method{
 	acp.MethodSetConfigOption: {report.Supported, -32602},
 	acp.MethodSetMode:         {report.Supported, -32602},
 	acp.MethodSetModel:        {report.Supported, -32603},
@@ -62,4 +62,4 @@ var codebuddyMethods = map[string]method{
 	acp.MethodSessionList:     {report.Unsupported, -32601},
 	acp.MethodSessionClose:    {report.Unsupported, -32601},
 	acp.MethodSessionDelete:   {report.Unsupported, -32601},
-}
+})

@@ -80,7 +80,8 @@ var codexHandshake = handshake{
 // codexMethods are codex-acp's answers to method detection: its zod validator refuses the
 // params (-32602 with the error tree) before the login is asked for. Changed since 0.16.0:
 // session/set_model, session/fork and session/delete answer (0.16.0: -32601).
-var codexMethods = map[string]method{
+var codexMethods = withSchema125Methods(map[string]method{
+	acp.MethodSessionSetTitle: {report.Supported, -32602}, // the one method of schema >= 1.25 a pin has
 	acp.MethodSetConfigOption: {report.Supported, -32602},
 	acp.MethodSetMode:         {report.Supported, -32602},
 	acp.MethodSetModel:        {report.Supported, -32602},
@@ -90,4 +91,4 @@ var codexMethods = map[string]method{
 	acp.MethodSessionList:     {report.Supported, -32602},
 	acp.MethodSessionClose:    {report.Supported, -32602},
 	acp.MethodSessionDelete:   {report.Supported, -32602},
-}
+})

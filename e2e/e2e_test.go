@@ -528,3 +528,18 @@ func wrappedText(re string) *regexp.Regexp {
 	body := strings.ReplaceAll(strings.ReplaceAll(re[len(head):], " +", " "), " ", `\s+`)
 	return regexp.MustCompile(head + body)
 }
+
+// withSchema125Methods is an agent's method support with the methods acpprobe detects since
+// it validates against schema >= 1.25 (the unstable session/archive, session/unarchive,
+// session/status, session/set_title, and the legacy session/stop) as the pins answer them:
+// -32601, but where m says otherwise (codex-acp 2.6.0's session/set_title).
+func withSchema125Methods(m map[string]method) map[string]method {
+	out := map[string]method{}
+	for _, name := range []string{acp.MethodSessionArchive, acp.MethodSessionUnarchive, acp.MethodSessionStatus, acp.MethodSessionSetTitle, acp.MethodSessionStop} {
+		out[name] = method{report.Unsupported, -32601}
+	}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -48,7 +48,7 @@ var geminiHandshake = handshake{
 	methods: geminiMethods,
 }
 
-var geminiMethods = map[string]method{
+var geminiMethods = withSchema125Methods(map[string]method{
 	acp.MethodSetConfigOption: {report.Unsupported, -32601},
 	acp.MethodSetMode:         {report.Supported, -32603},
 	acp.MethodSetModel:        {report.Supported, -32603},
@@ -58,4 +58,4 @@ var geminiMethods = map[string]method{
 	acp.MethodSessionList:     {report.Unsupported, -32601},
 	acp.MethodSessionClose:    {report.Unsupported, -32601},
 	acp.MethodSessionDelete:   {report.Unsupported, -32601},
-}
+})

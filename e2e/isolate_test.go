@@ -68,7 +68,10 @@ var isolatedAgents = map[string]isolated{
 	"codex": {
 		writes: []string{`home/\.codex/(goals|logs|memories|queue|state)_\d+\.sqlite(-shm|-wal)?`, `home/\.codex/installation_id`,
 			`home/\.codex/\.tmp/plugins\.sync\.lock`, `home/\.codex/skills/\.system/.+`},
-		auth: report.AuthClassRequired,
+		// And, when its plugin sync got that far before the teardown, the git repository it
+		// starts cloning into.
+		maybe: []string{`home/\.codex/\.tmp/git-\w+/.+`},
+		auth:  report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required",
 			"isolated (env+home): authMethods api-key (agent), chat-gpt (agent)"},
@@ -87,7 +90,7 @@ var isolatedAgents = map[string]isolated{
 		writes: []string{`home/\.qwen/installation_id`, `home/\.qwen/output-language\.md`, `home/\.qwen/extension-store/(lock|state\.json)`,
 			`home/\.qwen/extensions/extension-enablement\.json`},
 		// And the marker of its OpenAI log cleanup, when that runs before the teardown.
-		maybe: []string{`home/\.qwen/\.openai-logs-cleanup-[0-9a-f]+`},
+		maybe: []string{`home/\.qwen/\.openai-logs-cleanup-[0-9a-f]+(\.lock)?`},
 		auth:  report.AuthClassRequired,
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required: Use Qwen Code CLI to authenticate first.",
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required: Use Qwen Code CLI to authenticate first.",

@@ -68,7 +68,7 @@ var opencodeModels = []string{"opencode/big-pickle", "opencode/ling-3.0-flash-fi
 
 // opencodeMethods are opencode's answers to method detection: zod's -32602 for every method
 // it has, the legacy session/set_model and session/set_mode (no modes advertised) included.
-var opencodeMethods = map[string]method{
+var opencodeMethods = withSchema125Methods(map[string]method{
 	acp.MethodSetConfigOption: {report.Supported, -32602},
 	acp.MethodSetMode:         {report.Supported, -32602},
 	acp.MethodSetModel:        {report.Supported, -32602},
@@ -78,4 +78,4 @@ var opencodeMethods = map[string]method{
 	acp.MethodSessionList:     {report.Supported, -32602},
 	acp.MethodSessionClose:    {report.Supported, -32602},
 	acp.MethodSessionDelete:   {report.Unsupported, -32601},
-}
+})

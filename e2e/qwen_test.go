@@ -60,7 +60,7 @@ var qwenHandshake = handshake{
 	configOption: true,
 }
 
-var qwenMethods = map[string]method{
+var qwenMethods = withSchema125Methods(map[string]method{
 	acp.MethodSetConfigOption: {report.Supported, -32603},
 	acp.MethodSetMode:         {report.Supported, -32603},
 	acp.MethodSetModel:        {report.Supported, -32603},
@@ -70,4 +70,4 @@ var qwenMethods = map[string]method{
 	acp.MethodSessionList:     {report.Supported, -32603},
 	acp.MethodSessionClose:    {report.Unsupported, -32601},
 	acp.MethodSessionDelete:   {report.Unsupported, -32601},
-}
+})

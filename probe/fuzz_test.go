@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"context"
+	"github.com/acpprobe/acpprobe/acp"
 	"io"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func FuzzAgentOutput(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Exit == nil || len(r.Methods) != 9 {
+		if r.Exit == nil || len(r.Methods) != len(acp.ProbedMethods) {
 			t.Fatalf("incomplete result: %+v", r)
 		}
 	})

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/acpprobe/acpprobe/acp"
 	"maps"
 	"os"
 	"os/signal"
@@ -84,8 +85,8 @@ func run(t *testing.T, cfg acptest.Config, tweak func(*probe.Options)) (*report.
 		t.Errorf("schema = %q", r.Schema)
 	}
 	validateResult(t, r)
-	if len(r.Methods) != 9 {
-		t.Errorf("methods has %d entries, want all 9 probed methods: %v", len(r.Methods), r.Methods)
+	if len(r.Methods) != len(acp.ProbedMethods) {
+		t.Errorf("methods has %d entries, want all %d probed methods: %v", len(r.Methods), len(acp.ProbedMethods), r.Methods)
 	}
 	return r, log.Frames()
 }
@@ -159,6 +160,8 @@ func TestClaudePersona(t *testing.T) {
 		"session/set_config_option": report.Supported, "session/set_mode": report.Supported, "session/set_model": report.Supported,
 		"session/load": report.Supported, "session/resume": report.Supported, "session/fork": report.Supported,
 		"session/list": report.Supported, "session/close": report.Supported, "session/delete": report.Unsupported,
+		"session/status": report.Unsupported, "session/archive": report.Unsupported, "session/unarchive": report.Unsupported,
+		"session/set_title": report.Unsupported, "session/stop": report.Unsupported,
 	}
 	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)
@@ -216,6 +219,8 @@ func TestCodexPersonaAuthRequiredKeepsCapabilities(t *testing.T) {
 		"session/set_config_option": report.Supported, "session/set_mode": report.Supported, "session/set_model": report.Unsupported,
 		"session/load": report.Supported, "session/resume": report.Supported, "session/fork": report.Unsupported,
 		"session/list": report.Supported, "session/close": report.Supported, "session/delete": report.Unsupported,
+		"session/status": report.Unsupported, "session/archive": report.Unsupported, "session/unarchive": report.Unsupported,
+		"session/set_title": report.Unsupported, "session/stop": report.Unsupported,
 	}
 	if got := support(r); !maps.Equal(got, wantSupport) {
 		t.Errorf("methods = %v\nwant      %v", got, wantSupport)

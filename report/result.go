@@ -50,6 +50,9 @@ type Result struct {
 	StderrBytes   int64            `json:"stderrBytes"`
 	Exit          *record.ExitInfo `json:"exit"`
 	Findings      []Finding        `json:"findings"`
+	// ACPSchema names the ACP schema set the findings judged the agent's messages against
+	// (absent from results written before it was recorded).
+	ACPSchema *SchemaSet `json:"acpSchema,omitempty"`
 	// Extensions is the inventory of vendor extensions seen in the session (filled with the
 	// findings).
 	Extensions *extensions.Inventory `json:"extensions,omitempty"`
@@ -76,6 +79,13 @@ type Result struct {
 	// everything).
 	Coverage *Coverage `json:"coverage,omitempty"`
 	Raw      Raw       `json:"raw"`
+}
+
+// SchemaSet names an ACP schema set (acp/schema): Name as --schema takes it (v1-next, v1,
+// v1-unstable, v2, …) and Version, the schema release it is (">= 1.25.0, as shipped in …").
+type SchemaSet struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // Coverage says what of the session a report left out. Frames beyond the record's memory

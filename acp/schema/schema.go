@@ -27,14 +27,19 @@ var data embed.FS
 
 // Schema sets that can be chosen.
 const (
-	V1         = "v1"          // stable v1 (schema 1.21.0), the default
-	V1Unstable = "v1-unstable" // v1 with the unstable drafts (session/fork, providers, …)
-	V2         = "v2"          // the v2 draft (2.0.0-alpha.3)
-	V1Next     = "v1-next"     // the newer v1 shipped in @agentclientprotocol/sdk 2.4.0 (≥ 1.25)
+	// V1Next is the newer v1 shipped in @agentclientprotocol/sdk 2.4.0 (schema ≥ 1.25.0: stable
+	// session notices, compaction updates and tool call names), the default.
+	V1Next = "v1-next"
 	// V1NextUnstable is the newer v1 with its unstable drafts (auth/status,
 	// agentCapabilities.auth.status, auth/status_update, session/status, …).
 	V1NextUnstable = "v1-next-unstable"
+	V1             = "v1"          // stable v1 of the spec repository's schema-v1.21.0
+	V1Unstable     = "v1-unstable" // v1 1.21.0 with the unstable drafts (session/fork, providers, NES, …)
+	V2             = "v2"          // the v2 draft (2.0.0-alpha.3)
 )
+
+// Default is the set a v1 record is read against when none is chosen.
+const Default = V1Next
 
 //go:generate go run ./internal/gen
 
@@ -48,12 +53,24 @@ type set struct {
 
 type method struct{ key, def string }
 
-// sets are the selectable sets, in the order of Names.
-var sets = []*Set{{V1, &setV1}, {V1Unstable, &setV1Unstable}, {V2, &setV2}, {V1Next, &setV1Next},
-	{V1NextUnstable, &setV1NextUnstable}}
+// sets are the selectable sets, in the order of Names, each with the schema release it is
+// (data/SOURCE.md says how each was identified).
+var sets = []*Set{
+	{V1, "1.21.0", &setV1},
+	{V1Unstable, "1.21.0 with its unstable drafts", &setV1Unstable},
+	{V2, "2.0.0-alpha.3 (draft)", &setV2},
+	{V1Next, ">= 1.25.0, as shipped in @agentclientprotocol/sdk 2.4.0", &setV1Next},
+	{V1NextUnstable, ">= 1.25.0 with its unstable drafts, as shipped in @agentclientprotocol/sdk 2.4.0", &setV1NextUnstable},
+}
 
 // Names lists the selectable sets.
-func Names() []string { return []string{V1, V1Unstable, V2, V1Next, V1NextUnstable} }
+func Names() []string {
+	out := make([]string, len(sets))
+	for i, s := range sets {
+		out[i] = s.Name
+	}
+	return out
+}
 
 // Provenance is data/SOURCE.md: where every embedded file comes from.
 func Provenance() string {
@@ -84,7 +101,10 @@ const (
 // Set is one pinned schema set: its types ($defs), its method index and a validator.
 type Set struct {
 	Name string
-	s    *set
+	// Version is the ACP schema release the set is, in words ("1.21.0", ">= 1.25.0, as shipped
+	// in …"): a report names it beside Name.
+	Version string
+	s       *set
 }
 
 // Load returns the named set (see Names). The sets are compiled at build time: Load only

@@ -39,7 +39,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	var iso isolateFlags
 	iso.register(fs, record.LevelNone)
 	list := fs.Bool("list", false, "list the checks (id, tier, title) and exit")
-	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default v1; v2 when protocol 2 was negotiated)")
+	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default "+schema.Default+"; v2 when protocol 2 was negotiated)")
 	deep := fs.Bool("deep", false, fmt.Sprintf("also open a second, short connection asking for protocolVersion %d to check version negotiation", acpprobe.DeepVersion))
 	shapes := fs.Bool("prompt-shapes", false, "send session/prompt shapes no agent can start a turn on and infer the accepted content blocks")
 	allowPrompt := fs.Bool("allow-prompt", false, "send one valid text prompt and cancel it at once (MAY SPEND MODEL TOKENS)")

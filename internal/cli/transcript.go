@@ -37,7 +37,7 @@ type AnalyzeOptions struct {
 func newAnalyzeOptions(args []string, stdio Stdio) (*AnalyzeOptions, error) {
 	fs := newFlagSet("analyze")
 	asJSON := fs.Bool("json", false, "print the result as JSON on stdout")
-	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", "))
+	schemaName := fs.String("schema", "", "schema set: "+strings.Join(schema.Names(), ", ")+" (default "+schema.Default+"; v2 when protocol 2 was negotiated)")
 	failOn := fs.String("fail-on", "", "judge the findings: exit 1 when one not in the baseline is at or above this tier (default for check and turn transcripts: mandatory)")
 	baselinePath := fs.String("baseline", "", "file of known finding ids with a reason each")
 	allowAuth := fs.Bool("allow-auth-required", false, "judge a session that needed authentication by the verdict alone, as check --allow-auth-required does")

@@ -73,6 +73,9 @@ func Text(w io.Writer, r *report.Result) error {
 		} else {
 			t.kv("version", "(unknown)")
 		}
+		if r.ACPSchema != nil {
+			t.kv("judged against", fmt.Sprintf("ACP schema %s (%s)", r.ACPSchema.Name, r.ACPSchema.Version))
+		}
 		capabilitiesText(t, r.Capabilities)
 	}
 

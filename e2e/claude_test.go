@@ -171,7 +171,9 @@ func checkClaudeSession(t *testing.T, p probed, bypass bool) {
 	if !closed {
 		t.Errorf("the teardown did not send session/close for session %s", s.SessionID)
 	}
-	checkClaudeSurvivors(t, r.Exit, true, false)
+	// Whether the session's Claude Code is still there when the teardown looks is a race
+	// (claudeSessionWhy): in CI it had left once in about ten probes.
+	checkClaudeSurvivors(t, r.Exit, true, true)
 }
 
 // claudeCodeSurvivor is the kernel name of the Claude Code processes the adapter starts.

@@ -57,6 +57,9 @@ type agentSpec struct {
 	Real    bool     `json:"real"`
 	Package string   `json:"package,omitempty"`
 	Version string   `json:"version,omitempty"`
+	// Program, when set, is the file that must exist for the agent to count as installed (its
+	// Argv[0] is an interpreter on PATH: node for CodeBuddy Code's CLI).
+	Program string `json:"-"`
 }
 
 // variantSpec is one way of doing the handshake. Base names the floor it is compared with.
@@ -74,7 +77,7 @@ func main() {
 	rounds := flag.Int("rounds", 30, "measured rounds against the reference agent")
 	realRounds := flag.Int("real-rounds", 6, "measured rounds against each real agent")
 	warmup := flag.Int("warmup", 1, "unmeasured rounds before the measured ones, per agent")
-	agentsFlag := flag.String("agents", "reference,claude-agent-acp,codex-acp,gemini", "agents to run (comma-separated); real agents not installed are skipped")
+	agentsFlag := flag.String("agents", "reference,claude-agent-acp,codex-acp,gemini,qwen,opencode,codebuddy", "agents to run (comma-separated); real agents not installed are skipped")
 	variantsFlag := flag.String("variants", "floor,floor-kill,sdk,sdk-kill,probe,probe-full,check", "variants to run (comma-separated); the floors they are compared with always run")
 	out := flag.String("out", "", "results directory (default ROOT/bench/results)")
 	useShim := flag.Bool("shim", runtime.GOOS == "linux", "measure client and agent apart through bench/agentshim (Linux only)")
@@ -170,9 +173,14 @@ func main() {
 	agentsDir := filepath.Join(*root, "e2e", ".agents", "node_modules")
 	known := []agentSpec{
 		{Name: "reference", Argv: []string{acpprobe, "agent", "--persona", "claude"}},
-		{Name: "claude-agent-acp", Argv: []string{filepath.Join(agentsDir, ".bin", "claude-agent-acp")}, Real: true, Package: "@zed-industries/claude-agent-acp"},
-		{Name: "codex-acp", Argv: []string{filepath.Join(agentsDir, ".bin", "codex-acp")}, Real: true, Package: "@zed-industries/codex-acp"},
+		{Name: "claude-agent-acp", Argv: []string{filepath.Join(agentsDir, ".bin", "claude-agent-acp")}, Real: true, Package: "@agentclientprotocol/claude-agent-acp"},
+		{Name: "codex-acp", Argv: []string{filepath.Join(agentsDir, ".bin", "codex-acp")}, Real: true, Package: "@agentclientprotocol/codex-acp"},
 		{Name: "gemini", Argv: []string{filepath.Join(agentsDir, ".bin", "gemini"), "--acp"}, Real: true, Package: "@google/gemini-cli"},
+		{Name: "qwen", Argv: []string{filepath.Join(agentsDir, ".bin", "qwen"), "--acp"}, Real: true, Package: "@qwen-code/qwen-code"},
+		{Name: "opencode", Argv: []string{filepath.Join(agentsDir, ".bin", "opencode"), "acp"}, Real: true, Package: "opencode-ai"},
+		// CodeBuddy Code has no bin of its own in the SDK that bundles it: node runs its CLI.
+		{Name: "codebuddy", Argv: []string{"node", filepath.Join(agentsDir, "@tencent-ai", "agent-sdk", "cli", "bin", "codebuddy"), "--acp"}, Real: true,
+			Package: filepath.Join("@tencent-ai", "agent-sdk", "cli"), Program: filepath.Join(agentsDir, "@tencent-ai", "agent-sdk", "cli", "bin", "codebuddy")},
 	}
 	var agents []agentSpec
 	var notes []string
@@ -184,7 +192,11 @@ func main() {
 		}
 		a := known[i]
 		if a.Real {
-			if st, err := os.Stat(a.Argv[0]); err != nil || st.Mode()&0o111 == 0 {
+			program := a.Argv[0]
+			if a.Program != "" {
+				program = a.Program
+			}
+			if st, err := os.Stat(program); err != nil || st.Mode()&0o111 == 0 && a.Program == "" {
 				msg := fmt.Sprintf("%s: not installed (scripts/install-e2e-agents.sh), skipped", a.Name)
 				fmt.Fprintln(os.Stderr, "driver: "+msg)
 				notes = append(notes, msg)

@@ -54,6 +54,7 @@ var Volatile = []string{
 	// A turn's prompts carry their own times and lines; what they showed is in the turn's
 	// outcome and facts, compared.
 	"turns[*].runs", "turns[*].cancel.withinMs", "turns[*].cancel.seq", "turns[*].permission.askedSeq",
+	"turns[*].permission[*].seq", "turns[*].permission[*].askedSeq", // the permission runs, one per mode
 	"turns[*].shapes[*].seq", "turns[*].models[*].seq",
 	// The sessions scenario's session ids, sandbox paths and lines change from run to run;
 	// what each part showed (replayed, listed, counts, grew, refused) is compared.

@@ -150,6 +150,32 @@ func TestTurnDrift(t *testing.T) {
 	}
 }
 
+// The permission runs (one per mode, keyed by its name) compare by what they showed, not by
+// the lines of their prompts and requests.
+func TestPermissionRunsDrift(t *testing.T) {
+	const doc = `{"schema":"acpprobe.result/v1","agent":{"id":"x","command":"x","argv":["x"],"cwd":"/a","probedAt":"2026-01-01T00:00:00Z","durationMs":1},
+ "turns":[{"scenario":"permission","outcome":"passed","runs":[],"permission":[{"mode":"default","name":"Manual","asks":true,"default":false,"answer":"reject","seq":177,"askedSeq":187,"asked":true,"toolCall":true,"fileWritten":false,"offered":true},
+  {"mode":"auto","name":"Auto","asks":false,"default":true,"answer":"reject","seq":230,"asked":false,"toolCall":true,"fileWritten":true,"offered":true}]}]}`
+	a := result(t, doc)
+	b := result(t, strings.NewReplacer(`"seq":177`, `"seq":178`, `"askedSeq":187`, `"askedSeq":188`, `"seq":230`, `"seq":231`).Replace(doc))
+	if changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil); err != nil || len(changes) != 0 {
+		t.Errorf("lines only: changes %+v, %v", changes, err)
+	}
+	c := result(t, strings.Replace(doc, `"asked":true,"toolCall":true,"fileWritten":false`, `"asked":false,"toolCall":true,"fileWritten":true`, 1))
+	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.Text)
+	}
+	want := []string{`turns[permission].permission[Manual].asked: true → false`, `turns[permission].permission[Manual].fileWritten: false → true`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // The route's emulator address (a fresh loopback port each run) is not drift; its kind, profile
 // and the variables it set are.
 func TestRouteDrift(t *testing.T) {

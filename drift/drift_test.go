@@ -52,14 +52,7 @@ func TestDrift(t *testing.T) {
 		`"support":"supported","code":-32002`, `"support":"unsupported","code":-32601`,
 		`"protocol.stdin-exit"`, `"framing.stdout-non-json"`,
 	).Replace(base))
-	changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range changes {
-		got = append(got, c.Text)
-	}
+	got := changeTexts(t, a, b)
 	want := []string{
 		`agentInfo.version: "1.0" → "1.1"`,
 		`authMethods[apikey]: added apikey`,
@@ -77,7 +70,7 @@ func TestDrift(t *testing.T) {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// --ignore drops a path and what is under it.
-	changes, _ = Compare(Doc{Result: a}, Doc{Result: b}, []string{"agentInfo", "methods[*]", "findings", "configOptions[model].options"})
+	changes, _ := Compare(Doc{Result: a}, Doc{Result: b}, []string{"agentInfo", "methods[*]", "findings", "configOptions[model].options"})
 	if len(changes) != 4 {
 		t.Errorf("with ignores: %+v", changes)
 	}
@@ -132,14 +125,7 @@ func TestTurnDrift(t *testing.T) {
 	}
 	c := result(t, strings.NewReplacer(`"outcome":"passed","runs":[],"cancel"`, `"outcome":"failed","runs":[],"cancel"`,
 		`"stopReason":"cancelled"`, `"stopReason":"end_turn"`, `"reached":false`, `"reached":true`).Replace(turns))
-	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range changes {
-		got = append(got, ch.Text)
-	}
+	got := changeTexts(t, a, c)
 	want := []string{
 		`turns[cancel].cancel.stopReason: "cancelled" → "end_turn"`,
 		`turns[cancel].outcome: "passed" → "failed"`,
@@ -162,14 +148,7 @@ func TestPermissionRunsDrift(t *testing.T) {
 		t.Errorf("lines only: changes %+v, %v", changes, err)
 	}
 	c := result(t, strings.Replace(doc, `"asked":true,"toolCall":true,"fileWritten":false`, `"asked":false,"toolCall":true,"fileWritten":true`, 1))
-	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range changes {
-		got = append(got, ch.Text)
-	}
+	got := changeTexts(t, a, c)
 	want := []string{`turns[permission].permission[Manual].asked: true → false`, `turns[permission].permission[Manual].fileWritten: false → true`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -187,14 +166,7 @@ func TestRouteDrift(t *testing.T) {
 		t.Errorf("ports only: changes %+v, %v", changes, err)
 	}
 	c := result(t, strings.NewReplacer(`"kind":"profile"`, `"kind":"gateway"`, `OPENAI_BASE_URL`, `CODEX_BASE_URL`).Replace(doc))
-	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range changes {
-		got = append(got, ch.Text)
-	}
+	got := changeTexts(t, a, c)
 	for _, want := range []string{`route.kind: "profile" → "gateway"`, "route.env[CODEX_BASE_URL]: added", "route.env[OPENAI_BASE_URL]: removed"} {
 		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, want) }) {
 			t.Errorf("changes %q, want one starting %q", got, want)
@@ -220,14 +192,7 @@ func TestSessionsDrift(t *testing.T) {
 	}
 	c := result(t, strings.NewReplacer(`"processes":[1,1,1,1,1],"grew":false`, `"processes":[1,2,3,4,5],"grew":true`,
 		`"updates":4},"updatesAfter":0,"missing":[]`, `"updates":2},"updatesAfter":0,"missing":["tool call t1 (edit, failed)"]`).Replace(doc))
-	changes, err := Compare(Doc{Result: a}, Doc{Result: c}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range changes {
-		got = append(got, ch.Text)
-	}
+	got := changeTexts(t, a, c)
 	for _, want := range []string{"turns[sessions].sessions.close.grew: false → true", "turns[sessions].sessions.load.missing: added"} {
 		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, want) }) {
 			t.Errorf("changes %q, want one starting %q", got, want)
@@ -312,4 +277,18 @@ func TestZeroMetaStepsDrift(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// changeTexts are the lines Compare says of the drift from a to b.
+func changeTexts(t *testing.T, a, b *report.Result) []string {
+	t.Helper()
+	changes, err := Compare(Doc{Result: a}, Doc{Result: b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.Text)
+	}
+	return got
 }

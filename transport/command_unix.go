@@ -214,10 +214,11 @@ func (p *Process) PID() int { return p.pid }
 func (p *Process) Scope() Scope { return p.scope }
 
 // Shutdown runs the teardown ladder (see Ladder) on the process group. Then everything of
-// the agent still alive (its scope) is ended: what is left of its group gets SIGTERM and
-// the grace, then everything in scope, setsid escapes included, gets SIGKILL; Exit.Survivors
-// lists them. Finally the output pipes are closed once drained, or after the grace if a
-// process that could not be killed still holds them.
+// the agent still alive (its scope) SurvivorSettle after it is a survivor: what is left of its
+// group gets SIGTERM (unless the ladder signalled it already) and one more settle window,
+// never the grace, then everything in scope, setsid escapes included, gets SIGKILL;
+// Exit.Survivors lists them. Finally the output pipes are closed once drained, or after the
+// grace if a process that could not be killed still holds them.
 func (p *Process) Shutdown(ctx context.Context, l Ladder) record.ExitInfo {
 	p.shutdownOnce.Do(func() { p.shutdown(ctx, l.withDefaults()) })
 	return p.Exit()

@@ -34,8 +34,9 @@ func RemoveIfKilled(dir string) func() { return func() {} }
 func afterLaunch(pid int) uint64       { return 0 }
 func exitedNow(pid int) bool           { return false }
 
-// cleanUp signals what is left of the agent's group: SIGTERM, the grace, SIGKILL. Without
-// /proc there is no sweep for processes that left the group.
+// cleanUp signals what is left of the agent's group: SIGTERM, the settle window (a leftover
+// gets no more of the grace, as on Linux), SIGKILL. Without /proc there is no sweep for
+// processes that left the group.
 func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 	if !GroupAlive(p.pid) {
 		return
@@ -44,7 +45,7 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 	p.exit.GroupKilled = true
 	p.mu.Unlock()
 	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
+	deadline := time.Now().Add(min(grace, SurvivorSettle))
 	for GroupAlive(p.pid) && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -536,10 +536,17 @@ func (k *killer) close() {
 }
 
 // cleanUp ends what outlived the agent: what does not end by itself within SurvivorSettle is
-// a survivor; the rest of its group then gets SIGTERM and the grace the ladder gives (ctx
-// shortens it), then everything in its scope gets SIGKILL; the survivors are listed in
-// Exit.Survivors. Signals go through pidfds, never to the group id, which may have
-// been freed and reused once the agent was reaped.
+// a survivor. A survivor gets no more of the grace, which is the agent's own (the ladder's
+// steps): what is left of the group gets SIGTERM and one more settle window if the ladder
+// never signalled the group (the agent left by itself or on stdin close), and nothing more if
+// it did; then everything in its scope gets SIGKILL (ctx shortens each wait). The survivors
+// are listed in Exit.Survivors. Signals go through pidfds, never to the group id, which may
+// have been freed and reused once the agent was reaped.
+//
+// Why not the grace: claude-agent-acp 0.101.0 leaves on SIGTERM and its native Claude CLI,
+// which got the same SIGTERM, stays; giving it the grace again cost every probe of it 2 s
+// (teardown 2196 ms, 267 ms with --grace 100ms), for a process that is reported and killed
+// all the same.
 func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 	k := killer{match: p.scope.matcher(), leader: p.pid, at: record.AfterLadder, cgroup: p.scope.cgroup}
 	defer k.close()
@@ -547,24 +554,30 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 		return // nothing alive: nothing can fork either
 	}
 	inGroup := func(t *target) bool { return t.PGID == p.pid }
+	settle := min(grace, SurvivorSettle)
 	// What is still alive a moment after the agent gets that moment to end by itself first: a
 	// child that got the ladder's SIGTERM with its parent is usually on its way out
-	// (claude-agent-acp's Claude CLI ends within the 125-150 ms of its teardown, codex-acp's
-	// native binary a moment after its node launcher), and is no survivor. What is still there after
-	// it is one.
-	k.waitGone(ctx, time.Now().Add(min(grace, SurvivorSettle)), nil)
+	// (claude-agent-acp 0.23.1's Claude CLI ended within the 125-150 ms of its teardown,
+	// codex-acp's native binary a moment after its node launcher), and is no survivor. What is
+	// still there after it is one.
+	k.waitGone(ctx, time.Now().Add(settle), nil)
 	for _, t := range k.targets {
 		if t.gone {
 			t.alone = true
 		}
 	}
+	p.mu.Lock()
+	groupSignalled := p.step == record.ExitSigterm || p.step == record.ExitSigkill
+	p.mu.Unlock()
 	for _, t := range k.targets {
 		if inGroup(t) && !t.gone {
 			p.mu.Lock()
 			p.exit.GroupKilled = true
 			p.mu.Unlock()
-			k.signal(unix.SIGTERM, inGroup)
-			k.waitGone(ctx, time.Now().Add(grace), inGroup)
+			if !groupSignalled {
+				k.signal(unix.SIGTERM, inGroup)
+				k.waitGone(ctx, time.Now().Add(settle), inGroup)
+			}
 			break
 		}
 	}

@@ -16,8 +16,8 @@ type Ladder struct {
 	// StdinWait is how long the agent may take to leave by itself after its stdin is closed,
 	// before it is signalled. 0 signals at once, as real clients do.
 	StdinWait time.Duration
-	// Grace is how long SIGTERM may take before SIGKILL, and bounds the clean-up of what
-	// outlives the agent; DefaultGrace when 0.
+	// Grace is how long the agent's SIGTERM may take before SIGKILL; DefaultGrace when 0. What
+	// outlives the agent gets SurvivorSettle (or Grace, when shorter), never the whole Grace.
 	Grace time.Duration
 	// AfterStdin, when set, is called once the stdin step is over and before any signal: the
 	// agent has left on its stdin EOF (left is true), or StdinWait has passed without it. The

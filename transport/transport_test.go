@@ -104,6 +104,44 @@ func TestChildEndingWithItsParentIsNoSurvivor(t *testing.T) {
 	}
 }
 
+// A child that ignores SIGTERM outlives its agent: it is a survivor, reported and killed after
+// the settle window, and gets none of the agent's grace, whether the ladder signalled the group
+// (the agent left on SIGTERM, as claude-agent-acp 0.101.0 does while its Claude CLI stays) or
+// not (the agent left when its stdin closed). Before, the teardown gave it the whole grace
+// again: 2 s on every probe of claude-agent-acp, 20 s here.
+func TestSurvivorGetsNoGrace(t *testing.T) {
+	const long = 20 * time.Second
+	for _, tc := range []struct {
+		name   string
+		ladder transport.Ladder
+		by     record.ExitCause
+	}{
+		{"agent left on SIGTERM", transport.Ladder{Grace: long}, record.ExitSigterm},
+		{"agent left on stdin close", transport.Patient(long), record.ExitStdin},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := launch(t, sh(`(trap "" TERM; echo ready; while :; do sleep 1; done) & read -r _; exit 0`))
+			buf := make([]byte, 6)
+			if _, err := io.ReadFull(a.Stdout(), buf); err != nil || string(buf) != "ready\n" {
+				t.Fatalf("read %q %v", buf, err)
+			}
+			readAll(a) // a reader, as the probe has: the drain then ends at the pipe's EOF
+			start := time.Now()
+			x := a.Shutdown(context.Background(), tc.ladder)
+			took := time.Since(start)
+			if x.By != tc.by || !x.GroupKilled || len(x.Survivors) == 0 || !x.Survivors[0].Killed {
+				t.Errorf("exit = %+v, want by %s, the child a killed survivor", x, tc.by)
+			}
+			if took >= long/4 {
+				t.Errorf("teardown took %v with a grace of %v: the survivor was given the grace", took, long)
+			}
+			if transport.GroupAlive(a.PID()) {
+				t.Error("group alive after the teardown")
+			}
+		})
+	}
+}
+
 func TestGrandchildKeepingStdoutOpen(t *testing.T) {
 	a := launch(t, sh(`sleep 30 & echo started; exit 0`))
 	out := readAll(a)

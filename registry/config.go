@@ -84,6 +84,7 @@ func parseConfig(name string, b []byte) ([]Entry, error) {
 	}
 	dir := filepath.Dir(name)
 	var out []Entry
+	seen := map[string]bool{} // the ids so far: an id in both shapes is an error
 	for _, shape := range []string{"agents", "agent_servers"} {
 		raw, ok := top[shape]
 		if !ok {
@@ -104,9 +105,10 @@ func parseConfig(name string, b []byte) ([]Entry, error) {
 			if !ok {
 				continue
 			}
-			if slices.ContainsFunc(out, func(o Entry) bool { return o.ID == id }) {
+			if seen[id] {
 				return nil, fmt.Errorf("%s: agent %q is in both \"agents\" and \"agent_servers\"", name, id)
 			}
+			seen[id] = true
 			e.Origin = name
 			out = append(out, e)
 		}

@@ -225,17 +225,23 @@ func writeResult(path string, r *report.Result) error {
 	return err
 }
 
+// maxFileStem is the longest part of an agent id a file name keeps (FileName).
+const maxFileStem = 120
+
 var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // FileName is an agent id made safe as a file name, and unique: an id that had to change
 // (a/b and a_b both become a_b), that has capitals (a case-insensitive file system would
 // merge A and a) or that names the matrix's own file gets a short hash of the id appended, so
-// that no two agents share a file and none overwrites matrix.json.
+// that no two agents share a file and none overwrites matrix.json. A long id is cut to
+// maxFileStem bytes before the hash: with the hash and ".ndjson" the name stays well under the
+// 255 bytes a file name may have (a 300-byte id failed with "file name too long").
 func FileName(id string) string {
 	s := unsafeName().ReplaceAllString(id, "_")
 	if s == "" || s == "." || s == ".." {
 		s = "agent"
 	}
+	s = s[:min(len(s), maxFileStem)]
 	if s != id || strings.ToLower(s) != s || strings.EqualFold(s, "matrix") {
 		sum := sha256.Sum256([]byte(id))
 		s += "-" + hex.EncodeToString(sum[:4])

@@ -268,7 +268,8 @@ func TestInterrupted(t *testing.T) {
 // TestFileNamesNeverCollide: ids that a safe file name would merge, or that would overwrite
 // the matrix's own file, get distinct names (issue 11, F14).
 func TestFileNamesNeverCollide(t *testing.T) {
-	ids := []string{"a/b", "a_b", "a b", "A_b", "matrix", "Matrix", "", ".", "..", "agent", "claude-acp"}
+	long := strings.Repeat("x", 300) // an id longer than a file name may be (255 bytes)
+	ids := []string{"a/b", "a_b", "a b", "A_b", "matrix", "Matrix", "", ".", "..", "agent", "claude-acp", long, long + "y"}
 	seen := map[string]string{}
 	for _, id := range ids {
 		name := matrix.FileName(id)
@@ -276,7 +277,7 @@ func TestFileNamesNeverCollide(t *testing.T) {
 			t.Errorf("%q and %q share the file name %q", id, other, name)
 		}
 		seen[strings.ToLower(name)] = id
-		if strings.EqualFold(name, "matrix") || strings.ContainsAny(name, "/ ") || name == "." || name == ".." {
+		if strings.EqualFold(name, "matrix") || strings.ContainsAny(name, "/ ") || name == "." || name == ".." || len(name+".ndjson") > 255 {
 			t.Errorf("FileName(%q) = %q", id, name)
 		}
 	}

@@ -85,6 +85,9 @@ var (
 	EOF = Event[None]{"eof"}
 	// EditorEOF: the editor closed the agent's input (tap).
 	EditorEOF = Event[None]{"editor-eof"}
+	// EditorStalled: the agent had gone but the editor took none of its last output within the
+	// grace; the tap ended without forwarding the rest (tap).
+	EditorStalled = Event[None]{"editor-stalled"}
 	// Signal: a signal was forwarded to the agent (tap).
 	Signal = Event[SignalInfo]{"signal"}
 	// Teardown: a step of the teardown begins.
@@ -119,7 +122,7 @@ var (
 // Kinds lists every event kind this package defines (docs/transcript.md lists the same).
 func Kinds() []Kind {
 	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
-		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, Signal.Kind,
+		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, EditorStalled.Kind, Signal.Kind,
 		Teardown.Kind, Exit.Kind, Done.Kind, TurnRoute.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
 		PermissionRun.Kind, MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
 }

@@ -124,7 +124,15 @@ func Run(ctx context.Context, o Options) (record.ExitInfo, error) {
 			done = true
 		}
 	}
-	<-drained
+	// What the agent wrote is forwarded before the tap ends, unless the editor stopped reading
+	// it: a write it never takes would hold the tap forever after the agent is gone.
+	t := time.NewTimer(o.Grace)
+	select {
+	case <-drained:
+	case <-t.C:
+		record.EditorStalled.Emit(o.Log, record.None{})
+	}
+	t.Stop()
 	o.Log.FlushStderr()
 	record.Exit.Emit(o.Log, exit)
 	record.Done.Emit(o.Log, record.None{})

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/transport"
 )
 
@@ -170,5 +172,49 @@ func TestSplitterOversize(t *testing.T) {
 	fs := log.Frames()
 	if len(fs) != 2 || !fs[0].Oversize || fs[0].Size != 18 || string(fs[0].Raw) != "0123456789ABCDEFGH"[:len(fs[0].Raw)] || string(fs[1].Raw) != "short" {
 		t.Errorf("frames = %+v", fs)
+	}
+}
+
+// stalledWriter takes nothing until released: an editor that stopped reading its stdout.
+type stalledWriter struct{ release chan struct{} }
+
+func (w stalledWriter) Write(b []byte) (int, error) {
+	<-w.release
+	return 0, errors.New("released")
+}
+
+// An editor that closes the agent's input but stops reading its output: the agent is torn
+// down and the tap ends within the grace, with the stall recorded. It waited for the
+// forwarding of the agent's last output forever before.
+func TestEditorStalledAfterTeardown(t *testing.T) {
+	w := stalledWriter{release: make(chan struct{})}
+	defer close(w.release)
+	pr, pw := io.Pipe()
+	log := jsonrpc.NewLog()
+	log.Observe(func(f jsonrpc.Frame) {
+		if f.Dir == jsonrpc.DirAgent && string(f.Raw) == "ready" {
+			go pw.Close() // the editor closes the agent's input once it runs
+		}
+	})
+	ended := make(chan record.ExitInfo, 1)
+	go func() {
+		x, err := Run(context.Background(), Options{Agent: sh(`echo ready; while :; do echo more; sleep 0.01; done`),
+			Stdin: pr, Stdout: w, Stderr: io.Discard, Log: log, Grace: 200 * time.Millisecond})
+		if err != nil {
+			t.Error(err)
+		}
+		ended <- x
+	}()
+	select {
+	case x := <-ended:
+		if x.By == "" {
+			t.Errorf("exit = %+v, want the ladder to have ended the agent", x)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tap still runs 20 s after the editor left, holding the agent's output")
+	}
+	stalled := slices.ContainsFunc(log.Frames(), func(f jsonrpc.Frame) bool { return record.EditorStalled.Is(f) })
+	if !stalled {
+		t.Error("the record does not say the editor stopped taking the agent's output")
 	}
 }

@@ -90,7 +90,7 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 		judge = startJudge(log, acpprobe.AnalyzeOptions{Catalogue: opts.Catalogue}, out, findingsFile != nil)
 	}
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(signals, forwardedSignals...)
 	defer signal.Stop(signals)
 	exit, err := tap.Run(context.WithoutCancel(ctx), tap.Options{
 		Agent: opts.Target.Launcher, Stdin: opts.IO.In, Stdout: opts.IO.Out, Stderr: opts.IO.Err, Log: log,
@@ -193,3 +193,8 @@ func (j *liveJudge) finish() error {
 	}
 	return nil
 }
+
+// forwardedSignals are the signals the tap passes on to the agent's group, as an editor sends
+// them to the agent it runs: the terminating ones, SIGQUIT (Go would otherwise end the tap
+// with a goroutine dump) and the user signals (which Go would otherwise swallow).
+var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}

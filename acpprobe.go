@@ -10,6 +10,7 @@
 package acpprobe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -190,6 +191,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		po.Steps = append(slices.Clone(po.Steps), probe.AuthStatusStep)
 	}
 	stopNetwork := ob.serveNetwork(ctx)
+	// Every connection of the run shares the one budget: an extra connection gets what the
+	// ones before it left, and none opens once it is spent (its steps are recorded as skipped).
+	budget := runBudget{deadline: start.Add(cmp.Or(po.Timeout, probe.DefaultTimeout))}
 	log, err := probe.Drive(ctx, po)
 	if err != nil {
 		stopNetwork()
@@ -197,20 +201,17 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	}
 	if o.Check != nil {
 		if steps := forkProbe(ctx, log); steps != nil {
-			_, _ = probe.Drive(ctx, extraConnection(po, record.PurposeForkProbe, steps))
+			budget.drive(ctx, log, extraConnection(po, record.PurposeForkProbe, steps))
 		}
 		if o.Check.Deep && ctx.Err() == nil {
 			deep := extraConnection(po, record.PurposeDeep, nil)
 			deep.ProtocolVersion = DeepVersion
-			_, _ = probe.Drive(ctx, deep)
+			budget.drive(ctx, log, deep)
 		}
 	}
 	for _, t := range o.Then {
-		if ctx.Err() != nil {
-			break
-		}
 		if steps := t.Steps(record.Split(log.Frames())); steps != nil {
-			_, _ = probe.Drive(ctx, extraConnection(po, t.Purpose, steps))
+			budget.drive(ctx, log, extraConnection(po, t.Purpose, steps))
 		}
 	}
 	stopNetwork()
@@ -228,6 +229,28 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	actx, cancel := context.WithTimeout(ctx, analysisBudget(po.Timeout, time.Since(start)))
 	defer cancel()
 	return Analyze(actx, log.Frames(), o.Analyze)
+}
+
+// runBudget is the deadline every connection of one run shares (Probe.Timeout from the start).
+type runBudget struct{ deadline time.Time }
+
+// drive opens the extra connection po with what is left of the budget; when none is left, or
+// the run was interrupted, it opens none and records its steps as skipped, with the reason,
+// so that what they would have shown is reported as not run rather than missing.
+func (b runBudget) drive(ctx context.Context, log *jsonrpc.Log, po probe.Options) {
+	left := time.Until(b.deadline)
+	if ctx.Err() == nil && left > 0 {
+		po.Timeout = left
+		_, _ = probe.Drive(ctx, po)
+		return
+	}
+	why := "the run's budget (--timeout) was spent before this connection could open"
+	if ctx.Err() != nil {
+		why = "interrupted before this connection could open"
+	}
+	for _, s := range po.Steps {
+		record.StepSkipped.Emit(log, record.StepInfo{Name: s.Name(), Reason: why})
+	}
 }
 
 // extraConnection is the options of a short connection opened after the main one, into

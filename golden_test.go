@@ -78,13 +78,16 @@ func TestGoldenTranscripts(t *testing.T) {
 var (
 	volatile  = regexp.MustCompile(`"(seq|t|afterStdinCloseMs)":[0-9.e+-]+|"probedAt":"[^"]*"`)
 	exitEvent = regexp.MustCompile(`("kind":"exit","data":).*}\n$`)
+	// leftBudget is the budget of an extra connection: what the run's budget left it.
+	leftBudget = regexp.MustCompile(`"timeoutMs":[0-9.]+(,.*"purpose":")`)
 )
 
 // normalize blanks times and sequence numbers and groups the lines by direction: within a
 // direction the order is fixed, across directions it depends on scheduling (requests are
 // pipelined while answers come back). It also blanks how the agent of an extra connection
 // ended (every exit event after the first): that connection is ended at once, so whether the
-// agent left on EOF or on the signal is a race, and it is not judged.
+// agent left on EOF or on the signal is a race, and it is not judged. And the budget of an extra
+// connection, which is what the run's budget had left when it opened.
 func normalize(b []byte) []byte {
 	b = volatile.ReplaceAllFunc(b, func(m []byte) []byte {
 		key, _, _ := bytes.Cut(m, []byte(":"))
@@ -93,6 +96,8 @@ func normalize(b []byte) []byte {
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	exits := 0
 	for i, l := range lines {
+		lines[i] = leftBudget.ReplaceAll(l, []byte(`"timeoutMs":"(what the run left: varies)"${1}`))
+		l = lines[i]
 		if exitEvent.Match(l) {
 			if exits++; exits > 1 {
 				lines[i] = exitEvent.ReplaceAll(l, []byte(`${1}"(ended at once: varies)"}`+"\n"))

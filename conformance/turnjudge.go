@@ -51,6 +51,8 @@ var (
 		Title: "A cancelled turn did not end with stopReason cancelled", SpecRef: specCancellation, Active: true}
 	turnCancelRace = &Check{ID: "turn.cancel-race", Tier: report.TierInfo, Side: SideAgent,
 		Title: "session/cancel was sent after the model's answer was complete, and the turn ended on its own", SpecRef: specCancellation, Active: true}
+	turnPromptUnanswered = &Check{ID: "turn.prompt-unanswered", Tier: report.TierMandatory, Side: SideAgent,
+		Title: "A prompt was never answered, not even after session/cancel", SpecRef: specCancellation, Active: true}
 	turnAfterCancel = &Check{ID: "turn.unusable-after-cancel", Tier: report.TierCapability, Side: SideAgent,
 		Title: "The turn after a cancelled one did not answer", SpecRef: specCancellation, Active: true}
 )
@@ -61,7 +63,7 @@ var turnsPass = pass{
 	name:  "turns",
 	scope: driven,
 	checks: []*Check{turnNoText, turnTextKind, turnModelNotCalled, turnUpdatesAfter, turnPromptFailed, turnShapeRefused, turnShapeDropped,
-		turnShapeUnadvertised, turnValueRefused, turnModelNotReached, turnWriteUnasked, turnWriteByMode, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnCancelRace, turnAfterCancel, mcpMilestone, mcpUnadvertised,
+		turnShapeUnadvertised, turnValueRefused, turnModelNotReached, turnWriteUnasked, turnWriteByMode, turnWriteRejected, turnToolNotEnded, turnCancelStop, turnCancelRace, turnPromptUnanswered, turnAfterCancel, mcpMilestone, mcpUnadvertised,
 		sessionsLoadFailed, sessionsReplayIncomplete, sessionsReplayAfterAnswer, sessionsResumeReplayed, sessionsResumeFailed,
 		sessionsListMissing, sessionsCloseKeeps, sessionsCloseLeaks, sessionsForkBroken},
 	run: func(in *inputs, out *findings) {
@@ -92,6 +94,10 @@ func judgeTurn(t report.Turn) []turnFinding {
 		out = append(out, turnFinding{c, seq, pointer, fmt.Sprintf("%s: ", t.Scenario) + fmt.Sprintf(format, args...)})
 	}
 	for _, r := range t.Runs {
+		// The cancel scenario's own cancel is judged by turn.cancel-not-cancelled.
+		if r.UnansweredAfterCancel && (t.Cancel == nil || !t.Cancel.Sent) {
+			add(turnPromptUnanswered, r.Seq, "", "session/prompt had no answer within the turn's budget (--turn-timeout), and none after the session/cancel acpprobe then sent, while the agent ran on: a client waits for this turn forever")
+		}
 		if r.UpdatesAfter > 0 {
 			add(turnUpdatesAfter, r.AnswerSeq, "", "%d update(s) of the turn came after its session/prompt answer; a turn ends with its answer", r.UpdatesAfter)
 		}

@@ -3,6 +3,7 @@ package derive
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -37,6 +38,13 @@ func deriveTurns(conns []*record.Index, sessions sessionConns, run runModel) []r
 		}
 		parts := scenarioParts(conns, s)
 		if len(parts) == 0 {
+			// Its parts could not run (the agent had gone, the budget was spent): not run.
+			for _, name := range slices.Sorted(maps.Keys(skipped)) {
+				if s.Of(name) {
+					turns = append(turns, report.Turn{Scenario: string(s), Outcome: report.TurnNotRun, Reason: skipped[name], Runs: []report.TurnRun{}})
+					break
+				}
+			}
 			continue
 		}
 		t := report.Turn{Scenario: string(s), Runs: []report.TurnRun{}}
@@ -45,7 +53,9 @@ func deriveTurns(conns []*record.Index, sessions sessionConns, run runModel) []r
 			runs := splitRuns(p.x, p.frames)
 			all = append(all, runs...)
 			for _, r := range runs {
-				t.Runs = append(t.Runs, r.facts())
+				f := r.facts()
+				f.UnansweredAfterCancel = r.answer == nil && r.cancelled() && !p.x.GoneBefore(r.prompt.Seq)
+				t.Runs = append(t.Runs, f)
 			}
 			switch s {
 			case record.ScenarioShapes:
@@ -165,6 +175,8 @@ func notRun(p part, s record.Scenario, t report.Turn, run runModel) string {
 		return "the agent still asks for authentication (" + auth + "): the credentials of " + run.route.Describe() + " did not take"
 	case first.AnswerSeq == 0 && x.GoneBefore(first.Seq):
 		return "the agent exited during the turn"
+	case first.UnansweredAfterCancel:
+		return "" // it ran: the agent kept the prompt (turn.prompt-unanswered)
 	case run.requests == 0:
 		return "the agent never called the model emulator in this run: " + run.route.Describe() + " did not take effect" + run.hint()
 	case s == record.ScenarioPermission && !slices.ContainsFunc(t.Permission, func(p report.PermissionTruth) bool { return p.Offered }):
@@ -300,6 +312,13 @@ var turnKinds = []string{"agent_message_chunk", "agent_thought_chunk", "tool_cal
 const maxTurnText = 200
 
 // facts are the run's facts for the result.
+// cancelled reports whether the client sent session/cancel during the run.
+func (r *turnRun) cancelled() bool {
+	return slices.ContainsFunc(r.frames, func(f jsonrpc.Frame) bool {
+		return f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Kind() == jsonrpc.Notification && f.Msg.Method == acp.MethodSessionCancel
+	})
+}
+
 func (r *turnRun) facts() report.TurnRun {
 	run := report.TurnRun{Seq: r.prompt.Seq, TextIn: []string{}}
 	if r.answer != nil {

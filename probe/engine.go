@@ -121,16 +121,35 @@ func (e *engine) run(parent context.Context) {
 	e.runSteps(ctx)
 }
 
-// runSteps runs the extra steps in order while the agent is there and the budget lasts.
+// runSteps runs the extra steps in order while the agent is there and the budget lasts. The
+// steps it cannot run any more are recorded as skipped, with the reason: a scenario after an
+// agent's crash is reported not run because of it, rather than missing from the report.
 func (e *engine) runSteps(ctx context.Context) {
 	s := &Session{e: e, ID: e.sessionID, NewSession: e.newSessionResult, Initialize: e.initResult, Cwd: e.opts.Cwd, RequestTimeout: e.opts.RequestTimeout}
-	for _, step := range e.opts.Steps {
-		if !e.alive() || ctx.Err() != nil {
+	for i, step := range e.opts.Steps {
+		if why := e.cannotRun(ctx); why != "" {
+			for _, left := range e.opts.Steps[i:] {
+				record.StepSkipped.Emit(e.log, record.StepInfo{Name: left.Name(), Reason: why})
+			}
 			return
 		}
 		record.Step.Emit(e.log, record.StepInfo{Name: step.Name()})
 		step.Run(ctx, s)
 	}
+}
+
+// cannotRun says why no more steps can run ("" while they can): the agent has gone, the
+// budget is spent, or the probe was interrupted.
+func (e *engine) cannotRun(ctx context.Context) string {
+	switch {
+	case !e.alive():
+		return "the agent had exited before this step"
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "the run's budget (--timeout) was spent before this step"
+	case ctx.Err() != nil:
+		return "interrupted before this step"
+	}
+	return ""
 }
 
 // Step is an extra exchange run by the engine after method detection, before teardown. The

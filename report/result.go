@@ -611,6 +611,10 @@ type TurnRun struct {
 	// ModelAnswered are the emulator's complete answers during the turn, in order (text,
 	// toolCall, structured, error): what the agent had to deliver.
 	ModelAnswered []string `json:"modelAnswered,omitempty"`
+	// UnansweredAfterCancel: the prompt had no answer within the turn's budget, acpprobe sent
+	// session/cancel, and still none came while the agent ran on (an agent must answer a
+	// cancelled prompt, with stopReason cancelled).
+	UnansweredAfterCancel bool `json:"unansweredAfterCancel,omitempty"`
 }
 
 // ToolCallTruth is a tool call a turn reported.

@@ -11,6 +11,7 @@
 package turn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,11 +58,22 @@ type Options struct {
 	Sandbox sandbox.Options
 	// TurnTimeout bounds one prompt turn (DefaultTurnTimeout when 0).
 	TurnTimeout time.Duration
+	// Budget bounds the whole run (turn --timeout): the route's first handshake, the main
+	// connection and every connection a scenario opens share it, and a scenario that finds
+	// it spent is reported not run, with that reason. 0: DefaultBudget. Run sets
+	// Probe.Timeout to what is left of it.
+	Budget time.Duration
 	// Check, when set, also runs the active checks of acpprobe check on the same session,
 	// before the scenarios (check --turns): the whole check then runs in the sandbox.
 	Check *acpprobe.Check
 	// Analyze says how the record becomes the report.
 	Analyze acpprobe.AnalyzeOptions
+}
+
+// DefaultBudget is the budget of a run of n scenarios when none is given: the startup
+// budget, then three turns of turnTimeout a scenario (each runs up to three prompts).
+func DefaultBudget(n int, turnTimeout time.Duration) time.Duration {
+	return probe.DefaultStartupTimeout + time.Duration(n*3)*turnTimeout
 }
 
 // DefaultTurnTimeout bounds one prompt turn: real agents answer a one-line turn from the
@@ -94,6 +106,8 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	if len(scenarios) == 0 {
 		scenarios = record.DefaultScenarios
 	}
+	budget := cmp.Or(o.Budget, DefaultBudget(len(scenarios), o.TurnTimeout))
+	deadline := time.Now().Add(budget)
 
 	log := o.Probe.Log
 	if log == nil {
@@ -135,7 +149,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	// One inventory before the agent first runs in the sandbox (the route's first handshake
 	// may run it): the side effects of all its processes count.
 	baseline := acpprobe.TakeBaseline(box)
-	r, err := o.chooseRoute(ctx, cmd, box, srv)
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	r, err := o.chooseRoute(rctx, cmd, box, srv)
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("turn: %w", err)
 	}
@@ -162,8 +178,6 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 			us = append(us, unit{step: mcpStep{hub: hub, sc: sc, open: sc.open}})
 		}
 		po.Steps, then = plan(us, po.Authenticate)
-		// The budget: the handshake, then each scenario's turns.
-		po.Timeout = max(po.Timeout, probe.DefaultStartupTimeout+time.Duration(len(scenarios)*3)*o.TurnTimeout)
 	} else {
 		// Without a route no turn runs; what the agent does with the sentinels by itself
 		// (connect, list their tools) is still observed.
@@ -176,6 +190,8 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	if po.Cwd == "" {
 		po.Cwd = box.Workspace()
 	}
+	// What the route's handshake left of the budget, for every connection from here on.
+	po.Timeout = max(time.Until(deadline), time.Millisecond)
 	defer serveInside(ctx, box, srv, hub)()
 	return acpprobe.Run(ctx, acpprobe.Options{Probe: po, Check: o.Check, Analyze: o.Analyze, Sandbox: box, Baseline: baseline, Then: then})
 }

@@ -98,6 +98,7 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	opts := &CheckOptions{ProbeOptions: *pf.probeOptions(stdio, target), AllowAuthRequired: *allowAuth}
 	opts.Recording.Secrets = append(opts.Recording.Secrets, iso.passedValues()...)
 	to, err := tf.options(target, pf.env, box)
+	to.Budget = pf.runBudget(fs)
 	if err != nil {
 		return nil, err
 	}

@@ -140,6 +140,15 @@ func (p *probeFlags) options(argv []string) (probe.Options, error) {
 
 // catalogue is the vendor catalogue the flags say, loaded once: the built-in one with the
 // files of --catalogue merged in.
+// runBudget is the whole budget of a run of prompt turns: --timeout when it was given, else 0
+// (turn.DefaultBudget, which grows with the scenarios and --turn-timeout).
+func (p *probeFlags) runBudget(fs *flag.FlagSet) time.Duration {
+	if flagGiven(fs, "timeout") {
+		return p.timeout.d
+	}
+	return 0
+}
+
 func (p *probeFlags) catalogue() (*extensions.Catalogue, error) {
 	if p.cat == nil {
 		cat, err := loadCatalogue(p.catalogueDir)

@@ -118,6 +118,7 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		NoRedact: rc.NoRedact, Secrets: append(rc.Secrets, iso.passedValues()...), Catalogue: cat, AuthAB: iso.authAB}
 	if *turns {
 		to, err := tf.options(probe.Options{}, pf.env, sandbox.Options{}) // each agent's sandbox: turnRunner
+		to.Budget = pf.runBudget(fs)
 		if err != nil {
 			return nil, err
 		}

@@ -144,6 +144,7 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	if opts.Turn, err = tf.options(target, pf.env, box); err != nil {
 		return nil, err
 	}
+	opts.Turn.Budget = pf.runBudget(fs)
 	return opts, nil
 }
 

@@ -498,6 +498,13 @@ func (a *agent) notify(method string, params any) error {
 }
 
 func (a *agent) writeResult(id json.RawMessage, result json.RawMessage) error {
+	if n := a.cfg.HugeAnswers; n > 0 && bytes.HasPrefix(bytes.TrimSpace(result), []byte("{")) {
+		var o map[string]json.RawMessage
+		if json.Unmarshal(result, &o) == nil {
+			o["_meta"], _ = json.Marshal(map[string]string{"acptest.pad": strings.Repeat("x", n)})
+			result, _ = json.Marshal(o)
+		}
+	}
 	line, err := jsonrpc.EncodeResult(id, result)
 	if err != nil {
 		return err

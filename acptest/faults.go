@@ -21,6 +21,9 @@ type Stress struct {
 	StderrFlood int64
 	// HugeLine writes a valid notification line of this many bytes before the first answer.
 	HugeLine int
+	// HugeAnswers pads every result the agent answers (initialize, session/new, each prompt…)
+	// with a _meta string of this many bytes.
+	HugeAnswers int
 	// WrongID answers initialize with another id (the real request is never answered).
 	WrongID bool
 	// DuplicateID answers initialize twice.

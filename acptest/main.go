@@ -68,6 +68,7 @@ func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	fs.BoolVar(&cfg.GenericErrors, "generic-errors", false, "answer unknown methods and invalid params alike with -32603 Internal error")
 	fs.Int64Var(&cfg.StderrFlood, "stderr-flood", 0, "write this many bytes on stderr before the first answer")
 	fs.IntVar(&cfg.HugeLine, "huge-line", 0, "write a valid notification line of this many bytes before the first answer")
+	fs.IntVar(&cfg.HugeAnswers, "huge-answers", 0, "pad every result (initialize, session/new, each prompt…) with a _meta string of this many bytes")
 	fs.BoolVar(&cfg.WrongID, "wrong-id", false, "answer initialize with another id")
 	fs.BoolVar(&cfg.DuplicateID, "duplicate-id", false, "answer initialize twice")
 	fs.BoolVar(&cfg.InvalidBytes, "invalid-bytes", false, "write a line with invalid UTF-8 and NUL bytes before the first answer")

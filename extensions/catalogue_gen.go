@@ -5,6 +5,13 @@ package extensions
 // The embedded catalogue as Load reads it, in its order: Default indexes these.
 var (
 	embeddedVendors = []Vendor{
+		{Namespace: "account", Name: "The _account/ notification of codex-acp", Source: "agentclientprotocol/codex-acp@d83083da4af4299b0b46cea7ae40dc0d4dc9c26b:docs/rate-limits-extension.md", Notes: []string{
+			"Advertised by agentCapabilities._meta.rateLimits ({}): push only, nothing for the client to request. Absent from the 2.6.0 bundle.",
+		}, Namespaced: true, Forms: []Form{
+			"flat",
+		}, Files: []string{
+			"extensions/catalogue/account.json",
+		}},
 		{Namespace: "acpprobe", Name: "acpprobe (this tool's own probes)", Source: "acpprobe check (conformance/steps.go): the unknown extension request and notification of the extension-methods step.", Notes: []string{
 			"These names exist only to test that an agent answers an unknown _-prefixed request with -32601 and ignores an unknown notification; no agent implements them.",
 		}, Namespaced: true, Forms: []Form{
@@ -89,6 +96,14 @@ var (
 		}, Files: []string{
 			"extensions/catalogue/codex.json",
 		}},
+		{Namespace: "codex-acp", Name: "codex-acp's bare keys", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js and the docs of agentclientprotocol/codex-acp (rate-limits-extension.md, system-prompt-extension.md).", Notes: []string{
+			"Bare keys, meaningful where listed. The bare kind on a diff block's _meta (add, delete, update) is not catalogued here: other agents use a bare kind of their own.",
+			"rateLimits and systemPrompt are documented and absent from the 2.6.0 bundle, which advertises the system prompt as sessionCapabilities.systemPrompt instead.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/codex-acp.json",
+		}},
 		{Namespace: "gemini", Name: "Gemini CLI (@google/gemini-cli --acp)", Source: "initialize result of @google/gemini-cli --acp: authMethods 'gemini-api-key' with _meta {\"api-key\": {\"provider\": \"google\"}} and 'gateway' with _meta {\"gateway\": {\"protocol\": \"google\", \"restartRequired\": \"false\"}}; mirrored by the acptest 'gemini' persona.", Notes: []string{
 			"The keys are bare (no namespace prefix) and are meaningful inside authMethods[]._meta only; elsewhere the same names would be unrelated.",
 			"gateway is also claude-agent-acp's and codex-acp's (the gateway login of their authenticate) and a client's capability flag, hence direction both.",
@@ -172,13 +187,16 @@ var (
 		{Key: "subagent-transcript", Name: "subagent-transcript", Vendor: "claude-agent-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
 			"clientCapabilities._meta",
 		}, Description: "The client wants subagent output as a flat transcript in the root session.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "permission", Name: "permission", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/request_permission params._meta",
+		}, Description: "Presentation of a permission request ({version: 1, title, description?}); 0.101.0 sends it as _meta.jetbrains.air.permission, to AIR clients only.", Source: "agentclientprotocol/claude-agent-acp@f3a08026390f80e7f5353f2448fc53721eb8a3bf:docs/permission-extension.md"},
 		{Key: "_askUserQuestionCustomAnswer", Name: "_askUserQuestionCustomAnswer", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "legacy", Where: []string{
 			"elicitation/create requestedSchema property _meta",
 		}, Description: "The released AIR spelling of jetbrains.air.customAnswer, still sent to AIR clients.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Key: "goal", Name: "goal", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"initialize result _meta",
 			"session_info_update._meta",
-		}, Description: "Moved to _meta.jetbrains.air.goal; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "Moved to _meta.jetbrains.air.goal; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; agentclientprotocol/claude-agent-acp@a7aabba4cbc6e1e8d5ec648d17d0039f76aacd64:docs/goal-extension.md (the bare _meta.goal it defines)"},
 		{Key: "contextCompaction", Name: "contextCompaction", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"tool_call._meta",
 		}, Description: "Moved to _meta.jetbrains.air.contextCompaction; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -240,6 +258,9 @@ var (
 		{Key: "claudeCode/vertex", Name: "vertex", Vendor: "claudeCode", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
 			"providers/set params._meta",
 		}, Description: "Project and region of a Vertex provider, which the standard payload cannot carry.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/rewindSession", Name: "rewindSession", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/rewind_points and _session/rewind ({modes: [files, conversation, both]}).", Source: "agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
 		{Key: "claudeCode/title", Name: "title", Vendor: "claudeCode", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"tool_call._meta",
 		}, Description: "Moved to _meta.jetbrains.air.commandTitle; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -742,6 +763,32 @@ var (
 		{Key: "codex/delivery", Name: "delivery", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"elicitation/create params._meta",
 		}, Description: "async: the turn goes on while the user answers.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/autoResolutionMs", Name: "autoResolutionMs", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create params._meta",
+		}, Description: "How long Codex waits before it resolves a question on its own, in ms.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/goal", Name: "goal", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The Codex goal's snapshot (objective, status, tokenBudget, timeUsedSeconds, createdAt, controlMethod _codex/session/goal_control).", Source: "agentclientprotocol/codex-acp@85057bb4298d4a732589e5830c95f43812171ab1:docs/goal-extension.md"},
+		{Key: "codex/turnConfiguration", Name: "turnConfiguration", Vendor: "codex", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+			"session/prompt result _meta",
+		}, Description: "The client asks (true) for the model configuration each Codex turn of a prompt ran with; the agent answers {version: 1, turns: [{threadId, turnId, requested, threadSettings, modelReroutes}]}.", Source: "agentclientprotocol/codex-acp@c39d37e66146c922bda7b69347ae6be88e62564e:docs/turn-configuration-receipt.md"},
+		{Key: "is_mcp_tool_approval", Name: "is_mcp_tool_approval", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/request_permission params._meta",
+		}, Description: "The permission request approves an MCP tool call (true).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "diff_git_patch", Name: "diff_git_patch", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool call content[] (type diff) _meta",
+		}, Description: "The exact Git patch of a diff block ({oldPath, text}), to a client that declared diffPatch.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "rateLimits", Name: "rateLimits", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"agentCapabilities._meta",
+		}, Description: "An empty object: the agent pushes _account/rate_limits_update.", Source: "agentclientprotocol/codex-acp@d83083da4af4299b0b46cea7ae40dc0d4dc9c26b:docs/rate-limits-extension.md"},
+		{Key: "systemPrompt", Name: "systemPrompt", Vendor: "codex-acp", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+			"session/new params._meta",
+			"session/load params._meta",
+			"session/resume params._meta",
+			"session/fork params._meta",
+		}, Description: "The agent says it takes a session-scoped system prompt append ({version: 1, append: true, maxBytes}); the client sends {append: text}.", Source: "agentclientprotocol/codex-acp@48a74c217b947186356e55d8a02b3c7045ca84c2:docs/system-prompt-extension.md"},
 		{Key: "api-key", Name: "api-key", Vendor: "gemini", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"authMethods[]._meta",
 		}, Description: "Marks the auth method as API-key based and names the key's provider (e.g. google).", Source: "initialize result of @google/gemini-cli --acp; also @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -784,7 +831,7 @@ var (
 		}, Description: "An exact Git patch of an Edit or a Write ({version, format git_patch, text}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
 		{Key: "jetbrains.air/permission", Name: "permission", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"session/request_permission params._meta",
-		}, Description: "Permission presentation ({version, title, description?, defaultToNo?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "Permission presentation ({version, title, description?, defaultToNo?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/claude-agent-acp@0.101.0:dist/permissions/presentation.js"},
 		{Key: "jetbrains.air/recommendedValue", Name: "recommendedValue", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"model and effort config options _meta",
 		}, Description: "The recommended option value.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -800,7 +847,7 @@ var (
 		{Key: "jetbrains.air/sessionFailure", Name: "sessionFailure", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"session_info_update._meta",
 			"session/prompt result _meta",
-		}, Description: "A warning or error as a transcript record (id, revision, category, severity, title, actions).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "A warning or error as a transcript record (id, revision, category, severity, title, actions).", Source: "agentclientprotocol/claude-agent-acp@88ad1d6ef95e71a6f02abf34a9532c5df5ca1667:docs/session-failure-extension.md; @agentclientprotocol/claude-agent-acp@0.101.0:dist/session-failure-extension.js"},
 		{Key: "jetbrains.air/commandTitle", Name: "commandTitle", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"tool_call._meta",
 		}, Description: "The description of a Bash or PowerShell command.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -912,6 +959,7 @@ var (
 		}, Description: "Example nested capability flag advertising file notifications."},
 	}
 	embeddedMethods = []Method{
+		{Name: "_account/rate_limits_update", Vendor: "account", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The usage windows of the account the connection bills to ({rateLimits: {limitId, primary, secondary, rateLimitReachedType, planType, …}})."},
 		{Name: "_acpprobe/unknown-method", Vendor: "acpprobe", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "acpprobe's probe request that no agent knows: the answer must be -32601."},
 		{Name: "_acpprobe/unknown-notification", Vendor: "acpprobe", Direction: "client-to-agent", Kind: "notification", Class: "public", Status: "active", Description: "acpprobe's probe notification that no agent knows: it must be ignored."},
 		{Name: "_auth/status_update", Vendor: "auth", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The agent's login state ({authStatus: {kind none|api_key|gateway|…, label, detail}}), after initialize, authenticate and logout.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/auth-status.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -1013,8 +1061,9 @@ var (
 		{Name: "_session/list/subscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Subscribes to changes of the session list (AIR sessionListSubscribe).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/unsubscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Ends a subscription to the session list.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/changes", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Changes of the session list, to a subscribed client.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/connection.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
-		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
 		{Name: "_session/rewind_files", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Restores (or previews, dryRun) the file checkpoint of a user message.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/rewind_points", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The user messages a session can be rewound to, oldest first ({points: [{messageId, resumeAtMessageId, text, index}]}).", Source: "agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
 		{Name: "_session/runtime/read", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Reads a runtime resource of the session (context, usage, mcp, commands, agents, queuedMessages).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Name: "_session/runtime/control", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Runs a runtime control (reload skills or plugins, reconnect or toggle MCP, cancel a queued message, …).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Name: "_session/mcp/state", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The host MCP servers of the session and their revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},

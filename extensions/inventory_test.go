@@ -287,3 +287,42 @@ func TestVendorUses(t *testing.T) {
 		t.Errorf("codebuddy.ai has %d catalogued keys, want the page's 142", keys)
 	}
 }
+
+// What the sources of claude-agent-acp and codex-acp document (their docs/*.md and the shipped
+// bundles the catalogue cites), on the wire as those documents show it: every key and method
+// is known, and is its vendor's.
+func TestDocumentedAdapterSurface(t *testing.T) {
+	inv := Default().Take(slices.Values([]Message{
+		msg(1, DirectionAgentToClient, "response", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{"_meta":{"rateLimits":{}}},"_meta":{"claudeCode":{"rewindSession":{"modes":["files"]}},"systemPrompt":{"version":1,"append":true}}}}`),
+		msg(2, DirectionAgentToClient, "request", "session/request_permission", `{"jsonrpc":"2.0","id":2,"method":"session/request_permission","params":{"_meta":{"permission":{"version":1,"title":"t"},"is_mcp_tool_approval":true}}}`),
+		msg(3, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"_meta":{"codex":{"goal":null}}}}}`),
+		msg(4, DirectionAgentToClient, "request", "elicitation/create", `{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"_meta":{"codex":{"autoResolutionMs":1000}}}}`),
+		msg(5, DirectionAgentToClient, "response", "session/prompt", `{"jsonrpc":"2.0","id":4,"result":{"_meta":{"codex":{"turnConfiguration":{"version":1}}}}}`),
+		msg(6, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":[{"type":"diff","_meta":{"diff_git_patch":{"text":"p"}}}]}}}`),
+		msg(7, DirectionAgentToClient, "notification", "_account/rate_limits_update", `{"jsonrpc":"2.0","method":"_account/rate_limits_update","params":{"rateLimits":{}}}`),
+		msg(8, DirectionClientToAgent, "request", "_session/rewind_points", `{"jsonrpc":"2.0","id":5,"method":"_session/rewind_points","params":{"sessionId":"s"}}`),
+	}), nil)
+	var got []string
+	for _, k := range inv.MetaKeys {
+		got = append(got, fmt.Sprintf("%s %s %v", k.Key, k.Vendor, k.Known))
+	}
+	for _, m := range inv.Methods {
+		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
+	}
+	want := []string{
+		"claudeCode/rewindSession claudeCode true",
+		"codex/autoResolutionMs codex true",
+		"codex/goal codex true",
+		"codex/turnConfiguration codex true",
+		"diff_git_patch codex-acp true",
+		"is_mcp_tool_approval codex-acp true",
+		"permission claude-agent-acp true",
+		"rateLimits codex-acp true",
+		"systemPrompt codex-acp true",
+		"method _account/rate_limits_update account true",
+		"method _session/rewind_points session true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inventory:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -35,7 +35,7 @@ var (
 			"extensions/catalogue/claude.json",
 		}},
 		{Namespace: "claude-agent-acp", Name: "claude-agent-acp's bare keys", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/ (prompt-suggestions.js, acp-agent.js, air-extension.js) and the docs of agentclientprotocol/claude-agent-acp (air-extensions.md: removed keys; native-session-controls.md, queued-message-context-controls.md: discovery keys).", Notes: []string{
-			"Bare keys, meaningful where listed. The removed root goal and contextCompaction moved into _meta.jetbrains.air; the root kind did too but is not catalogued here, since other agents use a bare kind of their own (gemini's permission content).",
+			"Bare keys, meaningful where listed. The removed root goal and contextCompaction moved into _meta.jetbrains.air; the root kind did too (a bare kind is diff's now: gemini-cli and codex-acp send one on diff blocks).",
 			"sessionRewind, sessionRewindFiles, runtime and sessionMcp are documented for an integrated build and absent from the 0.101.0 bundle.",
 		}, Forms: []Form{
 			"bare",
@@ -97,12 +97,19 @@ var (
 			"extensions/catalogue/codex.json",
 		}},
 		{Namespace: "codex-acp", Name: "codex-acp's bare keys", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js and the docs of agentclientprotocol/codex-acp (rate-limits-extension.md, system-prompt-extension.md).", Notes: []string{
-			"Bare keys, meaningful where listed. The bare kind on a diff block's _meta (add, delete, update) is not catalogued here: other agents use a bare kind of their own.",
+			"Bare keys, meaningful where listed. The bare kind of its diff blocks (add, delete, update) is diff's, which gemini-cli sends too.",
 			"rateLimits and systemPrompt are documented and absent from the 2.6.0 bundle, which advertises the system prompt as sessionCapabilities.systemPrompt instead.",
 		}, Forms: []Form{
 			"bare",
 		}, Files: []string{
 			"extensions/catalogue/codex-acp.json",
+		}},
+		{Namespace: "diff", Name: "The bare kind of a diff block, which gemini-cli and codex-acp both send", Source: "@google/gemini-cli@0.61.0:bundle/gemini-3HFX2LNT.js (the diff of a tool result) and @agentclientprotocol/codex-acp@2.6.0:dist/index.js (the file change blocks: createWholeFileContent, createUpdateFileContent).", Notes: []string{
+			"A bare key is matched wherever it appears: a kind in another _meta is named as this one too (compare where). claude-agent-acp's removed root kind moved into _meta.jetbrains.air.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/diff.json",
 		}},
 		{Namespace: "gemini", Name: "Gemini CLI (@google/gemini-cli --acp)", Source: "initialize result of @google/gemini-cli --acp: authMethods 'gemini-api-key' with _meta {\"api-key\": {\"provider\": \"google\"}} and 'gateway' with _meta {\"gateway\": {\"protocol\": \"google\", \"restartRequired\": \"false\"}}; mirrored by the acptest 'gemini' persona.", Notes: []string{
 			"The keys are bare (no namespace prefix) and are meaningful inside authMethods[]._meta only; elsewhere the same names would be unrelated.",
@@ -789,6 +796,9 @@ var (
 			"session/resume params._meta",
 			"session/fork params._meta",
 		}, Description: "The agent says it takes a session-scoped system prompt append ({version: 1, append: true, maxBytes}); the client sends {append: text}.", Source: "agentclientprotocol/codex-acp@48a74c217b947186356e55d8a02b3c7045ca84c2:docs/system-prompt-extension.md"},
+		{Key: "kind", Name: "kind", Vendor: "diff", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool call content[] (type diff) _meta",
+		}, Description: "What the diff does to its file: add, delete, and update (codex-acp) or modify (gemini-cli)."},
 		{Key: "api-key", Name: "api-key", Vendor: "gemini", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"authMethods[]._meta",
 		}, Description: "Marks the auth method as API-key based and names the key's provider (e.g. google).", Source: "initialize result of @google/gemini-cli --acp; also @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},

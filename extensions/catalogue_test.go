@@ -54,7 +54,7 @@ func TestEmbeddedFilesValid(t *testing.T) {
 		}
 		nss = append(nss, strings.TrimSuffix(path.Base(name), ".json"))
 	}
-	want := []string{"account", "acpprobe", "auth", "claude", "claude-agent-acp", "claudeCode", "codebuddy.ai", "codex", "codex-acp", "gemini",
+	want := []string{"account", "acpprobe", "auth", "claude", "claude-agent-acp", "claudeCode", "codebuddy.ai", "codex", "codex-acp", "diff", "gemini",
 		"jetbrains", "jetbrains.air", "legacy-auth", "qwen", "session", "zed", "zed.dev"}
 	if slices.Sort(nss); !slices.Equal(nss, want) {
 		t.Errorf("embedded vendors %v, want %v", nss, want)

@@ -298,7 +298,7 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		msg(3, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"_meta":{"codex":{"goal":null}}}}}`),
 		msg(4, DirectionAgentToClient, "request", "elicitation/create", `{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"_meta":{"codex":{"autoResolutionMs":1000}}}}`),
 		msg(5, DirectionAgentToClient, "response", "session/prompt", `{"jsonrpc":"2.0","id":4,"result":{"_meta":{"codex":{"turnConfiguration":{"version":1}}}}}`),
-		msg(6, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":[{"type":"diff","_meta":{"diff_git_patch":{"text":"p"}}}]}}}`),
+		msg(6, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":[{"type":"diff","_meta":{"diff_git_patch":{"text":"p"},"kind":"update"}}]}}}`),
 		msg(7, DirectionAgentToClient, "notification", "_account/rate_limits_update", `{"jsonrpc":"2.0","method":"_account/rate_limits_update","params":{"rateLimits":{}}}`),
 		msg(8, DirectionClientToAgent, "request", "_session/rewind_points", `{"jsonrpc":"2.0","id":5,"method":"_session/rewind_points","params":{"sessionId":"s"}}`),
 	}), nil)
@@ -316,6 +316,7 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		"codex/turnConfiguration codex true",
 		"diff_git_patch codex-acp true",
 		"is_mcp_tool_approval codex-acp true",
+		"kind diff true",
 		"permission claude-agent-acp true",
 		"rateLimits codex-acp true",
 		"systemPrompt codex-acp true",

@@ -287,13 +287,7 @@ type Catalogue struct {
 }
 
 // Vendors lists the catalogued vendors, sorted by namespace.
-func (c *Catalogue) Vendors() []Vendor {
-	out := make([]Vendor, len(c.vendors))
-	for i, v := range c.vendors {
-		out[i] = v.clone()
-	}
-	return out
-}
+func (c *Catalogue) Vendors() []Vendor { return clones(c.vendors) }
 
 // Vendor returns the vendor with the given namespace.
 func (c *Catalogue) Vendor(namespace string) (Vendor, bool) {
@@ -305,22 +299,10 @@ func (c *Catalogue) Vendor(namespace string) (Vendor, bool) {
 }
 
 // MetaKeys lists every catalogued `_meta` key, by vendor namespace and then in file order.
-func (c *Catalogue) MetaKeys() []MetaKey {
-	out := make([]MetaKey, len(c.keys))
-	for i, k := range c.keys {
-		out[i] = k.clone()
-	}
-	return out
-}
+func (c *Catalogue) MetaKeys() []MetaKey { return clones(c.keys) }
 
 // Methods lists every catalogued extension method, by vendor namespace and then in file order.
-func (c *Catalogue) Methods() []Method {
-	out := make([]Method, len(c.methods))
-	for i, m := range c.methods {
-		out[i] = m.clone()
-	}
-	return out
-}
+func (c *Catalogue) Methods() []Method { return clones(c.methods) }
 
 // AuthStatusMethod finds the catalogued request that asks the agent named agentName (its
 // agentInfo.name) for its login state without changing it (Method.AuthStatus), for an agent
@@ -338,13 +320,7 @@ func (c *Catalogue) AuthStatusMethod(agentName string) (Method, bool) {
 func (c *Catalogue) NonKeys() []NonKey { return slices.Clone(c.nonKeys) }
 
 // AuthMethodTypes lists every catalogued non-spec auth method type.
-func (c *Catalogue) AuthMethodTypes() []AuthMethodType {
-	out := make([]AuthMethodType, len(c.authTypes))
-	for i, a := range c.authTypes {
-		out[i] = a.clone()
-	}
-	return out
-}
+func (c *Catalogue) AuthMethodTypes() []AuthMethodType { return clones(c.authTypes) }
 
 // LookupMetaKey finds a catalogued `_meta` key by its path from the `_meta` object. One
 // element is the flat form as it appears as a member name: "codebuddy.ai/requestId", or a
@@ -481,6 +457,15 @@ func (v Vendor) clone() Vendor {
 	v.Groups = slices.Clone(v.Groups)
 	v.Files = slices.Clone(v.Files)
 	return v
+}
+
+// clones copies entries whose slices a caller could otherwise change in the catalogue.
+func clones[T interface{ clone() T }](entries []T) []T {
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = e.clone()
+	}
+	return out
 }
 
 func (m Method) clone() Method {

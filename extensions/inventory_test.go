@@ -228,13 +228,9 @@ func TestNestedNamespacesAndUnprefixedMethods(t *testing.T) {
 		msg(3, DirectionAgentToClient, "notification", "qwen/notify/session/model-update", `{"jsonrpc":"2.0","method":"qwen/notify/session/model-update","params":{}}`),
 		msg(4, DirectionAgentToClient, "notification", "foo/bar", `{"jsonrpc":"2.0","method":"foo/bar","params":{"_meta":{"session":{"x":1}}}}`),
 	}), nil)
-	var got []string
-	for _, k := range inv.MetaKeys {
-		got = append(got, fmt.Sprintf("%s %s %s %v %d %s", k.Key, k.Form, k.Vendor, k.Known, k.Count, k.Where[0].Pointer))
-	}
-	for _, m := range inv.Methods {
-		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
-	}
+	got := inventoryLines(inv, func(k SeenKey) string {
+		return fmt.Sprintf("%s %s %s %v %d %s", k.Key, k.Form, k.Vendor, k.Known, k.Count, k.Where[0].Pointer)
+	})
 	want := []string{
 		"_claude/model flat claude true 1 /params/update/_meta/_claude~1model",
 		"jetbrains bare  false 2 /result/_meta/jetbrains",
@@ -302,13 +298,7 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		msg(7, DirectionAgentToClient, "notification", "_account/rate_limits_update", `{"jsonrpc":"2.0","method":"_account/rate_limits_update","params":{"rateLimits":{}}}`),
 		msg(8, DirectionClientToAgent, "request", "_session/rewind_points", `{"jsonrpc":"2.0","id":5,"method":"_session/rewind_points","params":{"sessionId":"s"}}`),
 	}), nil)
-	var got []string
-	for _, k := range inv.MetaKeys {
-		got = append(got, fmt.Sprintf("%s %s %v", k.Key, k.Vendor, k.Known))
-	}
-	for _, m := range inv.Methods {
-		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
-	}
+	got := inventoryLines(inv, func(k SeenKey) string { return fmt.Sprintf("%s %s %v", k.Key, k.Vendor, k.Known) })
 	want := []string{
 		"claudeCode/rewindSession claudeCode true",
 		"codex/autoResolutionMs codex true",
@@ -326,4 +316,17 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("inventory:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// inventoryLines is one line per key of inv, as key formats it, then one per method: its name,
+// vendor and whether it is known.
+func inventoryLines(inv *Inventory, key func(SeenKey) string) []string {
+	var got []string
+	for _, k := range inv.MetaKeys {
+		got = append(got, key(k))
+	}
+	for _, m := range inv.Methods {
+		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
+	}
+	return got
 }

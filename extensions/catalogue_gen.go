@@ -96,9 +96,9 @@ var (
 		}, Files: []string{
 			"extensions/catalogue/codex.json",
 		}},
-		{Namespace: "codex-acp", Name: "codex-acp's bare keys", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js and the docs of agentclientprotocol/codex-acp (rate-limits-extension.md, system-prompt-extension.md).", Notes: []string{
+		{Namespace: "codex-acp", Name: "codex-acp's bare keys", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js and the docs of agentclientprotocol/codex-acp (rate-limits, system-prompt, permission, mcp-startup-await-timeout, native session extensions).", Notes: []string{
 			"Bare keys, meaningful where listed. The bare kind of its diff blocks (add, delete, update) is diff's, which gemini-cli sends too.",
-			"rateLimits and systemPrompt are documented and absent from the 2.6.0 bundle, which advertises the system prompt as sessionCapabilities.systemPrompt instead.",
+			"rateLimits, systemPrompt, mcpStartupAwaitTimeoutMs, continueOnReject and the native session discovery keys (archive, discovery, queue, fileRevert: a local build's, docs/native-session-extensions.md) are documented and absent from the 2.6.0 bundle, which advertises the system prompt as sessionCapabilities.systemPrompt instead.",
 		}, Forms: []Form{
 			"bare",
 		}, Files: []string{
@@ -196,7 +196,8 @@ var (
 		}, Description: "The client wants subagent output as a flat transcript in the root session.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
 		{Key: "permission", Name: "permission", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"session/request_permission params._meta",
-		}, Description: "Presentation of a permission request ({version: 1, title, description?}); 0.101.0 sends it as _meta.jetbrains.air.permission, to AIR clients only.", Source: "agentclientprotocol/claude-agent-acp@f3a08026390f80e7f5353f2448fc53721eb8a3bf:docs/permission-extension.md"},
+			"session/request_permission options[]._meta",
+		}, Description: "Presentation of a permission request or option ({version: 1, title, description?}), in both adapters' docs; claude-agent-acp 0.101.0 sends it as _meta.jetbrains.air.permission, to AIR clients only.", Source: "agentclientprotocol/claude-agent-acp@f3a08026390f80e7f5353f2448fc53721eb8a3bf:docs/permission-extension.md; agentclientprotocol/codex-acp@99281b570127ec960e17ba99f4b089cef1144357:docs/permission-extension.md"},
 		{Key: "_askUserQuestionCustomAnswer", Name: "_askUserQuestionCustomAnswer", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "legacy", Where: []string{
 			"elicitation/create requestedSchema property _meta",
 		}, Description: "The released AIR spelling of jetbrains.air.customAnswer, still sent to AIR clients.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -215,7 +216,7 @@ var (
 		}, Description: "Advertises _session/rewind_files.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Key: "runtime", Name: "runtime", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result _meta",
-		}, Description: "Advertises _session/runtime/read and control (version 1).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
+		}, Description: "Advertises _session/runtime/read and control (version 1). codex-acp documents the same key (docs/native-session-extensions.md).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Key: "sessionMcp", Name: "sessionMcp", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result _meta",
 		}, Description: "Advertises _session/mcp/state and _session/mcp/set.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
@@ -796,6 +797,26 @@ var (
 			"session/resume params._meta",
 			"session/fork params._meta",
 		}, Description: "The agent says it takes a session-scoped system prompt append ({version: 1, append: true, maxBytes}); the client sends {append: text}.", Source: "agentclientprotocol/codex-acp@48a74c217b947186356e55d8a02b3c7045ca84c2:docs/system-prompt-extension.md"},
+		{Key: "mcpStartupAwaitTimeoutMs", Name: "mcpStartupAwaitTimeoutMs", Vendor: "codex-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"session/new params._meta",
+			"session/resume params._meta",
+			"session/fork params._meta",
+		}, Description: "How long, in ms, the request waits for the requested MCP servers to start (absent or <= 0: no wait).", Source: "agentclientprotocol/codex-acp@97b6bf5d615c5bb1a1bfa987c2ab875f9d94a1d0:docs/mcp-startup-await-timeout.md"},
+		{Key: "continueOnReject", Name: "continueOnReject", Vendor: "codex-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+		}, Description: "The client wants a reject option that lets the turn continue (Codex's decline) next to cancel.", Source: "agentclientprotocol/codex-acp@99281b570127ec960e17ba99f4b089cef1144357:docs/permission-extension.md"},
+		{Key: "archive", Name: "archive", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/archive and _session/unarchive (the native, reversible archive).", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Key: "discovery", Name: "discovery", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/search and _session/attachments.", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Key: "queue", Name: "queue", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/queue: the actions probed on the native queue and its notifications.", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
+		{Key: "fileRevert", Name: "fileRevert", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/files/revert.", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
 		{Key: "kind", Name: "kind", Vendor: "diff", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"tool call content[] (type diff) _meta",
 		}, Description: "What the diff does to its file: add, delete, and update (codex-acp) or modify (gemini-cli)."},
@@ -1073,13 +1094,20 @@ var (
 		{Name: "_session/list/subscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Subscribes to changes of the session list (AIR sessionListSubscribe).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/unsubscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Ends a subscription to the session list.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/changes", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Changes of the session list, to a subscribed client.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/connection.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
-		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
+		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/codex-acp@3acb318042363389949f8ee716966ec5ca5e82a6:docs/session-rewind-extension.md"},
 		{Name: "_session/rewind_files", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Restores (or previews, dryRun) the file checkpoint of a user message.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Name: "_session/rewind_points", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The user messages a session can be rewound to, oldest first ({points: [{messageId, resumeAtMessageId, text, index}]}).", Source: "agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
 		{Name: "_session/runtime/read", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Reads a runtime resource of the session (context, usage, mcp, commands, agents, queuedMessages).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Name: "_session/runtime/control", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Runs a runtime control (reload skills or plugins, reconnect or toggle MCP, cancel a queued message, …).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Name: "_session/mcp/state", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The host MCP servers of the session and their revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Name: "_session/mcp/set", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Replaces the host MCP servers of the session at an expected revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/async_question/request", Vendor: "session", Direction: "agent-to-client", Kind: "request", Class: "public", Status: "active", Description: "Questions Codex asks while it keeps working ({sessionId, turnId, itemId, questions}); answered {status: answered, answers} or {status: dismissed}.", Source: "agentclientprotocol/codex-acp@73801a0f76c774c67af9864837c83324f146a52b:docs/async-questions.md"},
+		{Name: "_session/search", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Searches the native sessions (searchTerm, cursor, limit, archived).", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Name: "_session/attachments", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Lists, adds or removes a session's native attachment metadata.", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Name: "_session/files/revert", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Reverses the recorded patches of one completed file-change tool call ({sessionId, toolCallId, dryRun, previewToken?}).", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Name: "_session/queue", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The native persistent prompt queue: list, add, update, delete, reorder, start.", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
+		{Name: "_session/queue/turn", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "A queued turn started or completed ({sessionId, turn}).", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
+		{Name: "_session/queue/changed", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The session's queue changed: list it again ({sessionId}).", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
 		{Name: "_zed.dev/workspace/buffers", Vendor: "zed.dev", Direction: "both", Kind: "request", Class: "public", Status: "example", Description: "Example custom request listing the open editor buffers (optionally filtered by language)."},
 		{Name: "_zed.dev/file_opened", Vendor: "zed.dev", Direction: "both", Kind: "notification", Class: "public", Status: "example", Description: "Example custom notification that a file was opened (carries its path)."},
 	}

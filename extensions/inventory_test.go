@@ -297,6 +297,10 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		msg(6, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":[{"type":"diff","_meta":{"diff_git_patch":{"text":"p"},"kind":"update"}}]}}}`),
 		msg(7, DirectionAgentToClient, "notification", "_account/rate_limits_update", `{"jsonrpc":"2.0","method":"_account/rate_limits_update","params":{"rateLimits":{}}}`),
 		msg(8, DirectionClientToAgent, "request", "_session/rewind_points", `{"jsonrpc":"2.0","id":5,"method":"_session/rewind_points","params":{"sessionId":"s"}}`),
+		msg(9, DirectionClientToAgent, "request", "initialize", `{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"clientCapabilities":{"_meta":{"continueOnReject":true}}}}`),
+		msg(10, DirectionClientToAgent, "request", "session/new", `{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"_meta":{"mcpStartupAwaitTimeoutMs":3000}}}`),
+		msg(11, DirectionAgentToClient, "request", "_session/async_question/request", `{"jsonrpc":"2.0","id":8,"method":"_session/async_question/request","params":{"sessionId":"s","questions":[]}}`),
+		msg(12, DirectionAgentToClient, "notification", "_session/queue/changed", `{"jsonrpc":"2.0","method":"_session/queue/changed","params":{"sessionId":"s","_meta":{"queue":{}}}}`),
 	}), nil)
 	got := inventoryLines(inv, func(k SeenKey) string { return fmt.Sprintf("%s %s %v", k.Key, k.Vendor, k.Known) })
 	want := []string{
@@ -304,13 +308,18 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		"codex/autoResolutionMs codex true",
 		"codex/goal codex true",
 		"codex/turnConfiguration codex true",
+		"continueOnReject codex-acp true",
 		"diff_git_patch codex-acp true",
 		"is_mcp_tool_approval codex-acp true",
 		"kind diff true",
+		"mcpStartupAwaitTimeoutMs codex-acp true",
 		"permission claude-agent-acp true",
+		"queue codex-acp true",
 		"rateLimits codex-acp true",
 		"systemPrompt codex-acp true",
 		"method _account/rate_limits_update account true",
+		"method _session/async_question/request session true",
+		"method _session/queue/changed session true",
 		"method _session/rewind_points session true",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -37,6 +37,7 @@ var (
 		{Namespace: "claude-agent-acp", Name: "claude-agent-acp's bare keys", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/ (prompt-suggestions.js, acp-agent.js, air-extension.js) and the docs of agentclientprotocol/claude-agent-acp (air-extensions.md: removed keys; native-session-controls.md, queued-message-context-controls.md: discovery keys).", Notes: []string{
 			"Bare keys, meaningful where listed. The removed root goal and contextCompaction moved into _meta.jetbrains.air; the root kind did too (a bare kind is diff's now: gemini-cli and codex-acp send one on diff blocks).",
 			"sessionRewind, sessionRewindFiles, runtime and sessionMcp are documented for an integrated build and absent from the 0.101.0 bundle.",
+			"codex-acp's AIR document lists the same removed root keys (goal, kind, commandAction, contextCompaction, permission): agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md.",
 		}, Forms: []Form{
 			"bare",
 		}, Files: []string{
@@ -194,10 +195,10 @@ var (
 		{Key: "subagent-transcript", Name: "subagent-transcript", Vendor: "claude-agent-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
 			"clientCapabilities._meta",
 		}, Description: "The client wants subagent output as a flat transcript in the root session.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
-		{Key: "permission", Name: "permission", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+		{Key: "permission", Name: "permission", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"session/request_permission params._meta",
 			"session/request_permission options[]._meta",
-		}, Description: "Presentation of a permission request or option ({version: 1, title, description?}), in both adapters' docs; claude-agent-acp 0.101.0 sends it as _meta.jetbrains.air.permission, to AIR clients only.", Source: "agentclientprotocol/claude-agent-acp@f3a08026390f80e7f5353f2448fc53721eb8a3bf:docs/permission-extension.md; agentclientprotocol/codex-acp@99281b570127ec960e17ba99f4b089cef1144357:docs/permission-extension.md"},
+		}, Description: "Moved to _meta.jetbrains.air.permission; sent to no client (both adapters' permission extension documents once defined it bare).", Source: "agentclientprotocol/claude-agent-acp@f3a08026390f80e7f5353f2448fc53721eb8a3bf:docs/permission-extension.md; agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "_askUserQuestionCustomAnswer", Name: "_askUserQuestionCustomAnswer", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "legacy", Where: []string{
 			"elicitation/create requestedSchema property _meta",
 		}, Description: "The released AIR spelling of jetbrains.air.customAnswer, still sent to AIR clients.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -207,7 +208,10 @@ var (
 		}, Description: "Moved to _meta.jetbrains.air.goal; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; agentclientprotocol/claude-agent-acp@a7aabba4cbc6e1e8d5ec648d17d0039f76aacd64:docs/goal-extension.md (the bare _meta.goal it defines)"},
 		{Key: "contextCompaction", Name: "contextCompaction", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"tool_call._meta",
-		}, Description: "Moved to _meta.jetbrains.air.contextCompaction; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "Moved to _meta.jetbrains.air.contextCompaction; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "commandAction", Name: "commandAction", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"available_commands_update command _meta",
+		}, Description: "Moved to _meta.jetbrains.air.commandAction; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "sessionRewind", Name: "sessionRewind", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result _meta",
 		}, Description: "Advertises _session/rewind.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
@@ -781,6 +785,21 @@ var (
 			"clientCapabilities._meta",
 			"session/prompt result _meta",
 		}, Description: "The client asks (true) for the model configuration each Codex turn of a prompt ran with; the agent answers {version: 1, turns: [{threadId, turnId, requested, threadSettings, modelReroutes}]}.", Source: "agentclientprotocol/codex-acp@c39d37e66146c922bda7b69347ae6be88e62564e:docs/turn-configuration-receipt.md"},
+		{Key: "codex/phase", Name: "phase", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"agent_message_chunk._meta",
+		}, Description: "Moved to _meta.jetbrains.air.phase; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/subagent", Name: "subagent", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Removed; _meta.jetbrains.air.subagent marks a subagent's tool call. Sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/collaboration", Name: "collaboration", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Removed; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/kind", Name: "kind", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"plan review permission request _meta",
+		}, Description: "The plan review's kind, removed; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/planItemId", Name: "planItemId", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"plan review permission request _meta",
+		}, Description: "The plan review's plan item, removed; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "is_mcp_tool_approval", Name: "is_mcp_tool_approval", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"session/request_permission params._meta",
 		}, Description: "The permission request approves an MCP tool call (true).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -844,6 +863,9 @@ var (
 		{Key: "is_mcp_tool_call", Name: "is_mcp_tool_call", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"tool_call._meta",
 		}, Description: "The tool call is an MCP tool call (AIR only).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "mcp_output_delta", Name: "mcp_output_delta", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "MCP progress text to append ({data}); not sent to AIR.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js; agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "jetbrains.air/version", Name: "version", Vendor: "jetbrains.air", Direction: "both", Class: "public", Status: "active", Where: []string{
 			"clientCapabilities._meta",
 			"initialize result _meta",
@@ -1094,6 +1116,7 @@ var (
 		{Name: "_session/list/subscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Subscribes to changes of the session list (AIR sessionListSubscribe).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/unsubscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Ends a subscription to the session list.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/changes", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Changes of the session list, to a subscribed client.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/connection.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "_session/list_changed", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Page 1 of a session list the client read changed ({cwd}); the RFD's session/list_changed.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/codex-acp@3acb318042363389949f8ee716966ec5ca5e82a6:docs/session-rewind-extension.md"},
 		{Name: "_session/rewind_files", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Restores (or previews, dryRun) the file checkpoint of a user message.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Name: "_session/rewind_points", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The user messages a session can be rewound to, oldest first ({points: [{messageId, resumeAtMessageId, text, index}]}).", Source: "agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},

@@ -301,6 +301,7 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		msg(10, DirectionClientToAgent, "request", "session/new", `{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"_meta":{"mcpStartupAwaitTimeoutMs":3000}}}`),
 		msg(11, DirectionAgentToClient, "request", "_session/async_question/request", `{"jsonrpc":"2.0","id":8,"method":"_session/async_question/request","params":{"sessionId":"s","questions":[]}}`),
 		msg(12, DirectionAgentToClient, "notification", "_session/queue/changed", `{"jsonrpc":"2.0","method":"_session/queue/changed","params":{"sessionId":"s","_meta":{"queue":{}}}}`),
+		msg(13, DirectionAgentToClient, "notification", "_session/list_changed", `{"jsonrpc":"2.0","method":"_session/list_changed","params":{"cwd":"/w","_meta":{"mcp_output_delta":{"data":"d"}}}}`),
 	}), nil)
 	got := inventoryLines(inv, func(k SeenKey) string { return fmt.Sprintf("%s %s %v", k.Key, k.Vendor, k.Known) })
 	want := []string{
@@ -313,12 +314,14 @@ func TestDocumentedAdapterSurface(t *testing.T) {
 		"is_mcp_tool_approval codex-acp true",
 		"kind diff true",
 		"mcpStartupAwaitTimeoutMs codex-acp true",
+		"mcp_output_delta jetbrains true",
 		"permission claude-agent-acp true",
 		"queue codex-acp true",
 		"rateLimits codex-acp true",
 		"systemPrompt codex-acp true",
 		"method _account/rate_limits_update account true",
 		"method _session/async_question/request session true",
+		"method _session/list_changed session true",
 		"method _session/queue/changed session true",
 		"method _session/rewind_points session true",
 	}

@@ -2,10 +2,12 @@ package conformance
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
+	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -45,8 +47,11 @@ func runClient(in *inputs, out *findings) {
 			out.add(c, is.Seq, is.Pointer, is.Message, nil)
 		}
 	}
-	// Methods the client called that are neither ACP nor `_`-prefixed.
-	for _, f := range in.scan(out) {
+	// Methods the client called that are neither ACP nor `_`-prefixed. acpprobe's auth oracle
+	// asks such a method on purpose, in its auth-status step (a side-effect-free status request
+	// the catalogue knows the agent serves, derive.AuthStatusMethod): that is no lint of
+	// acpprobe; the agent that serves it is reported (protocol.unprefixed-method-served).
+	for x, f := range in.scan(out) {
 		if f.Dir != jsonrpc.DirClient || f.Msg == nil || !f.Msg.HasMethod || f.Msg.Method == "" {
 			continue
 		}
@@ -54,10 +59,19 @@ func runClient(in *inputs, out *findings) {
 		if strings.HasPrefix(m, "_") || strings.HasPrefix(m, "$/") || in.Schemas.KnownMethod(m) {
 			continue
 		}
+		def, catalogued := in.Catalogue.LookupMethod(m)
+		if catalogued && def.AuthStatus && inStep(x, record.StepAuthStatus, f.Seq) {
+			continue
+		}
 		msg := fmt.Sprintf("the client called %s, which is not an ACP method; custom methods must start with _", m)
-		if def, ok := in.Catalogue.LookupMethod(m); ok {
+		if catalogued {
 			msg = fmt.Sprintf("the client called %s, a method of %s named without the _ that custom methods must start with", m, def.Vendor)
 		}
 		out.add(clientUnknownMethod, f.Seq, "/method", msg, nil)
 	}
+}
+
+// inStep says whether the frame at seq is one of the named active step's.
+func inStep(x *record.Index, step string, seq int64) bool {
+	return slices.ContainsFunc(x.StepRange(step), func(f jsonrpc.Frame) bool { return f.Seq == seq })
 }

@@ -22,6 +22,7 @@ var (
 	schemaUnstable           = &Check{ID: "schema.unstable", Tier: report.TierInfo, Side: SideAgent, Title: "Uses a field or variant defined only in an unstable draft or another pinned schema", SpecRef: specSchema}
 	protocolClientCapability = &Check{ID: "protocol.client-capability", Tier: report.TierMandatory, Side: SideAgent, Title: "Agent called a client method the client did not advertise", SpecRef: specInit}
 	protocolUnknownMethod    = &Check{ID: "protocol.unknown-method", Tier: report.TierAdvisory, Side: SideAgent, Title: "Agent called a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
+	protocolUnprefixedServed = &Check{ID: "protocol.unprefixed-method-served", Tier: report.TierAdvisory, Side: SideAgent, Title: "Agent serves a method that is neither ACP nor an _-prefixed extension", SpecRef: specExtensibility}
 )
 
 // schemaPass reads each decoded agent message, the index (a response is validated as the
@@ -30,7 +31,7 @@ var schemaPass = pass{
 	name:  "schema",
 	scope: anyScope,
 	checks: []*Check{schemaInvalid, schemaInvalidTolerated, schemaNonSpecKey, schemaLegacyField, schemaUnstable,
-		protocolClientCapability, protocolUnknownMethod, protocolUpdateOptIn},
+		protocolClientCapability, protocolUnknownMethod, protocolUnprefixedServed, protocolUpdateOptIn},
 	cost: perFrameSlow,
 	run:  func(in *inputs, out *findings) { (&messages{in: in, out: out}).run() },
 }
@@ -71,6 +72,8 @@ func (j *messages) run() {
 			set, def := j.in.Schemas.TypeFor(req.Msg.Method, schema.HandledByAgent, schema.Result)
 			if def != "" {
 				j.validate(f, def, set, m.Result, "/result")
+			} else if j.unprefixed(req.Msg.Method) {
+				j.out.add(protocolUnprefixedServed, f.Seq, "/result", j.servedMessage(req.Msg.Method), nil)
 			}
 		case jsonrpc.Request:
 			j.agentMethod(f, schema.Params)
@@ -80,13 +83,29 @@ func (j *messages) run() {
 	}
 }
 
+// unprefixed says whether method is neither ACP's (in any pinned schema) nor an extension
+// method (`_`-prefixed) nor a protocol-level one (`$/`).
+func (j *messages) unprefixed(method string) bool {
+	return !strings.HasPrefix(method, "_") && !strings.HasPrefix(method, "$/") && !j.in.Schemas.KnownMethod(method)
+}
+
+// servedMessage says that the agent answered a request for method, which unprefixed names,
+// with a result: it serves a custom method named without the `_`, whoever asked it (an editor
+// in a tap, or acpprobe's auth oracle asking codex-acp's authentication/status).
+func (j *messages) servedMessage(method string) string {
+	if def, ok := j.in.Catalogue.LookupMethod(method); ok {
+		return fmt.Sprintf("the agent answered %s with a result: a method of %s named without the _ that custom methods must start with", method, def.Vendor)
+	}
+	return fmt.Sprintf("the agent answered %s with a result: %s is not an ACP method, and custom methods must start with _", method, method)
+}
+
 // agentMethod judges a request or notification from the agent: a known method's params
 // against the schema, an unknown one by its name.
 func (j *messages) agentMethod(f jsonrpc.Frame, part schema.Part) {
 	m := f.Msg
 	set, def := j.in.Schemas.TypeFor(m.Method, schema.HandledByClient, part)
 	if def == "" {
-		if !strings.HasPrefix(m.Method, "_") && !strings.HasPrefix(m.Method, "$/") && !j.in.Schemas.KnownMethod(m.Method) {
+		if j.unprefixed(m.Method) {
 			j.out.add(protocolUnknownMethod, f.Seq, "/method", fmt.Sprintf("%s is not an ACP client method; custom methods must start with _", m.Method), nil)
 		}
 		return

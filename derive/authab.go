@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
@@ -51,7 +52,7 @@ func IdentityFacts(x *record.Index, r *report.Result, identity record.Identity, 
 			f.SessionNew = record.SessionNewOK
 		}
 	}
-	if ex := x.First(acp.MethodAuthStatus); ex != nil && ex.Answer != nil && ex.Answer.Msg != nil && ex.Answer.Msg.Err() == nil {
+	if ex := x.First(AuthStatusMethod(x, nil)); ex != nil && ex.Answer != nil && ex.Answer.Msg != nil && ex.Answer.Msg.Err() == nil {
 		f.AuthStatus = authState(acp.ParseObject(ex.Answer.Msg.Result))
 	}
 	for _, fr := range x.Frames() {
@@ -79,6 +80,33 @@ func IdentityFacts(x *record.Index, r *report.Result, identity record.Identity, 
 		}
 	}
 	return f
+}
+
+// AuthStatusMethod is the request that asks the agent of x for its login state without
+// changing it: the protocol's auth/status when its initialize answer advertises
+// agentCapabilities.auth.status, else the request that the catalogue (extensions.Default()
+// when nil) says the agent of that agentInfo.name serves (codex-acp's authentication/status,
+// extensions.Method.AuthStatus); "" when there is none, or no initialize answer. The engine
+// asks it (probe.AuthStatusStep) and IdentityFacts reads its answer.
+func AuthStatusMethod(x *record.Index, cat *extensions.Catalogue) string {
+	init := x.First(acp.MethodInitialize)
+	if init == nil || init.Answer == nil || init.Answer.Msg == nil || init.Answer.Msg.Result == nil {
+		return ""
+	}
+	r := acp.ParseInitializeResult(init.Answer.Msg.Result)
+	if r.Capabilities.Object("auth").Has("status") {
+		return acp.MethodAuthStatus
+	}
+	if r.AgentInfo == nil {
+		return ""
+	}
+	if cat == nil {
+		cat = extensions.Default()
+	}
+	if m, ok := cat.AuthStatusMethod(r.AgentInfo.Name); ok {
+		return m.Name
+	}
+	return ""
 }
 
 // authOracle combines the facts of the identities (the user's and the isolated one; either
@@ -177,7 +205,7 @@ func identityEvidence(id record.AuthIdentityInfo) []string {
 		out = append(out, who+": "+reason)
 	}
 	if id.AuthStatus != "" {
-		out = append(out, fmt.Sprintf("%s: auth/status answered %q", who, id.AuthStatus))
+		out = append(out, fmt.Sprintf("%s: asked for its login state, it answered %q", who, id.AuthStatus))
 	}
 	if len(id.StatusUpdates) > 0 {
 		out = append(out, fmt.Sprintf("%s: auth status updates %s", who, strings.Join(id.StatusUpdates, ", ")))
@@ -230,8 +258,9 @@ func cut(s string, n int) string {
 
 // authState is the state an auth status answer or update gives: the protocol's state (unstable
 // auth/status), else the vendor push's authStatus kind and label (claude-agent-acp's and
-// codex-acp's _auth/status_update: {"authStatus":{"kind":"none","label":"Not logged in"}}); "?"
-// when it gives none.
+// codex-acp's _auth/status_update: {"authStatus":{"kind":"none","label":"Not logged in"}}), else
+// the type of codex-acp's authentication/status answer (api-key, chat-gpt, gateway or
+// unauthenticated; its email and gateway name are left out); "?" when it gives none.
 func authState(o acp.Object) string {
 	if s := o.String("state"); s != "" {
 		return s
@@ -241,6 +270,9 @@ func authState(o acp.Object) string {
 			return a.String("kind") + " (" + l + ")"
 		}
 		return a.String("kind")
+	}
+	if t := o.String("type"); t != "" {
+		return t
 	}
 	return "?"
 }

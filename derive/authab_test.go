@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/internal/recordtest"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -82,14 +83,17 @@ func containsPrefix(list []string, prefix string) bool {
 	return false
 }
 
-// TestAuthState: the state read from the protocol's auth/status answer and from the vendors'
-// _auth/status_update push, whose payload is {"authStatus":{"kind","label"}}.
+// TestAuthState: the state read from the protocol's auth/status answer, from the vendors'
+// _auth/status_update push, whose payload is {"authStatus":{"kind","label"}}, and from codex-acp's
+// authentication/status answer ({"type", …}).
 func TestAuthState(t *testing.T) {
 	for _, tc := range []struct{ raw, want string }{
 		{`{"state":"unauthenticated"}`, "unauthenticated"},
 		{`{"authStatus":{"kind":"none","label":"Not logged in"}}`, "none (Not logged in)"},
 		{`{"authStatus":{"kind":"api_key"}}`, "api_key"},
 		{`{"authStatus":{}}`, "?"},
+		{`{"type":"unauthenticated"}`, "unauthenticated"},
+		{`{"type":"chat-gpt","email":"a@b.example"}`, "chat-gpt"},
 		{`{}`, "?"},
 	} {
 		got := authState(acp.ParseObject(json.RawMessage(tc.raw)))
@@ -99,5 +103,35 @@ func TestAuthState(t *testing.T) {
 		if saysNoLogin(got) != (tc.want == "unauthenticated" || tc.want == "none (Not logged in)") {
 			t.Errorf("saysNoLogin(%q) = %v", got, saysNoLogin(got))
 		}
+	}
+}
+
+// The status request is the protocol's where the agent advertises it, else the one the
+// catalogue knows the agent serves by its agentInfo.name (codex-acp's authentication/status),
+// else none; IdentityFacts reads the answer of that request, and only of that one.
+func TestAuthStatusMethod(t *testing.T) {
+	const codex = `{"protocolVersion":1,"agentInfo":{"name":"@agentclientprotocol/codex-acp","version":"2.6.0"},"agentCapabilities":{"auth":{"logout":{}}}}`
+	for _, tc := range []struct {
+		name, init, asked, answer, want, state string
+	}{
+		{"advertised", `{"protocolVersion":1,"agentCapabilities":{"auth":{"status":{}}}}`, "auth/status", `{"state":"unauthenticated"}`, "auth/status", "unauthenticated"},
+		{"codex-acp", codex, "authentication/status", `{"type":"unauthenticated"}`, "authentication/status", "unauthenticated"},
+		{"codex-acp, auth/status not read", codex, "auth/status", `{"state":"authenticated"}`, "authentication/status", ""},
+		{"an agent that serves neither", `{"protocolVersion":1,"agentInfo":{"name":"other","version":"1"}}`, "authentication/status", `{"type":"api-key"}`, "", ""},
+		{"no agentInfo", `{"protocolVersion":1}`, "authentication/status", `{"type":"api-key"}`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := record.New(recordtest.Frames(t, `> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}
+< {"jsonrpc":"2.0","id":1,"result":`+tc.init+`}
+> {"jsonrpc":"2.0","id":2,"method":"`+tc.asked+`","params":{}}
+< {"jsonrpc":"2.0","id":2,"result":`+tc.answer+`}`))
+			if got := AuthStatusMethod(x, nil); got != tc.want {
+				t.Errorf("AuthStatusMethod = %q, want %q", got, tc.want)
+			}
+			f := IdentityFacts(x, &report.Result{}, record.IdentityIsolated, record.Isolation{Level: record.LevelEnvHome})
+			if f.AuthStatus != tc.state {
+				t.Errorf("AuthStatus = %q, want %q", f.AuthStatus, tc.state)
+			}
+		})
 	}
 }

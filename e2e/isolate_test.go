@@ -72,8 +72,12 @@ var isolatedAgents = map[string]isolated{
 		// starts cloning into.
 		maybe: []string{`home/\.codex/\.tmp/git-\w+/.+`},
 		auth:  report.AuthClassRequired,
+		// It advertises no auth/status, and the catalogue knows it serves authentication/status
+		// (side-effect free): both identities are asked it.
 		evidence: []string{"user (none): session/new answered an authentication error: -32000 Authentication required",
+			`user (none): asked for its login state, it answered "unauthenticated"`,
 			"isolated (env+home): session/new answered an authentication error: -32000 Authentication required",
+			`isolated (env+home): asked for its login state, it answered "unauthenticated"`,
 			"isolated (env+home): authMethods api-key (agent), chat-gpt (agent)"},
 	},
 	// gemini-cli records the project and the chat of a session that never started.

@@ -26,7 +26,10 @@
 //	groups           [{id, title, statedCount}] sections of the source document
 //	metaKeys         [{name, group, direction, class, status, where, description, credential, source}]
 //	                 (credential: the value is a secret, redacted wherever it appears)
-//	methods          [{name, direction, kind, class, status, description, source}]
+//	methods          [{name, direction, kind, class, status, description, source, authStatus, servedBy}]
+//	                 (authStatus: the request answers the agent's login state and changes nothing;
+//	                 servedBy: the agentInfo.name of the agents known to serve it, which acpprobe's
+//	                 auth oracle then asks)
 //	nonKeys          [{token, group, bucket, why}]
 //	authMethodTypes  [{type, fields, direction, class, status, where, description, source}]
 //
@@ -217,6 +220,12 @@ type Method struct {
 	Description string
 	// Source cites where the entry comes from, when it is not the vendor's Source.
 	Source string
+	// AuthStatus marks a request that answers the agent's login state and changes nothing
+	// (codex-acp's authentication/status): the auth oracle asks it of the agents in ServedBy,
+	// as it asks the protocol's auth/status of an agent that advertises it.
+	AuthStatus bool
+	// ServedBy lists the agentInfo.name of the agents known to serve the method.
+	ServedBy []string
 }
 
 // NonKey is a token that looks like a namespaced key in the vendor's source but is not one
@@ -278,13 +287,7 @@ type Catalogue struct {
 }
 
 // Vendors lists the catalogued vendors, sorted by namespace.
-func (c *Catalogue) Vendors() []Vendor {
-	out := make([]Vendor, len(c.vendors))
-	for i, v := range c.vendors {
-		out[i] = v.clone()
-	}
-	return out
-}
+func (c *Catalogue) Vendors() []Vendor { return clones(c.vendors) }
 
 // Vendor returns the vendor with the given namespace.
 func (c *Catalogue) Vendor(namespace string) (Vendor, bool) {
@@ -296,28 +299,28 @@ func (c *Catalogue) Vendor(namespace string) (Vendor, bool) {
 }
 
 // MetaKeys lists every catalogued `_meta` key, by vendor namespace and then in file order.
-func (c *Catalogue) MetaKeys() []MetaKey {
-	out := make([]MetaKey, len(c.keys))
-	for i, k := range c.keys {
-		out[i] = k.clone()
-	}
-	return out
-}
+func (c *Catalogue) MetaKeys() []MetaKey { return clones(c.keys) }
 
 // Methods lists every catalogued extension method, by vendor namespace and then in file order.
-func (c *Catalogue) Methods() []Method { return slices.Clone(c.methods) }
+func (c *Catalogue) Methods() []Method { return clones(c.methods) }
+
+// AuthStatusMethod finds the catalogued request that asks the agent named agentName (its
+// agentInfo.name) for its login state without changing it (Method.AuthStatus), for an agent
+// that does not advertise the protocol's auth/status.
+func (c *Catalogue) AuthStatusMethod(agentName string) (Method, bool) {
+	for _, m := range c.methods {
+		if m.AuthStatus && agentName != "" && slices.Contains(m.ServedBy, agentName) {
+			return m.clone(), true
+		}
+	}
+	return Method{}, false
+}
 
 // NonKeys lists every catalogued non-key token, by vendor namespace and then in file order.
 func (c *Catalogue) NonKeys() []NonKey { return slices.Clone(c.nonKeys) }
 
 // AuthMethodTypes lists every catalogued non-spec auth method type.
-func (c *Catalogue) AuthMethodTypes() []AuthMethodType {
-	out := make([]AuthMethodType, len(c.authTypes))
-	for i, a := range c.authTypes {
-		out[i] = a.clone()
-	}
-	return out
-}
+func (c *Catalogue) AuthMethodTypes() []AuthMethodType { return clones(c.authTypes) }
 
 // LookupMetaKey finds a catalogued `_meta` key by its path from the `_meta` object. One
 // element is the flat form as it appears as a member name: "codebuddy.ai/requestId", or a
@@ -344,7 +347,7 @@ func (c *Catalogue) LookupMethod(name string) (Method, bool) {
 	if !ok {
 		return Method{}, false
 	}
-	return c.methods[i], true
+	return c.methods[i].clone(), true
 }
 
 // LookupNonKey finds a catalogued non-key token, e.g. "codebuddy.ai/docs".
@@ -454,6 +457,20 @@ func (v Vendor) clone() Vendor {
 	v.Groups = slices.Clone(v.Groups)
 	v.Files = slices.Clone(v.Files)
 	return v
+}
+
+// clones copies entries whose slices a caller could otherwise change in the catalogue.
+func clones[T interface{ clone() T }](entries []T) []T {
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = e.clone()
+	}
+	return out
+}
+
+func (m Method) clone() Method {
+	m.ServedBy = slices.Clone(m.ServedBy)
+	return m
 }
 
 func (k MetaKey) clone() MetaKey {

@@ -5,6 +5,13 @@ package extensions
 // The embedded catalogue as Load reads it, in its order: Default indexes these.
 var (
 	embeddedVendors = []Vendor{
+		{Namespace: "account", Name: "The _account/ notification of codex-acp", Source: "agentclientprotocol/codex-acp@d83083da4af4299b0b46cea7ae40dc0d4dc9c26b:docs/rate-limits-extension.md", Notes: []string{
+			"Advertised by agentCapabilities._meta.rateLimits ({}): push only, nothing for the client to request. Absent from the 2.6.0 bundle.",
+		}, Namespaced: true, Forms: []Form{
+			"flat",
+		}, Files: []string{
+			"extensions/catalogue/account.json",
+		}},
 		{Namespace: "acpprobe", Name: "acpprobe (this tool's own probes)", Source: "acpprobe check (conformance/steps.go): the unknown extension request and notification of the extension-methods step.", Notes: []string{
 			"These names exist only to test that an agent answers an unknown _-prefixed request with -32601 and ignores an unknown notification; no agent implements them.",
 		}, Namespaced: true, Forms: []Form{
@@ -28,8 +35,9 @@ var (
 			"extensions/catalogue/claude.json",
 		}},
 		{Namespace: "claude-agent-acp", Name: "claude-agent-acp's bare keys", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/ (prompt-suggestions.js, acp-agent.js, air-extension.js) and the docs of agentclientprotocol/claude-agent-acp (air-extensions.md: removed keys; native-session-controls.md, queued-message-context-controls.md: discovery keys).", Notes: []string{
-			"Bare keys, meaningful where listed. The removed root goal and contextCompaction moved into _meta.jetbrains.air; the root kind did too but is not catalogued here, since other agents use a bare kind of their own (gemini's permission content).",
+			"Bare keys, meaningful where listed. The removed root goal and contextCompaction moved into _meta.jetbrains.air; the root kind did too (a bare kind is diff's now: gemini-cli and codex-acp send one on diff blocks).",
 			"sessionRewind, sessionRewindFiles, runtime and sessionMcp are documented for an integrated build and absent from the 0.101.0 bundle.",
+			"codex-acp's AIR document lists the same removed root keys (goal, kind, commandAction, contextCompaction, permission): agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md.",
 		}, Forms: []Form{
 			"bare",
 		}, Files: []string{
@@ -82,12 +90,27 @@ var (
 		}},
 		{Namespace: "codex", Name: "Codex ACP adapter (codex-acp: @agentclientprotocol/ 2.x, formerly @zed-industries/)", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js (the TypeScript adapter on the Codex App Server: _meta.codex, the _codex/ methods, authentication/status and logout); env_var from the initialize result of @zed-industries/codex-acp (0.16.0) before login, mirrored by the acptest 'codex' persona.", Notes: []string{
 			"env_var is a value of the authMethods[].type discriminator, not a _meta key. It is absent from the pinned v1/v2 schemas in ../shared/acp-schema (which know only the default agent type and terminal), so schema validation sees it as an unknown variant; this entry lets the probe name it.",
-			"2.x nests its own keys under _meta.codex (threadStatus on session info updates, the elicitation keys) and defines authentication/status and authentication/logout without the '_' the protocol asks of extension methods: a client that calls them gets client.unknown-method.",
+			"2.x nests its own keys under _meta.codex (threadStatus on session info updates, the elicitation keys) and defines authentication/status and authentication/logout without the '_' the protocol asks of extension methods: a client that calls them gets client.unknown-method, an agent that answers them protocol.unprefixed-method-served. acpprobe's auth oracle (--auth-ab) asks authentication/status (authStatus) of @agentclientprotocol/codex-acp, which does not advertise it.",
 			"Its AIR keys are jetbrains.air's, its session methods session's, its login push auth's.",
 		}, Namespaced: true, Forms: []Form{
 			"nested",
 		}, Files: []string{
 			"extensions/catalogue/codex.json",
+		}},
+		{Namespace: "codex-acp", Name: "codex-acp's bare keys", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js and the docs of agentclientprotocol/codex-acp (rate-limits, system-prompt, permission, mcp-startup-await-timeout, native session extensions).", Notes: []string{
+			"Bare keys, meaningful where listed. The bare kind of its diff blocks (add, delete, update) is diff's, which gemini-cli sends too.",
+			"rateLimits, systemPrompt, mcpStartupAwaitTimeoutMs, continueOnReject and the native session discovery keys (archive, discovery, queue, fileRevert: a local build's, docs/native-session-extensions.md) are documented and absent from the 2.6.0 bundle, which advertises the system prompt as sessionCapabilities.systemPrompt instead.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/codex-acp.json",
+		}},
+		{Namespace: "diff", Name: "The bare kind of a diff block, which gemini-cli and codex-acp both send", Source: "@google/gemini-cli@0.61.0:bundle/gemini-3HFX2LNT.js (the diff of a tool result) and @agentclientprotocol/codex-acp@2.6.0:dist/index.js (the file change blocks: createWholeFileContent, createUpdateFileContent).", Notes: []string{
+			"A bare key is matched wherever it appears: a kind in another _meta is named as this one too (compare where). claude-agent-acp's removed root kind moved into _meta.jetbrains.air.",
+		}, Forms: []Form{
+			"bare",
+		}, Files: []string{
+			"extensions/catalogue/diff.json",
 		}},
 		{Namespace: "gemini", Name: "Gemini CLI (@google/gemini-cli --acp)", Source: "initialize result of @google/gemini-cli --acp: authMethods 'gemini-api-key' with _meta {\"api-key\": {\"provider\": \"google\"}} and 'gateway' with _meta {\"gateway\": {\"protocol\": \"google\", \"restartRequired\": \"false\"}}; mirrored by the acptest 'gemini' persona.", Notes: []string{
 			"The keys are bare (no namespace prefix) and are meaningful inside authMethods[]._meta only; elsewhere the same names would be unrelated.",
@@ -172,16 +195,23 @@ var (
 		{Key: "subagent-transcript", Name: "subagent-transcript", Vendor: "claude-agent-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
 			"clientCapabilities._meta",
 		}, Description: "The client wants subagent output as a flat transcript in the root session.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "permission", Name: "permission", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"session/request_permission params._meta",
+			"session/request_permission options[]._meta",
+		}, Description: "Moved to _meta.jetbrains.air.permission; sent to no client (both adapters' permission extension documents once defined it bare).", Source: "agentclientprotocol/claude-agent-acp@f3a08026390f80e7f5353f2448fc53721eb8a3bf:docs/permission-extension.md; agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "_askUserQuestionCustomAnswer", Name: "_askUserQuestionCustomAnswer", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "legacy", Where: []string{
 			"elicitation/create requestedSchema property _meta",
 		}, Description: "The released AIR spelling of jetbrains.air.customAnswer, still sent to AIR clients.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/air-extension.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Key: "goal", Name: "goal", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"initialize result _meta",
 			"session_info_update._meta",
-		}, Description: "Moved to _meta.jetbrains.air.goal; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "Moved to _meta.jetbrains.air.goal; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; agentclientprotocol/claude-agent-acp@a7aabba4cbc6e1e8d5ec648d17d0039f76aacd64:docs/goal-extension.md (the bare _meta.goal it defines)"},
 		{Key: "contextCompaction", Name: "contextCompaction", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"tool_call._meta",
-		}, Description: "Moved to _meta.jetbrains.air.contextCompaction; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "Moved to _meta.jetbrains.air.contextCompaction; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "commandAction", Name: "commandAction", Vendor: "claude-agent-acp", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"available_commands_update command _meta",
+		}, Description: "Moved to _meta.jetbrains.air.commandAction; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "sessionRewind", Name: "sessionRewind", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result _meta",
 		}, Description: "Advertises _session/rewind.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
@@ -190,7 +220,7 @@ var (
 		}, Description: "Advertises _session/rewind_files.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Key: "runtime", Name: "runtime", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result _meta",
-		}, Description: "Advertises _session/runtime/read and control (version 1).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
+		}, Description: "Advertises _session/runtime/read and control (version 1). codex-acp documents the same key (docs/native-session-extensions.md).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Key: "sessionMcp", Name: "sessionMcp", Vendor: "claude-agent-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"initialize result _meta",
 		}, Description: "Advertises _session/mcp/state and _session/mcp/set.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
@@ -240,6 +270,9 @@ var (
 		{Key: "claudeCode/vertex", Name: "vertex", Vendor: "claudeCode", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
 			"providers/set params._meta",
 		}, Description: "Project and region of a Vertex provider, which the standard payload cannot carry.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/acp-agent.js"},
+		{Key: "claudeCode/rewindSession", Name: "rewindSession", Vendor: "claudeCode", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/rewind_points and _session/rewind ({modes: [files, conversation, both]}).", Source: "agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
 		{Key: "claudeCode/title", Name: "title", Vendor: "claudeCode", Direction: "none", Class: "public", Status: "retired", Where: []string{
 			"tool_call._meta",
 		}, Description: "Moved to _meta.jetbrains.air.commandTitle; sent to no client.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -742,6 +775,70 @@ var (
 		{Key: "codex/delivery", Name: "delivery", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"elicitation/create params._meta",
 		}, Description: "async: the turn goes on while the user answers.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/autoResolutionMs", Name: "autoResolutionMs", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"elicitation/create params._meta",
+		}, Description: "How long Codex waits before it resolves a question on its own, in ms.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "codex/goal", Name: "goal", Vendor: "codex", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session_info_update._meta",
+		}, Description: "The Codex goal's snapshot (objective, status, tokenBudget, timeUsedSeconds, createdAt, controlMethod _codex/session/goal_control).", Source: "agentclientprotocol/codex-acp@85057bb4298d4a732589e5830c95f43812171ab1:docs/goal-extension.md"},
+		{Key: "codex/turnConfiguration", Name: "turnConfiguration", Vendor: "codex", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+			"session/prompt result _meta",
+		}, Description: "The client asks (true) for the model configuration each Codex turn of a prompt ran with; the agent answers {version: 1, turns: [{threadId, turnId, requested, threadSettings, modelReroutes}]}.", Source: "agentclientprotocol/codex-acp@c39d37e66146c922bda7b69347ae6be88e62564e:docs/turn-configuration-receipt.md"},
+		{Key: "codex/phase", Name: "phase", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"agent_message_chunk._meta",
+		}, Description: "Moved to _meta.jetbrains.air.phase; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/subagent", Name: "subagent", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Removed; _meta.jetbrains.air.subagent marks a subagent's tool call. Sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/collaboration", Name: "collaboration", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"tool_call._meta",
+		}, Description: "Removed; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/kind", Name: "kind", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"plan review permission request _meta",
+		}, Description: "The plan review's kind, removed; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "codex/planItemId", Name: "planItemId", Vendor: "codex", Direction: "none", Class: "public", Status: "retired", Where: []string{
+			"plan review permission request _meta",
+		}, Description: "The plan review's plan item, removed; sent to no client.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Key: "is_mcp_tool_approval", Name: "is_mcp_tool_approval", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"session/request_permission params._meta",
+		}, Description: "The permission request approves an MCP tool call (true).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "diff_git_patch", Name: "diff_git_patch", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool call content[] (type diff) _meta",
+		}, Description: "The exact Git patch of a diff block ({oldPath, text}), to a client that declared diffPatch.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "rateLimits", Name: "rateLimits", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"agentCapabilities._meta",
+		}, Description: "An empty object: the agent pushes _account/rate_limits_update.", Source: "agentclientprotocol/codex-acp@d83083da4af4299b0b46cea7ae40dc0d4dc9c26b:docs/rate-limits-extension.md"},
+		{Key: "systemPrompt", Name: "systemPrompt", Vendor: "codex-acp", Direction: "both", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+			"session/new params._meta",
+			"session/load params._meta",
+			"session/resume params._meta",
+			"session/fork params._meta",
+		}, Description: "The agent says it takes a session-scoped system prompt append ({version: 1, append: true, maxBytes}); the client sends {append: text}.", Source: "agentclientprotocol/codex-acp@48a74c217b947186356e55d8a02b3c7045ca84c2:docs/system-prompt-extension.md"},
+		{Key: "mcpStartupAwaitTimeoutMs", Name: "mcpStartupAwaitTimeoutMs", Vendor: "codex-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"session/new params._meta",
+			"session/resume params._meta",
+			"session/fork params._meta",
+		}, Description: "How long, in ms, the request waits for the requested MCP servers to start (absent or <= 0: no wait).", Source: "agentclientprotocol/codex-acp@97b6bf5d615c5bb1a1bfa987c2ab875f9d94a1d0:docs/mcp-startup-await-timeout.md"},
+		{Key: "continueOnReject", Name: "continueOnReject", Vendor: "codex-acp", Direction: "client-to-agent", Class: "public", Status: "active", Where: []string{
+			"clientCapabilities._meta",
+		}, Description: "The client wants a reject option that lets the turn continue (Codex's decline) next to cancel.", Source: "agentclientprotocol/codex-acp@99281b570127ec960e17ba99f4b089cef1144357:docs/permission-extension.md"},
+		{Key: "archive", Name: "archive", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/archive and _session/unarchive (the native, reversible archive).", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Key: "discovery", Name: "discovery", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/search and _session/attachments.", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Key: "queue", Name: "queue", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/queue: the actions probed on the native queue and its notifications.", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
+		{Key: "fileRevert", Name: "fileRevert", Vendor: "codex-acp", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"initialize result _meta",
+		}, Description: "Advertises _session/files/revert.", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Key: "kind", Name: "kind", Vendor: "diff", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool call content[] (type diff) _meta",
+		}, Description: "What the diff does to its file: add, delete, and update (codex-acp) or modify (gemini-cli)."},
 		{Key: "api-key", Name: "api-key", Vendor: "gemini", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"authMethods[]._meta",
 		}, Description: "Marks the auth method as API-key based and names the key's provider (e.g. google).", Source: "initialize result of @google/gemini-cli --acp; also @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -766,6 +863,9 @@ var (
 		{Key: "is_mcp_tool_call", Name: "is_mcp_tool_call", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"tool_call._meta",
 		}, Description: "The tool call is an MCP tool call (AIR only).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Key: "mcp_output_delta", Name: "mcp_output_delta", Vendor: "jetbrains", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
+			"tool_call_update._meta",
+		}, Description: "MCP progress text to append ({data}); not sent to AIR.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js; agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
 		{Key: "jetbrains.air/version", Name: "version", Vendor: "jetbrains.air", Direction: "both", Class: "public", Status: "active", Where: []string{
 			"clientCapabilities._meta",
 			"initialize result _meta",
@@ -784,7 +884,7 @@ var (
 		}, Description: "An exact Git patch of an Edit or a Write ({version, format git_patch, text}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
 		{Key: "jetbrains.air/permission", Name: "permission", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"session/request_permission params._meta",
-		}, Description: "Permission presentation ({version, title, description?, defaultToNo?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "Permission presentation ({version, title, description?, defaultToNo?}).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md; @agentclientprotocol/claude-agent-acp@0.101.0:dist/permissions/presentation.js"},
 		{Key: "jetbrains.air/recommendedValue", Name: "recommendedValue", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"model and effort config options _meta",
 		}, Description: "The recommended option value.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -800,7 +900,7 @@ var (
 		{Key: "jetbrains.air/sessionFailure", Name: "sessionFailure", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"session_info_update._meta",
 			"session/prompt result _meta",
-		}, Description: "A warning or error as a transcript record (id, revision, category, severity, title, actions).", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
+		}, Description: "A warning or error as a transcript record (id, revision, category, severity, title, actions).", Source: "agentclientprotocol/claude-agent-acp@88ad1d6ef95e71a6f02abf34a9532c5df5ca1667:docs/session-failure-extension.md; @agentclientprotocol/claude-agent-acp@0.101.0:dist/session-failure-extension.js"},
 		{Key: "jetbrains.air/commandTitle", Name: "commandTitle", Vendor: "jetbrains.air", Direction: "agent-to-client", Class: "public", Status: "active", Where: []string{
 			"tool_call._meta",
 		}, Description: "The description of a Bash or PowerShell command.", Source: "agentclientprotocol/claude-agent-acp@0041eb4fb8e8f17d9f37fdac2311a9c5254ee079:docs/air-extensions.md"},
@@ -912,6 +1012,7 @@ var (
 		}, Description: "Example nested capability flag advertising file notifications."},
 	}
 	embeddedMethods = []Method{
+		{Name: "_account/rate_limits_update", Vendor: "account", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The usage windows of the account the connection bills to ({rateLimits: {limitId, primary, secondary, rateLimitReachedType, planType, …}})."},
 		{Name: "_acpprobe/unknown-method", Vendor: "acpprobe", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "acpprobe's probe request that no agent knows: the answer must be -32601."},
 		{Name: "_acpprobe/unknown-notification", Vendor: "acpprobe", Direction: "client-to-agent", Kind: "notification", Class: "public", Status: "active", Description: "acpprobe's probe notification that no agent knows: it must be ignored."},
 		{Name: "_auth/status_update", Vendor: "auth", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The agent's login state ({authStatus: {kind none|api_key|gateway|…, label, detail}}), after initialize, authenticate and logout.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/auth-status.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -962,8 +1063,10 @@ var (
 		{Name: "_codebuddy.ai/disposeEphemeralSession", Vendor: "codebuddy.ai", Direction: "client-to-agent", Kind: "request", Class: "private", Status: "active", Description: "Ends an ephemeral session."},
 		{Name: "_codebuddy.ai/disposePersistentSession", Vendor: "codebuddy.ai", Direction: "client-to-agent", Kind: "request", Class: "private", Status: "active", Description: "Ends a persistent session."},
 		{Name: "_codebuddy.ai/example", Vendor: "codebuddy.ai", Direction: "none", Status: "placeholder", Description: "Method name used by one test only; there is no implementation."},
-		{Name: "authentication/status", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The login state ({type: unauthenticated|api-key|chatgpt|gateway, name?}); no side effect.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
-		{Name: "authentication/logout", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Logs out (a gateway login stays).", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
+		{Name: "authentication/status", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The login state ({type: api-key | chat-gpt (email) | gateway (name) | unauthenticated}), read without side effect: acpprobe's auth oracle asks it.", Source: "agentclientprotocol/codex-acp@0d27f0e495fa2160fd014053e57a07482de03a69:src/AcpExtensions.ts; @agentclientprotocol/codex-acp@2.6.0:dist/index.js (readAuthenticationStatus)", AuthStatus: true, ServedBy: []string{
+			"@agentclientprotocol/codex-acp",
+		}},
+		{Name: "authentication/logout", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Logs out (a gateway login stays).", Source: "agentclientprotocol/codex-acp@0d27f0e495fa2160fd014053e57a07482de03a69:src/AcpExtensions.ts; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_codex/hooks/list", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Lists the Codex hooks of a workspace.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_codex/hooks/trust", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Trusts the Codex hooks of a workspace.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_codex/session/goal_control", Vendor: "codex", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "legacy", Description: "The earlier name of _session/goal.", Source: "@agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
@@ -1013,12 +1116,21 @@ var (
 		{Name: "_session/list/subscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Subscribes to changes of the session list (AIR sessionListSubscribe).", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/unsubscribe", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Ends a subscription to the session list.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/list-subscriptions.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
 		{Name: "_session/list/changes", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Changes of the session list, to a subscribed client.", Source: "@agentclientprotocol/claude-agent-acp@0.101.0:dist/session-index/connection.js; @agentclientprotocol/codex-acp@2.6.0:dist/index.js"},
-		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/list_changed", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "Page 1 of a session list the client read changed ({cwd}); the RFD's session/list_changed.", Source: "agentclientprotocol/codex-acp@1135b05fed32dc93de9955e90ab947d6d0895116:docs/air-extensions.md"},
+		{Name: "_session/rewind", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Rewinds the conversation to before a user message, keeping the session id.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/codex-acp@3acb318042363389949f8ee716966ec5ca5e82a6:docs/session-rewind-extension.md"},
 		{Name: "_session/rewind_files", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Restores (or previews, dryRun) the file checkpoint of a user message.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/rewind_points", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The user messages a session can be rewound to, oldest first ({points: [{messageId, resumeAtMessageId, text, index}]}).", Source: "agentclientprotocol/claude-agent-acp@27176f80df428d36c3c2a6b0562454c08be081b0:docs/rewind-extension.md"},
 		{Name: "_session/runtime/read", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Reads a runtime resource of the session (context, usage, mcp, commands, agents, queuedMessages).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Name: "_session/runtime/control", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Runs a runtime control (reload skills or plugins, reconnect or toggle MCP, cancel a queued message, …).", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md; agentclientprotocol/claude-agent-acp@9fc255895821ef7ed94143248d82d07d8c509507:docs/queued-message-context-controls.md"},
 		{Name: "_session/mcp/state", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The host MCP servers of the session and their revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
 		{Name: "_session/mcp/set", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Replaces the host MCP servers of the session at an expected revision.", Source: "agentclientprotocol/claude-agent-acp@2fdf458d1f6eb9ad4e892738f83e053c5291bdc4:docs/native-session-controls.md"},
+		{Name: "_session/async_question/request", Vendor: "session", Direction: "agent-to-client", Kind: "request", Class: "public", Status: "active", Description: "Questions Codex asks while it keeps working ({sessionId, turnId, itemId, questions}); answered {status: answered, answers} or {status: dismissed}.", Source: "agentclientprotocol/codex-acp@73801a0f76c774c67af9864837c83324f146a52b:docs/async-questions.md"},
+		{Name: "_session/search", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Searches the native sessions (searchTerm, cursor, limit, archived).", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Name: "_session/attachments", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Lists, adds or removes a session's native attachment metadata.", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Name: "_session/files/revert", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "Reverses the recorded patches of one completed file-change tool call ({sessionId, toolCallId, dryRun, previewToken?}).", Source: "agentclientprotocol/codex-acp@c40e027ebd1f6225d9c2d3a5e25657e3bb141430:docs/native-session-extensions.md"},
+		{Name: "_session/queue", Vendor: "session", Direction: "client-to-agent", Kind: "request", Class: "public", Status: "active", Description: "The native persistent prompt queue: list, add, update, delete, reorder, start.", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
+		{Name: "_session/queue/turn", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "A queued turn started or completed ({sessionId, turn}).", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
+		{Name: "_session/queue/changed", Vendor: "session", Direction: "agent-to-client", Kind: "notification", Class: "public", Status: "active", Description: "The session's queue changed: list it again ({sessionId}).", Source: "agentclientprotocol/codex-acp@124a55bb57d5e55166f351304adb09a75f0e0b8e:docs/native-queue-controls.md"},
 		{Name: "_zed.dev/workspace/buffers", Vendor: "zed.dev", Direction: "both", Kind: "request", Class: "public", Status: "example", Description: "Example custom request listing the open editor buffers (optionally filtered by language)."},
 		{Name: "_zed.dev/file_opened", Vendor: "zed.dev", Direction: "both", Kind: "notification", Class: "public", Status: "example", Description: "Example custom notification that a file was opened (carries its path)."},
 	}

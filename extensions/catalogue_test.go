@@ -54,7 +54,7 @@ func TestEmbeddedFilesValid(t *testing.T) {
 		}
 		nss = append(nss, strings.TrimSuffix(path.Base(name), ".json"))
 	}
-	want := []string{"acpprobe", "auth", "claude", "claude-agent-acp", "claudeCode", "codebuddy.ai", "codex", "gemini",
+	want := []string{"account", "acpprobe", "auth", "claude", "claude-agent-acp", "claudeCode", "codebuddy.ai", "codex", "codex-acp", "diff", "gemini",
 		"jetbrains", "jetbrains.air", "legacy-auth", "qwen", "session", "zed", "zed.dev"}
 	if slices.Sort(nss); !slices.Equal(nss, want) {
 		t.Errorf("embedded vendors %v, want %v", nss, want)
@@ -447,6 +447,12 @@ func TestLoadDirErrors(t *testing.T) {
 			[]string{`methods[0] "$/x"`, "starts with '_'"}},
 		{"two-line source", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "both", "kind": "request", "class": "public", "description": "d", "source": "a\nb"}]}`,
 			[]string{`methods[0] "_bad.example/m"`, "source: must be one line"}},
+		{"auth status notification", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "agent-to-client", "kind": "notification", "class": "public", "description": "d", "authStatus": true, "servedBy": ["a"]}]}`,
+			[]string{`methods[0] "_bad.example/m"`, "authStatus is for an active client-to-agent request"}},
+		{"auth status served by nobody", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "client-to-agent", "kind": "request", "class": "public", "description": "d", "authStatus": true}]}`,
+			[]string{`methods[0] "_bad.example/m"`, "with the agents that serve it in servedBy"}},
+		{"two-line servedBy", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "client-to-agent", "kind": "request", "class": "public", "description": "d", "servedBy": ["a\nb"]}]}`,
+			[]string{`methods[0] "_bad.example/m"`, "servedBy[0]: must be one line"}},
 		{"underscore keys of bare vendor", "bad.example.json", `{"schema": "acpprobe.extensions/v1", "namespace": "bad.example", "name": "B", "source": "s", "namespaced": false, "underscoreKeys": true}`,
 			[]string{"bad.example.json", "underscoreKeys is for a namespaced vendor"}},
 		{"method kind", "bad.example.json", `{` + head + `, "methods": [{"name": "_bad.example/m", "direction": "both", "kind": "call", "class": "public", "description": "d"}]}`,
@@ -490,5 +496,24 @@ func TestLoadDirErrors(t *testing.T) {
 				t.Errorf("errors.As ValidationError: %+v", ve)
 			}
 		})
+	}
+}
+
+// The side-effect-free status request is found by the agentInfo.name of an agent that serves
+// it, and only then; the entry returned is a copy.
+func TestAuthStatusMethod(t *testing.T) {
+	c := mustLoad(t)
+	m, ok := c.AuthStatusMethod("@agentclientprotocol/codex-acp")
+	if !ok || m.Name != "authentication/status" || m.Vendor != "codex" || !m.AuthStatus {
+		t.Fatalf("codex-acp: %+v %v", m, ok)
+	}
+	m.ServedBy[0] = "changed"
+	if again, _ := c.AuthStatusMethod("@agentclientprotocol/codex-acp"); again.ServedBy[0] != "@agentclientprotocol/codex-acp" {
+		t.Errorf("the catalogue's entry changed through a copy: %v", again.ServedBy)
+	}
+	for _, name := range []string{"", "@agentclientprotocol/claude-agent-acp", "codex-acp", "@zed-industries/codex-acp"} {
+		if m, ok := c.AuthStatusMethod(name); ok {
+			t.Errorf("%q: %+v, want none", name, m)
+		}
 	}
 }

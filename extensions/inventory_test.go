@@ -228,13 +228,9 @@ func TestNestedNamespacesAndUnprefixedMethods(t *testing.T) {
 		msg(3, DirectionAgentToClient, "notification", "qwen/notify/session/model-update", `{"jsonrpc":"2.0","method":"qwen/notify/session/model-update","params":{}}`),
 		msg(4, DirectionAgentToClient, "notification", "foo/bar", `{"jsonrpc":"2.0","method":"foo/bar","params":{"_meta":{"session":{"x":1}}}}`),
 	}), nil)
-	var got []string
-	for _, k := range inv.MetaKeys {
-		got = append(got, fmt.Sprintf("%s %s %s %v %d %s", k.Key, k.Form, k.Vendor, k.Known, k.Count, k.Where[0].Pointer))
-	}
-	for _, m := range inv.Methods {
-		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
-	}
+	got := inventoryLines(inv, func(k SeenKey) string {
+		return fmt.Sprintf("%s %s %s %v %d %s", k.Key, k.Form, k.Vendor, k.Known, k.Count, k.Where[0].Pointer)
+	})
 	want := []string{
 		"_claude/model flat claude true 1 /params/update/_meta/_claude~1model",
 		"jetbrains bare  false 2 /result/_meta/jetbrains",
@@ -286,4 +282,63 @@ func TestVendorUses(t *testing.T) {
 	if keys != 142 {
 		t.Errorf("codebuddy.ai has %d catalogued keys, want the page's 142", keys)
 	}
+}
+
+// What the sources of claude-agent-acp and codex-acp document (their docs/*.md and the shipped
+// bundles the catalogue cites), on the wire as those documents show it: every key and method
+// is known, and is its vendor's.
+func TestDocumentedAdapterSurface(t *testing.T) {
+	inv := Default().Take(slices.Values([]Message{
+		msg(1, DirectionAgentToClient, "response", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"agentCapabilities":{"_meta":{"rateLimits":{}}},"_meta":{"claudeCode":{"rewindSession":{"modes":["files"]}},"systemPrompt":{"version":1,"append":true}}}}`),
+		msg(2, DirectionAgentToClient, "request", "session/request_permission", `{"jsonrpc":"2.0","id":2,"method":"session/request_permission","params":{"_meta":{"permission":{"version":1,"title":"t"},"is_mcp_tool_approval":true}}}`),
+		msg(3, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"_meta":{"codex":{"goal":null}}}}}`),
+		msg(4, DirectionAgentToClient, "request", "elicitation/create", `{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":{"_meta":{"codex":{"autoResolutionMs":1000}}}}`),
+		msg(5, DirectionAgentToClient, "response", "session/prompt", `{"jsonrpc":"2.0","id":4,"result":{"_meta":{"codex":{"turnConfiguration":{"version":1}}}}}`),
+		msg(6, DirectionAgentToClient, "notification", "session/update", `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":[{"type":"diff","_meta":{"diff_git_patch":{"text":"p"},"kind":"update"}}]}}}`),
+		msg(7, DirectionAgentToClient, "notification", "_account/rate_limits_update", `{"jsonrpc":"2.0","method":"_account/rate_limits_update","params":{"rateLimits":{}}}`),
+		msg(8, DirectionClientToAgent, "request", "_session/rewind_points", `{"jsonrpc":"2.0","id":5,"method":"_session/rewind_points","params":{"sessionId":"s"}}`),
+		msg(9, DirectionClientToAgent, "request", "initialize", `{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"clientCapabilities":{"_meta":{"continueOnReject":true}}}}`),
+		msg(10, DirectionClientToAgent, "request", "session/new", `{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"_meta":{"mcpStartupAwaitTimeoutMs":3000}}}`),
+		msg(11, DirectionAgentToClient, "request", "_session/async_question/request", `{"jsonrpc":"2.0","id":8,"method":"_session/async_question/request","params":{"sessionId":"s","questions":[]}}`),
+		msg(12, DirectionAgentToClient, "notification", "_session/queue/changed", `{"jsonrpc":"2.0","method":"_session/queue/changed","params":{"sessionId":"s","_meta":{"queue":{}}}}`),
+		msg(13, DirectionAgentToClient, "notification", "_session/list_changed", `{"jsonrpc":"2.0","method":"_session/list_changed","params":{"cwd":"/w","_meta":{"mcp_output_delta":{"data":"d"}}}}`),
+	}), nil)
+	got := inventoryLines(inv, func(k SeenKey) string { return fmt.Sprintf("%s %s %v", k.Key, k.Vendor, k.Known) })
+	want := []string{
+		"claudeCode/rewindSession claudeCode true",
+		"codex/autoResolutionMs codex true",
+		"codex/goal codex true",
+		"codex/turnConfiguration codex true",
+		"continueOnReject codex-acp true",
+		"diff_git_patch codex-acp true",
+		"is_mcp_tool_approval codex-acp true",
+		"kind diff true",
+		"mcpStartupAwaitTimeoutMs codex-acp true",
+		"mcp_output_delta jetbrains true",
+		"permission claude-agent-acp true",
+		"queue codex-acp true",
+		"rateLimits codex-acp true",
+		"systemPrompt codex-acp true",
+		"method _account/rate_limits_update account true",
+		"method _session/async_question/request session true",
+		"method _session/list_changed session true",
+		"method _session/queue/changed session true",
+		"method _session/rewind_points session true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inventory:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// inventoryLines is one line per key of inv, as key formats it, then one per method: its name,
+// vendor and whether it is known.
+func inventoryLines(inv *Inventory, key func(SeenKey) string) []string {
+	var got []string
+	for _, k := range inv.MetaKeys {
+		got = append(got, key(k))
+	}
+	for _, m := range inv.Methods {
+		got = append(got, fmt.Sprintf("method %s %s %v", m.Name, m.Vendor, m.Known))
+	}
+	return got
 }

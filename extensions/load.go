@@ -156,6 +156,8 @@ type fileMethod struct {
 	Status      Status    `json:"status"`
 	Description string    `json:"description"`
 	Source      string    `json:"source"`
+	AuthStatus  bool      `json:"authStatus"`
+	ServedBy    []string  `json:"servedBy"`
 }
 
 type fileNonKey struct {
@@ -518,8 +520,16 @@ func (b *builder) checkMethod(file, label, ns string, m fileMethod) (Method, boo
 	}
 	st, okUse := b.checkUse(file, label, m.Direction, m.Class, m.Status, &m.Kind)
 	okText := b.checkText(file, label, "description", m.Description) && b.checkSource(file, label, m.Source)
+	for i, a := range m.ServedBy {
+		okText = b.checkText(file, label, fmt.Sprintf("servedBy[%d]", i), a) && okText
+	}
+	if m.AuthStatus && (m.Kind != KindRequest || m.Direction != DirectionClientToAgent || st != StatusActive || len(m.ServedBy) == 0) {
+		b.errf(file, label, "authStatus is for an active client-to-agent request with the agents that serve it in servedBy")
+		ok = false
+	}
 	return Method{Name: m.Name, Vendor: ns, Direction: m.Direction, Kind: m.Kind, Class: m.Class,
-		Status: st, Description: m.Description, Source: m.Source}, ok && okUse && okText
+		Status: st, Description: m.Description, Source: m.Source, AuthStatus: m.AuthStatus,
+		ServedBy: slices.Clone(m.ServedBy)}, ok && okUse && okText
 }
 
 func (b *builder) checkNonKey(file, label, ns string, n fileNonKey) (NonKey, bool) {

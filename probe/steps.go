@@ -47,8 +47,10 @@ func CheckSteps(o StepOptions) []Step {
 var ForkProbeSteps = []Step{forkStep{}}
 
 // AuthStatusStep asks auth/status when the agent advertises it (agentCapabilities.auth.status,
-// unstable): the state it answers is one of the auth oracle's signals (--auth-ab). The method
-// changes nothing by the spec, and must not be refused with -32000.
+// unstable), or the vendor request of the same kind that the catalogue knows the agent serves
+// (codex-acp's authentication/status; derive.AuthStatusMethod): the state it answers is one of
+// the auth oracle's signals (--auth-ab). The method changes nothing, and must not be refused
+// with -32000.
 var AuthStatusStep Step = authStatusStep{}
 
 type authStatusStep struct{}
@@ -56,15 +58,14 @@ type authStatusStep struct{}
 func (authStatusStep) Name() string { return record.StepAuthStatus }
 
 func (authStatusStep) Run(ctx context.Context, s *Session) {
-	init := record.New(s.Log().Frames()).First(acp.MethodInitialize)
-	if init == nil || init.Answer == nil || init.Answer.Msg == nil ||
-		!acp.ParseInitializeResult(init.Answer.Msg.Result).Capabilities.Object("auth").Has("status") {
+	method := derive.AuthStatusMethod(record.New(s.Log().Frames()), nil)
+	if method == "" {
 		record.StepSkipped.Emit(s.Log(), record.StepInfo{Name: record.StepAuthStatus, Reason: "auth/status is not advertised"})
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.RequestTimeout)
 	defer cancel()
-	_, _ = s.Call(cctx, acp.MethodAuthStatus, map[string]any{})
+	_, _ = s.Call(cctx, method, map[string]any{})
 }
 
 // extensionStep sends an unknown _-prefixed notification, then an unknown _-prefixed request:

@@ -112,8 +112,9 @@ type AuthIdentityInfo struct {
 	SessionNew SessionNewOutcome `json:"sessionNew"`
 	Code       *int              `json:"code,omitempty"`
 	Message    string            `json:"message,omitempty"`
-	// AuthStatus is the state auth/status answered, when the agent advertises it ("" when
-	// not asked or not answered).
+	// AuthStatus is the state auth/status answered, when the agent advertises it, or the
+	// vendor status request the catalogue knows the agent serves ("" when not asked or not
+	// answered).
 	AuthStatus string `json:"authStatus,omitempty"`
 	// StatusUpdates are the states pushed by auth/status_update (or the vendor
 	// _auth/status_update), in order.

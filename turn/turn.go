@@ -142,7 +142,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	record.TurnRoute.Emit(log, r.info)
 	po := o.Probe
 	po.Launcher = acpprobe.Sandboxed(box, cmd)
-	po.ClientCapabilities = r.client
+	if r.client != nil { // a gateway route's client; else the chosen profile's (o.Probe)
+		po.ClientCapabilities = r.client
+	}
 	sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
 	var then []acpprobe.Then
 	if r.ok() {

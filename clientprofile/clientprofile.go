@@ -27,6 +27,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/internal/safeio"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // Default is the profile used unless one is chosen: acpprobe's own, every capability false.
@@ -262,27 +263,26 @@ func join(prefix, k string) string {
 	return prefix + "." + k
 }
 
-// Answer is what acpprobe does when the agent uses a capability a profile declares.
-type Answer struct {
-	Capability string `json:"capability"`
-	Answer     string `json:"answer"`
-}
-
 // Answers says, for each declared capability the agent could ask the client to use, what the
 // probe answers instead of serving it: the promise that a richer profile stays harmless.
-func (p Profile) Answers() []Answer {
-	var out []Answer
+func (p Profile) Answers() []report.ClientAnswer {
+	out := []report.ClientAnswer{}
 	for _, c := range p.Declared() {
 		switch {
 		case strings.HasPrefix(c, "fs.") || c == "fs":
-			out = append(out, Answer{c, "refused (-32601): acpprobe reads and writes no file for the agent"})
+			out = append(out, report.ClientAnswer{Capability: c, Answer: "refused (-32601): acpprobe reads and writes no file for the agent"})
 		case c == "terminal":
-			out = append(out, Answer{c, "refused (-32601): acpprobe runs no command for the agent"})
+			out = append(out, report.ClientAnswer{Capability: c, Answer: "refused (-32601): acpprobe runs no command for the agent"})
 		case c == "elicitation" || strings.HasPrefix(c, "elicitation."):
-			out = append(out, Answer{c, "declined (action decline): acpprobe asks the user nothing and opens no URL"})
+			out = append(out, report.ClientAnswer{Capability: c, Answer: "declined (action decline): acpprobe asks the user nothing and opens no URL"})
 		case c == "auth.terminal" || c == "_meta.terminal-auth" || c == "auth._meta.gateway":
-			out = append(out, Answer{c, "never used: probe and check log in with no method (turn uses only its own emulator's gateway)"})
+			out = append(out, report.ClientAnswer{Capability: c, Answer: "never used: probe and check log in with no method (turn uses only its own emulator's gateway)"})
 		}
 	}
 	return out
+}
+
+// Section is the report's account of a run as this profile (report.Result.Client).
+func (p Profile) Section() *report.Client {
+	return &report.Client{Profile: p.Name, File: p.File, Declared: p.Declared(), Answers: p.Answers()}
 }

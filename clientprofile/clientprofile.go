@@ -101,6 +101,9 @@ func Gateway() json.RawMessage {
 // ErrUnknown is a profile name that is neither built in nor a file.
 var ErrUnknown = errors.New("unknown client profile")
 
+// ErrList is a list of profiles that names one twice or none between two commas.
+var ErrList = errors.New("bad list of client profiles")
+
 // Load is the profile arg names: a built-in profile's name, or the path of a profile file (a
 // name with a slash or ending in .json), read as untrusted input and validated.
 func Load(arg string) (Profile, error) {
@@ -134,14 +137,14 @@ func LoadList(list string) ([]Profile, error) {
 	for arg := range strings.SplitSeq(list, ",") {
 		arg = strings.TrimSpace(arg)
 		if arg == "" {
-			return nil, fmt.Errorf("empty profile name in %q", list)
+			return nil, fmt.Errorf("%w: empty profile name in %q", ErrList, list)
 		}
 		p, err := Load(arg)
 		if err != nil {
 			return nil, err
 		}
 		if seen[p.Name] {
-			return nil, fmt.Errorf("profile %q named twice", p.Name)
+			return nil, fmt.Errorf("%w: profile %q named twice", ErrList, p.Name)
 		}
 		seen[p.Name] = true
 		out = append(out, p)

@@ -18,7 +18,7 @@ import (
 
 // requirement is one name of the vocabulary: the report field it reads and how.
 type requirement struct {
-	name, field, doc string
+	name, field string
 	// needs says what must have been observed for the judgement to stand.
 	needs observed
 	judge func(r *report.Result) (report.RequirementVerdict, string)
@@ -36,7 +36,7 @@ const (
 
 // capability is a requirement on one boolean of agentCapabilities.
 func capability(name, field string, get func(report.Capabilities) bool) requirement {
-	return requirement{name: name, field: "capabilities." + field, doc: "agentCapabilities." + field + " is true",
+	return requirement{name: name, field: "capabilities." + field,
 		judge: func(r *report.Result) (report.RequirementVerdict, string) {
 			if get(r.Capabilities) {
 				return report.RequirementMet, "agentCapabilities." + field + " is true"
@@ -62,38 +62,22 @@ var vocabulary = []requirement{
 	capability("sessionCapabilities.additionalDirectories", "sessionCapabilities.additionalDirectories", func(c report.Capabilities) bool { return c.SessionCapabilities.AdditionalDirectories }),
 	capability("sessionCapabilities.delete", "sessionCapabilities.delete", func(c report.Capabilities) bool { return c.SessionCapabilities.Delete }),
 	capability("auth.logout", "auth.logout", func(c report.Capabilities) bool { return c.Auth.Logout }),
-	{name: "auth.gateway", field: "authMethods", doc: "an auth method with id gateway or _meta.gateway (shown only to a client declaring auth._meta.gateway)",
+	{name: "auth.gateway", field: "authMethods",
 		judge: authMethod(func(m acp.Object) bool {
 			return m.String("id") == "gateway" || m.String("type") == "gateway" || m.Object("_meta").Object("gateway") != nil
 		})},
-	{name: "auth.terminal", field: "authMethods", doc: "an auth method of type terminal or with _meta[\"terminal-auth\"] (shown only to a client declaring auth.terminal or _meta[\"terminal-auth\"])",
+	{name: "auth.terminal", field: "authMethods",
 		judge: authMethod(func(m acp.Object) bool {
 			return m.String("type") == "terminal" || m.Object("_meta").Object("terminal-auth") != nil
 		})},
-	{name: "modes", field: "modes", doc: "session/new answers session modes", needs: bySession,
-		judge: listed("modes", func(r *report.Result) []string {
-			out := []string{}
-			for _, m := range r.Modes {
-				out = append(out, m.ID)
-			}
-			return out
-		})},
-	{name: "configOptions", field: "configOptions", doc: "session/new answers config options", needs: bySession,
+	{name: "modes", field: "modes", needs: bySession,
+		judge: listed("modes", func(r *report.Result) []string { return idsOf(r.Modes, func(m acp.Mode) string { return m.ID }) })},
+	{name: "configOptions", field: "configOptions", needs: bySession,
 		judge: listed("config options", func(r *report.Result) []string {
-			out := []string{}
-			for _, o := range r.ConfigOptions {
-				out = append(out, o.ID)
-			}
-			return out
+			return idsOf(r.ConfigOptions, func(o acp.ConfigOption) string { return o.ID })
 		})},
-	{name: "models", field: "models", doc: "session/new answers models (the legacy list)", needs: bySession,
-		judge: listed("models", func(r *report.Result) []string {
-			out := []string{}
-			for _, m := range r.Models {
-				out = append(out, m.ID)
-			}
-			return out
-		})},
+	{name: "models", field: "models", needs: bySession,
+		judge: listed("models", func(r *report.Result) []string { return idsOf(r.Models, func(m acp.Model) string { return m.ID }) })},
 }
 
 // gatesOf are the client capabilities an agent shows a requirement's evidence only to (the
@@ -126,6 +110,15 @@ func authMethod(want func(acp.Object) bool) func(r *report.Result) (report.Requi
 		}
 		return report.RequirementMissing, "no such auth method among " + listOf(ids)
 	}
+}
+
+// idsOf are the ids of a list of session/new's answer.
+func idsOf[T any](list []T, id func(T) string) []string {
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		out = append(out, id(x))
+	}
+	return out
 }
 
 // listed judges a list of session/new's answer: met when it has an entry.
@@ -244,7 +237,7 @@ func metaKey(path []string) func(r *report.Result) (report.RequirementVerdict, s
 
 // Check judges the requirements names (from ParseRequirements) on r, a run as profile client.
 func Check(r *report.Result, client Profile, names []string) *report.Checklist {
-	c := &report.Checklist{Verdict: report.RequirementMet, Requirements: []report.Requirement{}}
+	c := &report.Checklist{Requirements: []report.Requirement{}}
 	declared := client.Declared()
 	for _, name := range names {
 		q, ok := lookup(name)
@@ -253,14 +246,24 @@ func Check(r *report.Result, client Profile, names []string) *report.Checklist {
 		}
 		verdict, evidence := judge(r, q, declared)
 		c.Requirements = append(c.Requirements, report.Requirement{Name: name, Field: q.field, Verdict: verdict, Evidence: evidence})
+	}
+	c.Verdict = overall(c.Requirements)
+	return c
+}
+
+// overall is a checklist's verdict: missing when a requirement is missing, else unverified
+// when one is, else met.
+func overall(reqs []report.Requirement) report.RequirementVerdict {
+	v := report.RequirementMet
+	for _, q := range reqs {
 		switch {
-		case verdict == report.RequirementMissing:
-			c.Verdict = report.RequirementMissing
-		case verdict == report.RequirementUnverified && c.Verdict == report.RequirementMet:
-			c.Verdict = report.RequirementUnverified
+		case q.Verdict == report.RequirementMissing:
+			return report.RequirementMissing
+		case q.Verdict == report.RequirementUnverified:
+			v = report.RequirementUnverified
 		}
 	}
-	return c
+	return v
 }
 
 // judge is one requirement's verdict: unverified when what it rests on was not observed, or
@@ -270,7 +273,11 @@ func judge(r *report.Result, q requirement, declared []string) (report.Requireme
 		return report.RequirementUnverified, "the agent did not answer initialize" + errorOf(r)
 	}
 	if q.needs == bySession && r.Auth.Status != report.AuthAuthenticated {
-		return report.RequirementUnverified, "no session was made (auth " + string(r.Auth.Status) + errorOf(r) + "): session/new's answer was not observed"
+		why := "auth " + string(r.Auth.Status)
+		if r.Error != nil {
+			why = string(r.Error.Stage) + ": " + string(r.Error.Code)
+		}
+		return report.RequirementUnverified, "no session was made (" + why + "): session/new's answer was not observed"
 	}
 	verdict, evidence := q.judge(r)
 	gates := gatesOf(q.name)

@@ -38,7 +38,7 @@ func TestCheckVerdicts(t *testing.T) {
 	minimal, _ := Get("minimal")
 	authRequired := probed()
 	authRequired.Auth.Status = report.AuthRequired
-	authRequired.Error = &report.Error{Code: report.ErrAuthRequired}
+	authRequired.Error = &report.Error{Code: report.ErrAuthRequired, Stage: "session/new"}
 	notProbed := &report.Result{Error: &report.Error{Code: report.ErrSpawnFailed}}
 	for _, c := range []struct {
 		name   string
@@ -56,7 +56,7 @@ func TestCheckVerdicts(t *testing.T) {
 		{"auth.terminal", probed(), Profile{ClientCapabilities: json.RawMessage(`{"auth":{"terminal":true}}`)}, report.RequirementMissing, "api-key, gateway"},
 		{"modes", probed(), minimal, report.RequirementMet, "default, plan"},
 		{"configOptions", probed(), minimal, report.RequirementMissing, "no config options"},
-		{"modes", authRequired, minimal, report.RequirementUnverified, "auth auth_required; auth_required"},
+		{"modes", authRequired, minimal, report.RequirementUnverified, "no session was made (session/new: auth_required)"},
 		{"loadSession", authRequired, minimal, report.RequirementMet, ""},
 		{"loadSession", notProbed, minimal, report.RequirementUnverified, "did not answer initialize; spawn_failed"},
 		{"session/list", probed(), minimal, report.RequirementMet, "supported"},

@@ -54,3 +54,37 @@ type Requirement struct {
 	Verdict  RequirementVerdict `json:"verdict"`
 	Evidence string             `json:"evidence"`
 }
+
+// SurfaceSchema names the document of probe --client-profile A,B,… (Surface).
+const SurfaceSchema = "acpprobe.surface/v1"
+
+// Surface is what one agent showed each client profile: one handshake (a whole probe) per
+// profile, and every item of the agent's answers that not every profile was shown.
+type Surface struct {
+	Schema   string       `json:"schema"`
+	Profiles []ProfileRun `json:"profiles"`
+	// Differences are the items some profiles were shown and others not, in the order of the
+	// profiles that were shown them first; none when every profile was shown the same.
+	Differences []Difference `json:"differences"`
+	// Requirements is the host's checklist judged across the profiles (--require): each
+	// requirement's best verdict over them (met, then missing, then unverified), since a host
+	// that declares what a profile declares is shown what it was shown.
+	Requirements *Checklist `json:"requirements,omitempty"`
+}
+
+// ProfileRun is the result of the probe as one client profile.
+type ProfileRun struct {
+	Profile string  `json:"profile"`
+	Result  *Result `json:"result"`
+}
+
+// Difference is one item of the agent's answers (a path into initialize's or session/new's
+// result, with its value) that some profiles were shown and others not.
+type Difference struct {
+	// Kind groups the item: auth method, capability, _meta, mode, config option, model, other.
+	Kind string `json:"kind"`
+	// Item is the path and value: initialize.authMethods[gateway]._meta.gateway.protocol = "openai".
+	Item  string   `json:"item"`
+	In    []string `json:"in"`
+	NotIn []string `json:"notIn"`
+}

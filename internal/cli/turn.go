@@ -121,6 +121,8 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	iso.registerTurn(fs)
 	tf.register(fs, true)
+	var cf clientFlags
+	cf.register(fs, false)
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding is at or above this tier: mandatory, capability, advisory, info")
 	cl, err := parseArgs(fs, args, "acpprobe turn [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
@@ -142,6 +144,9 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	opts.Recording.Secrets = append(opts.Recording.Secrets, iso.passedValues()...)
 	opts.Report.Verdict = verdict
 	if opts.Turn, err = tf.options(target, pf.env, box); err != nil {
+		return nil, err
+	}
+	if err := cf.apply(&opts.ProbeOptions, fs); err != nil {
 		return nil, err
 	}
 	return opts, nil

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/report"
 )
 
 // The surface by client: the same agent probed as several profiles, and what differs. Each
-// run's answers (initialize's result, session/new's, and how session/new ended) are flattened
+// run's answers (initialize's result, session/new's, how session/new ended, and the vendor
+// extension keys and methods the agent sent anywhere in the run) are flattened
 // into items, one per leaf: a path and its value, array members of objects named by their id
 // (initialize.authMethods[gateway]…, session/new.modes.availableModes[plan]…) and strings of
 // an array one item each; an item not every profile was shown is a Difference.
@@ -82,6 +84,18 @@ func itemsOf(r *report.Result) []string {
 	f := &flattener{seen: map[string]bool{}}
 	f.raw("initialize", r.Raw.Initialize)
 	f.raw("session/new", r.Raw.NewSession)
+	if inv := r.Extensions; inv != nil { // what the agent sent of vendor extensions, wherever
+		for _, k := range inv.MetaKeys {
+			if slices.Contains(k.Observed, extensions.DirectionAgentToClient) {
+				f.add("extension _meta key " + k.Key)
+			}
+		}
+		for _, m := range inv.Methods {
+			if slices.Contains(m.Observed, extensions.DirectionAgentToClient) {
+				f.add("extension method " + m.Name)
+			}
+		}
+	}
 	switch {
 	case r.Error != nil && r.Error.Code == report.ErrAuthRequired:
 		f.add("session/new: auth_required")
@@ -180,6 +194,7 @@ func kindOf(it string) string {
 		{"session/new.models", "model"},
 		{"session/new._meta", "_meta"},
 		{"session/new:", "session"},
+		{"extension ", "extension"},
 	} {
 		if strings.HasPrefix(it, k.prefix) {
 			return k.kind

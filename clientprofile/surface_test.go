@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -101,6 +102,25 @@ func TestSurfaceCollapsesWhatAHolderSays(t *testing.T) {
 		got = append(got, d.Item)
 	}
 	want := []string{`initialize.authMethods[claude-ai-login]`, `initialize.authMethods[claude-ai-login]._meta.terminal-auth.command = "node"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("differences %q, want %q", got, want)
+	}
+}
+
+// TestSurfaceExtensions: a vendor method or _meta key the agent sent only to one profile is a
+// difference; what the client itself sent is not.
+func TestSurfaceExtensions(t *testing.T) {
+	plain := &report.Result{Extensions: &extensions.Inventory{
+		MetaKeys: []extensions.SeenKey{{Key: "terminal-auth", Observed: []extensions.Direction{extensions.DirectionClientToAgent}}}}}
+	air := &report.Result{Extensions: &extensions.Inventory{
+		MetaKeys: []extensions.SeenKey{{Key: "terminal-auth", Observed: []extensions.Direction{extensions.DirectionClientToAgent}},
+			{Key: "jetbrains/air", Observed: []extensions.Direction{extensions.DirectionAgentToClient}}},
+		Methods: []extensions.SeenMethod{{Name: "_session/goal", Observed: []extensions.Direction{extensions.DirectionAgentToClient}}}}}
+	var got []string
+	for _, d := range Surface([]report.ProfileRun{{Profile: "minimal", Result: plain}, {Profile: "jetbrains", Result: air}}).Differences {
+		got = append(got, d.Kind+": "+d.Item+" "+strings.Join(d.In, ","))
+	}
+	want := []string{"extension: extension _meta key jetbrains/air jetbrains", "extension: extension method _session/goal jetbrains"}
 	if !slices.Equal(got, want) {
 		t.Errorf("differences %q, want %q", got, want)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acp/schema"
 	"github.com/acpprobe/acpprobe/internal/safeio"
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/report"
 )
 
@@ -285,7 +286,54 @@ func (p Profile) Answers() []report.ClientAnswer {
 	return out
 }
 
-// Section is the report's account of a run as this profile (report.Result.Client).
-func (p Profile) Section() *report.Client {
+// Section is the report's account of a run as this profile (report.Result.Client): what
+// frames' first initialize request declared (the profile's capabilities, or more: turn's
+// gateway route adds auth._meta.gateway), or the profile's own when frames have none.
+func (p Profile) Section(frames []jsonrpc.Frame) *report.Client {
+	if sent := sentCapabilities(frames); sent != nil {
+		p.ClientCapabilities = sent
+	}
 	return &report.Client{Profile: p.Name, File: p.File, Declared: p.Declared(), Answers: p.Answers()}
+}
+
+// sentCapabilities is the clientCapabilities of the first initialize request the client wrote
+// (nil when there is none).
+func sentCapabilities(frames []jsonrpc.Frame) json.RawMessage {
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == acp.MethodInitialize && f.Msg.Kind() == jsonrpc.Request {
+			var params struct {
+				ClientCapabilities json.RawMessage `json:"clientCapabilities"`
+			}
+			if json.Unmarshal(f.Msg.Params, &params) != nil || len(params.ClientCapabilities) == 0 {
+				return nil
+			}
+			return params.ClientCapabilities
+		}
+	}
+	return nil
+}
+
+// WithGateway is caps (the minimal client's when nil) also declaring auth._meta.gateway: a
+// profile's host that accepts the agent's gateway login (turn's gateway route).
+func WithGateway(caps json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(caps, &m) != nil || m == nil {
+		return Gateway()
+	}
+	auth, _ := m["auth"].(map[string]any)
+	if auth == nil {
+		auth = map[string]any{}
+	}
+	meta, _ := auth["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["gateway"] = true
+	auth["_meta"] = meta
+	m["auth"] = auth
+	b, err := json.Marshal(m)
+	if err != nil {
+		return Gateway()
+	}
+	return b
 }

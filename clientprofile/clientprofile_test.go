@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 )
 
@@ -140,5 +141,30 @@ func TestMinimalIsTheProbeDefault(t *testing.T) {
 	m, _ := Get(Default)
 	if string(m.ClientCapabilities) != string(probe.MinimalClientCapabilities) || m.ClientInfo != nil {
 		t.Errorf("minimal = %s %+v, probe's default %s", m.ClientCapabilities, m.ClientInfo, probe.MinimalClientCapabilities)
+	}
+}
+
+// TestSectionIsWhatWasSent: the report's client section says what the recorded initialize
+// declared — a zed run that turn's gateway route sent with auth._meta.gateway declares it too
+// (before, the section was the profile's alone and hid the gateway declaration).
+func TestSectionIsWhatWasSent(t *testing.T) {
+	zed := mustGet("zed")
+	sent := WithGateway(zed.ClientCapabilities)
+	params, _ := json.Marshal(map[string]any{"protocolVersion": 1, "clientCapabilities": sent})
+	frames := []jsonrpc.Frame{{Dir: jsonrpc.DirClient, Msg: &jsonrpc.Message{ID: json.RawMessage(`1`), HasMethod: true, Method: "initialize", Params: params}}}
+	got := zed.Section(frames)
+	want := append([]string{"_meta.terminal-auth", "_meta.terminal_output", "auth._meta.gateway"}, zed.Declared()[2:]...)
+	if got.Profile != "zed" || !slices.Equal(got.Declared, want) {
+		t.Errorf("section = %+v, want declared %q", got, want)
+	}
+	if d := zed.Section(nil).Declared; !slices.Equal(d, zed.Declared()) {
+		t.Errorf("without frames: %q", d)
+	}
+	if g := WithGateway(nil); string(g) != string(Gateway()) {
+		t.Errorf("WithGateway(nil) = %s", g)
+	}
+	full := mustGet("full")
+	if !slices.Equal(Profile{ClientCapabilities: WithGateway(full.ClientCapabilities)}.Declared(), full.Declared()) {
+		t.Error("WithGateway changed what full declares, which has the gateway already")
 	}
 }

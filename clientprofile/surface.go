@@ -13,7 +13,7 @@ import (
 
 // The surface by client: the same agent probed as several profiles, and what differs. Each
 // run's answers (initialize's result, session/new's, how session/new ended, and the vendor
-// extension keys and methods the agent sent anywhere in the run) are flattened
+// extension methods the agent sent anywhere in the run) are flattened
 // into items, one per leaf: a path and its value, array members of objects named by their id
 // (initialize.authMethods[gateway]…, session/new.modes.availableModes[plan]…) and strings of
 // an array one item each; an item not every profile was shown is a Difference.
@@ -84,14 +84,12 @@ func itemsOf(r *report.Result) []string {
 	f := &flattener{seen: map[string]bool{}}
 	f.raw("initialize", r.Raw.Initialize)
 	f.raw("session/new", r.Raw.NewSession)
-	if inv := r.Extensions; inv != nil { // what the agent sent of vendor extensions, wherever
-		for _, k := range inv.MetaKeys {
-			if slices.Contains(k.Observed, extensions.DirectionAgentToClient) {
-				f.add("extension _meta key " + k.Key)
-			}
-		}
+	// The vendor methods the agent sent anywhere in the run (the _meta keys of initialize and
+	// session/new are items of their own above; the inventory's keys of both sides are not
+	// told apart by who sent them first).
+	if inv := r.Extensions; inv != nil {
 		for _, m := range inv.Methods {
-			if slices.Contains(m.Observed, extensions.DirectionAgentToClient) {
+			if fromAgent(m.Observed) {
 				f.add("extension method " + m.Name)
 			}
 		}
@@ -103,6 +101,11 @@ func itemsOf(r *report.Result) []string {
 		f.add("session/new: ok")
 	}
 	return f.items
+}
+
+// fromAgent reports whether the agent sent it (alone, or the client too).
+func fromAgent(observed []extensions.Direction) bool {
+	return slices.Contains(observed, extensions.DirectionAgentToClient) || slices.Contains(observed, extensions.DirectionBoth)
 }
 
 type flattener struct {

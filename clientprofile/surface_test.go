@@ -107,20 +107,20 @@ func TestSurfaceCollapsesWhatAHolderSays(t *testing.T) {
 	}
 }
 
-// TestSurfaceExtensions: a vendor method or _meta key the agent sent only to one profile is a
-// difference; what the client itself sent is not.
+// TestSurfaceExtensions: a vendor method the agent sent only to one profile is a difference;
+// one only the client sent is not.
 func TestSurfaceExtensions(t *testing.T) {
 	plain := &report.Result{Extensions: &extensions.Inventory{
-		MetaKeys: []extensions.SeenKey{{Key: "terminal-auth", Observed: []extensions.Direction{extensions.DirectionClientToAgent}}}}}
+		Methods: []extensions.SeenMethod{{Name: "_client/ping", Observed: []extensions.Direction{extensions.DirectionClientToAgent}}}}}
 	air := &report.Result{Extensions: &extensions.Inventory{
-		MetaKeys: []extensions.SeenKey{{Key: "terminal-auth", Observed: []extensions.Direction{extensions.DirectionClientToAgent}},
-			{Key: "jetbrains/air", Observed: []extensions.Direction{extensions.DirectionAgentToClient}}},
-		Methods: []extensions.SeenMethod{{Name: "_session/goal", Observed: []extensions.Direction{extensions.DirectionAgentToClient}}}}}
+		Methods: []extensions.SeenMethod{{Name: "_client/ping", Observed: []extensions.Direction{extensions.DirectionClientToAgent}},
+			{Name: "_session/goal", Observed: []extensions.Direction{extensions.DirectionAgentToClient}},
+			{Name: "_session/steer", Observed: []extensions.Direction{extensions.DirectionBoth}}}}}
 	var got []string
 	for _, d := range Surface([]report.ProfileRun{{Profile: "minimal", Result: plain}, {Profile: "jetbrains", Result: air}}).Differences {
 		got = append(got, d.Kind+": "+d.Item+" "+strings.Join(d.In, ","))
 	}
-	want := []string{"extension: extension _meta key jetbrains/air jetbrains", "extension: extension method _session/goal jetbrains"}
+	want := []string{"extension: extension method _session/goal jetbrains", "extension: extension method _session/steer jetbrains"}
 	if !slices.Equal(got, want) {
 		t.Errorf("differences %q, want %q", got, want)
 	}

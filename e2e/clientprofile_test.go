@@ -135,3 +135,30 @@ func TestClientProfileRequire(t *testing.T) {
 		})
 	}
 }
+
+// TestClientProfileTurn runs a prompt turn on codex-acp as Zed: its route is a gateway login,
+// so the run declares Zed's capabilities with auth._meta.gateway, and the report's client
+// section says so from the recorded initialize; the turn passes.
+func TestClientProfileTurn(t *testing.T) {
+	requireE2E(t)
+	t.Parallel()
+	box := newSandbox(t)
+	args := append([]string{"--json", "--client-profile", "zed", "--scenario", "completion", "--"}, agentArgv(t, "codex")...)
+	_, stdout, stderr := runCLI(t, box, "turn", args...)
+	res := resultDoc(t, stdout)
+	if res.Client == nil {
+		t.Fatalf("no client section; stderr:\n%s", stderr)
+	}
+	for _, c := range []string{"auth._meta.gateway", "fs.readTextFile", "_meta.terminal-auth", "elicitation.url"} {
+		if !slices.Contains(res.Client.Declared, c) {
+			t.Errorf("client.declared = %q, want it to hold %s", res.Client.Declared, c)
+		}
+	}
+	if res.Route == nil || res.Route.Authenticate != "gateway" {
+		t.Errorf("route = %s, want codex's gateway login", show(res.Route))
+	}
+	if len(res.Turns) != 1 || res.Turns[0].Outcome != report.TurnPassed {
+		t.Errorf("turns = %s, want completion passed", show(res.Turns))
+	}
+	checkGone(t, box, res)
+}

@@ -76,8 +76,9 @@ type Target struct {
 	// it is probed as (Options carries the profile's clientCapabilities and clientInfo): the
 	// rows of one Agent are compared in Matrix.Surfaces.
 	Agent, Profile string
-	// Client, when set, is the profile's section of the report (report.Result.Client).
-	Client *report.Client
+	// Client, when set, is the client profile of the run, whose section the result gets
+	// (report.Result.Client, from the recorded initialize).
+	Client *clientprofile.Profile
 }
 
 // Event reports the progress of one agent.
@@ -247,7 +248,7 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	if err != nil {
 		row.Problem = err.Error()
 	} else if t.Client != nil {
-		r.Client = t.Client
+		r.Client = t.Client.Section(rec.Log.Frames())
 	}
 	if err := rec.Close(); err != nil && row.Problem == "" {
 		row.Problem = "transcript: " + err.Error()

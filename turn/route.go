@@ -29,7 +29,7 @@ type route struct {
 	info   record.RouteInfo
 	setup  *emulator.Setup
 	login  *probe.Authenticate
-	client json.RawMessage
+	client json.RawMessage // set on a gateway route: the run declares clientprofile.WithGateway of its profile
 }
 
 // ok reports whether there is a route.
@@ -142,7 +142,7 @@ func (o Options) firstHandshake(ctx context.Context, cmd transport.Command, box 
 	first.Launcher = acpprobe.Sandboxed(box, cmd)
 	first.InitializeOnly = true
 	first.Steps = nil
-	first.ClientCapabilities = clientprofile.Gateway()
+	first.ClientCapabilities = clientprofile.WithGateway(o.Probe.ClientCapabilities)
 	log, err := probe.Drive(ctx, first)
 	if err != nil {
 		return nil, ""

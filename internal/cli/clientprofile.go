@@ -9,6 +9,7 @@ import (
 
 	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/report"
 )
@@ -92,12 +93,13 @@ func asClient(target *probe.Options, p clientprofile.Profile) {
 	target.ClientCapabilities, target.ClientInfo = p.ClientCapabilities, p.ClientInfo
 }
 
-// judgeClient adds to r the client profile's section and the host's checklist.
-func (opts *ProbeOptions) judgeClient(r *report.Result) {
+// judgeClient adds to r the client profile's section (what the recorded frames declared) and
+// the host's checklist.
+func (opts *ProbeOptions) judgeClient(r *report.Result, frames []jsonrpc.Frame) {
 	client, _ := clientprofile.Get(clientprofile.Default)
 	if len(opts.Clients) == 1 {
 		client = opts.Clients[0]
-		r.Client = client.Section()
+		r.Client = client.Section(frames)
 	}
 	if opts.Require != nil {
 		r.Requirements = clientprofile.Check(r, client, opts.Require)

@@ -180,7 +180,7 @@ func asClients(t matrix.Target, clients []clientprofile.Profile) []matrix.Target
 	for _, p := range clients {
 		one := t
 		asClient(&one.Options, p)
-		one.Agent, one.Profile, one.Client = t.ID, p.Name, p.Section()
+		one.Agent, one.Profile, one.Client = t.ID, p.Name, &p
 		if len(clients) > 1 {
 			one.ID = t.ID + "@" + p.Name
 		}

@@ -181,7 +181,7 @@ func (opts *ProbeOptions) result(tool string, run func(target probe.Options) (*r
 	if cerr != nil {
 		return nil, writeError("the transcript", cerr)
 	}
-	opts.judgeClient(r)
+	opts.judgeClient(r, rec.Log.Frames())
 	return r, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/jsonout"
 	"github.com/acpprobe/acpprobe/probe"
@@ -33,6 +34,17 @@ type Matrix struct {
 	Version     string `json:"acpprobeVersion"`
 	GeneratedAt string `json:"generatedAt"`
 	Rows        []Row  `json:"agents"`
+	// Surfaces are, for each agent probed as several client profiles (matrix
+	// --client-profiles), what differs between the profiles' runs, in the agents' order.
+	Surfaces []Surface `json:"surfaces,omitempty"`
+}
+
+// Surface is the surface by client of one agent of the matrix: the rows of its profiles, and
+// every item of its answers that not every profile was shown (clientprofile.Surface).
+type Surface struct {
+	Agent       string              `json:"agent"`
+	Profiles    []string            `json:"profiles"`
+	Differences []report.Difference `json:"differences"`
 }
 
 // Row is one agent of the matrix: its probe result, or why it could not be probed at all.
@@ -44,7 +56,10 @@ type Row struct {
 	// Problem says why the agent was not launched (it cannot run here, or the matrix was
 	// interrupted first), or why its record could not be kept (its transcript or result file
 	// in OutDir could not be written); Result is then nil.
-	Problem    string         `json:"problem,omitempty"`
+	Problem string `json:"problem,omitempty"`
+	// Profile is the client profile the agent was probed as, when the matrix runs several
+	// (its ID is then the agent's id, "@" and the profile).
+	Profile    string         `json:"profile,omitempty"`
 	Result     *report.Result `json:"result,omitempty"`
 	Transcript string         `json:"transcript,omitempty"`
 }
@@ -57,6 +72,13 @@ type Target struct {
 	Options probe.Options // Log is set by Run
 	// Problem, when set, means the agent cannot be launched here; it is reported, not run.
 	Problem string
+	// Agent and Profile, when Profile is set, are the agent's own id and the client profile
+	// it is probed as (Options carries the profile's clientCapabilities and clientInfo): the
+	// rows of one Agent are compared in Matrix.Surfaces.
+	Agent, Profile string
+	// Client, when set, is the client profile of the run, whose section the result gets
+	// (report.Result.Client, from the recorded initialize).
+	Client *clientprofile.Profile
 }
 
 // Event reports the progress of one agent.
@@ -144,14 +166,48 @@ func Run(ctx context.Context, targets []Target, o Options) *Matrix {
 	wg.Wait()
 	for i := next; i < len(targets); i++ {
 		t := targets[i]
-		m.Rows[i] = Row{ID: t.ID, Source: t.Source, Launch: t.Launch, Problem: "interrupted before it started"}
+		m.Rows[i] = Row{ID: t.ID, Source: t.Source, Launch: t.Launch, Profile: t.Profile, Problem: "interrupted before it started"}
 	}
+	m.Surfaces = surfaces(targets, m.Rows)
 	return m
+}
+
+// surfaces compares the rows of each agent probed as several client profiles (its targets
+// share Agent), in the order of the agents' first rows. A row without a result (the agent
+// could not run, or the matrix was interrupted) is compared as a run that was shown nothing.
+func surfaces(targets []Target, rows []Row) []Surface {
+	var order []string
+	runs := map[string][]report.ProfileRun{}
+	for i, t := range targets {
+		if t.Profile == "" {
+			continue
+		}
+		if runs[t.Agent] == nil {
+			order = append(order, t.Agent)
+		}
+		r := rows[i].Result
+		if r == nil {
+			r = &report.Result{}
+		}
+		runs[t.Agent] = append(runs[t.Agent], report.ProfileRun{Profile: t.Profile, Result: r})
+	}
+	var out []Surface
+	for _, agent := range order {
+		if len(runs[agent]) < 2 {
+			continue
+		}
+		s := Surface{Agent: agent, Differences: clientprofile.Surface(runs[agent]).Differences}
+		for _, run := range runs[agent] {
+			s.Profiles = append(s.Profiles, run.Profile)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // probeOne probes one target, recording its session (into OutDir when set), and makes its row.
 func probeOne(ctx context.Context, t Target, o Options) Row {
-	row := Row{ID: t.ID, Source: t.Source, Launch: t.Launch}
+	row := Row{ID: t.ID, Source: t.Source, Launch: t.Launch, Profile: t.Profile}
 	if t.Problem != "" {
 		row.Problem = t.Problem
 		return row
@@ -191,6 +247,8 @@ func probeOne(ctx context.Context, t Target, o Options) Row {
 	r, err := run(ctx, t, ro)
 	if err != nil {
 		row.Problem = err.Error()
+	} else if t.Client != nil {
+		r.Client = t.Client.Section(rec.Log.Frames())
 	}
 	if err := rec.Close(); err != nil && row.Problem == "" {
 		row.Problem = "transcript: " + err.Error()

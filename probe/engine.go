@@ -227,10 +227,14 @@ func (e *engine) initialize(ctx context.Context) bool {
 	if len(caps) == 0 {
 		caps = MinimalClientCapabilities
 	}
+	info := e.opts.ClientInfo
+	if info == nil {
+		info = &acp.Implementation{Name: "acpprobe", Title: "acpprobe", Version: Version}
+	}
 	params := map[string]any{
 		"protocolVersion":    e.opts.ProtocolVersion,
 		"clientCapabilities": caps,
-		"clientInfo":         map[string]string{"name": "acpprobe", "title": "acpprobe", "version": Version},
+		"clientInfo":         info,
 	}
 	resp, err := e.conn.Call(ictx, acp.MethodInitialize, params)
 	if err != nil {
@@ -474,9 +478,13 @@ var _ io.Writer = stderrSink{}
 
 // answer answers every request an agent makes of the probe: permission requests by the policy
 // in force (cancelled — the outcome the protocol defines for "no decision" — the reject
-// option, or the allow option), everything else as an unknown method, since the probe
-// declares no client capability.
+// option, or the allow option), an elicitation declined when the client declared elicitation
+// (a client profile's), everything else as an unknown method: whatever the client profile
+// claims, the probe reads no file, runs no command and asks the user nothing.
 func (e *engine) answer(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.Error) {
+	if req.Method == acp.MethodElicitationCreate && e.declaresElicitation() {
+		return map[string]string{"action": "decline"}, nil
+	}
 	if req.Method != acp.MethodRequestPermission {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: acpprobe grants no client capability"}
 	}
@@ -492,4 +500,10 @@ func (e *engine) answer(_ context.Context, req *jsonrpc.Message) (any, *jsonrpc.
 		return map[string]any{"outcome": map[string]string{"outcome": "selected", "optionId": id}}, nil
 	}
 	return map[string]any{"outcome": map[string]string{"outcome": "cancelled"}}, nil
+}
+
+// declaresElicitation reports whether the client's capabilities declare elicitation (any
+// mode): such a client answers elicitation/create, and acpprobe's answer is decline.
+func (e *engine) declaresElicitation() bool {
+	return acp.ParseObject(e.opts.ClientCapabilities).Object("elicitation") != nil
 }

@@ -129,8 +129,12 @@ type Options struct {
 	// ClientCapabilities are the clientCapabilities of initialize (every capability false
 	// when nil): what the client claims to support, which decides what some agents show (a
 	// gateway login for a client that declares auth._meta.gateway). Whatever it claims, the
-	// probe still refuses every request the agent makes of the client.
+	// probe still refuses every file and terminal request the agent makes of the client, and
+	// declines its elicitations when it declares elicitation (-32601 when it does not).
 	ClientCapabilities json.RawMessage
+	// ClientInfo is the clientInfo of initialize (acpprobe's own, name acpprobe and the build's
+	// version, when nil): a client profile's host (clientprofile).
+	ClientInfo *acp.Implementation
 	// MCPServers are the mcpServers of session/new (none when nil): the turn scenarios offer
 	// the sentinel MCP servers (turn --mcp). Each must marshal to an ACP McpServer.
 	MCPServers []any

@@ -3,7 +3,6 @@ package probe_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/acpprobe/acpprobe/acp"
 	"maps"
 	"os"
 	"os/signal"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/acptest"
 	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/jsonrpc"
@@ -392,10 +392,39 @@ func hasUndecodable(frames []jsonrpc.Frame, raw string) bool {
 }
 
 // TestAgentRequestsAreRefused checks that nothing the agent asks for is granted: file and
-// terminal requests get -32601, permission requests the outcome "cancelled".
+// terminal requests get -32601, permission requests the outcome "cancelled", an elicitation
+// -32601 from the minimal client.
 func TestAgentRequestsAreRefused(t *testing.T) {
+	agentRequestsAreRefused(t, nil, `"code":-32601`)
+}
+
+// TestRichClientStillRefuses attacks the promise that a client profile only changes what
+// acpprobe claims: a client declaring files, terminals and elicitation (the full profile's
+// capabilities, with a host's clientInfo) still serves no file and no terminal, and declines
+// the elicitation (before the profiles, an elicitation got -32601 from a client declaring it,
+// and clientInfo could not be chosen).
+func TestRichClientStillRefuses(t *testing.T) {
+	caps := json.RawMessage(`{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"elicitation":{"form":{},"url":{}}}`)
+	frames := agentRequestsAreRefused(t, func(o *probe.Options) {
+		o.ClientCapabilities = caps
+		o.ClientInfo = &acp.Implementation{Name: "zed", Title: "Zed", Version: "1.2.3"}
+	}, `"result":{"action":"decline"}`)
+	for _, f := range frames {
+		if f.Dir == jsonrpc.DirClient && f.Msg != nil && f.Msg.Method == "initialize" {
+			if !strings.Contains(string(f.Raw), `"clientInfo":{"name":"zed","title":"Zed","version":"1.2.3"}`) ||
+				!strings.Contains(string(f.Raw), `"clientCapabilities":`+string(caps)) {
+				t.Errorf("initialize sent %s", f.Raw)
+			}
+			return
+		}
+	}
+	t.Error("no initialize recorded")
+}
+
+func agentRequestsAreRefused(t *testing.T, tweak func(*probe.Options), elicitation string) []jsonrpc.Frame {
+	t.Helper()
 	methods := []string{"fs/read_text_file", "fs/write_text_file", "terminal/create", "session/request_permission", "elicitation/create"}
-	r, frames := run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{ClientRequests: methods}}, nil)
+	r, frames := run(t, acptest.Config{Persona: "claude", Faults: acptest.Faults{ClientRequests: methods}}, tweak)
 	if r.Error != nil {
 		t.Fatalf("error: %+v", r.Error)
 	}
@@ -420,16 +449,22 @@ func TestAgentRequestsAreRefused(t *testing.T) {
 	}
 	for _, m := range methods {
 		got := answered[m]
-		if m == "session/request_permission" {
+		switch m {
+		case "session/request_permission":
 			if !strings.Contains(got, `"result":{"outcome":{"outcome":"cancelled"}}`) {
 				t.Errorf("%s answered %s, want outcome cancelled", m, got)
 			}
-			continue
-		}
-		if !strings.Contains(got, `"code":-32601`) || strings.Contains(got, `"result"`) {
-			t.Errorf("%s answered %q, want a -32601 error", m, got)
+		case "elicitation/create":
+			if !strings.Contains(got, elicitation) {
+				t.Errorf("%s answered %s, want %s", m, got, elicitation)
+			}
+		default:
+			if !strings.Contains(got, `"code":-32601`) || strings.Contains(got, `"result"`) {
+				t.Errorf("%s answered %q, want a -32601 error", m, got)
+			}
 		}
 	}
+	return frames
 }
 
 func TestInterruptTearsDown(t *testing.T) {

@@ -71,6 +71,11 @@ type Result struct {
 	SideEffects *SideEffects `json:"sideEffects,omitempty"`
 	// AuthAB is the auth oracle of --auth-ab: the user's identity against an empty one.
 	AuthAB *AuthAB `json:"authAB,omitempty"`
+	// Client is the client profile acpprobe probed as (--client-profile; absent without it):
+	// what it declared, and what acpprobe answers instead of serving it.
+	Client *Client `json:"client,omitempty"`
+	// Requirements is a host's checklist judged on this agent (--require; absent without it).
+	Requirements *Checklist `json:"requirements,omitempty"`
 	// Verdict is filled by acpprobe check: how the findings compare with --fail-on and the
 	// baseline.
 	Verdict *Verdict `json:"verdict,omitempty"`

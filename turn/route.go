@@ -9,6 +9,7 @@ import (
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/acp"
+	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/derive"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/probe"
@@ -21,11 +22,6 @@ import (
 // matches (see Options.Backend).
 const BackendGateway = "gateway"
 
-// gatewayClient is the clientCapabilities of a client that accepts gateway logins
-// (auth._meta.gateway): agents offer them only to such a client. It claims nothing else: every
-// request of the agent to the client is still refused.
-var gatewayClient = json.RawMessage(`{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"auth":{"_meta":{"gateway":true}}}`)
-
 // route is how a turn run points its agent at the emulator: what the record says of it, and
 // what the run does (the setup of a profile or of auto, the authenticate call, the client's
 // capabilities).
@@ -33,7 +29,7 @@ type route struct {
 	info   record.RouteInfo
 	setup  *emulator.Setup
 	login  *probe.Authenticate
-	client json.RawMessage
+	client json.RawMessage // set on a gateway route: the run declares clientprofile.WithGateway of its profile
 }
 
 // ok reports whether there is a route.
@@ -110,7 +106,7 @@ func profileRoute(p emulator.Profile, by string, v emulator.Values) (route, erro
 	r := route{info: info, setup: &setup, login: loginOf(setup)}
 	if setup.Gateway != nil {
 		r.info.Authenticate, r.info.Gateway = setup.Gateway.Method, setup.Gateway.BaseURL
-		r.client = gatewayClient
+		r.client = clientprofile.Gateway()
 	} else if setup.Authenticate != "" {
 		r.info.Authenticate = setup.Authenticate
 	}
@@ -132,7 +128,7 @@ func gatewayRoute(methods []json.RawMessage, srv *emulator.Server) (route, bool)
 			info: record.RouteInfo{Kind: record.RouteGateway, Authenticate: login.Method, Gateway: login.BaseURL, Dialect: string(dialect),
 				Conditions: []string{"the client declares clientCapabilities.auth._meta.gateway, and logs in with the agent's gateway login (protocol " + protocol + ")"}},
 			login:  &probe.Authenticate{MethodID: login.Method, Meta: login.Meta()},
-			client: gatewayClient,
+			client: clientprofile.Gateway(),
 		}, true
 	}
 	return route{}, false
@@ -146,7 +142,7 @@ func (o Options) firstHandshake(ctx context.Context, cmd transport.Command, box 
 	first.Launcher = acpprobe.Sandboxed(box, cmd)
 	first.InitializeOnly = true
 	first.Steps = nil
-	first.ClientCapabilities = gatewayClient
+	first.ClientCapabilities = clientprofile.WithGateway(o.Probe.ClientCapabilities)
 	log, err := probe.Drive(ctx, first)
 	if err != nil {
 		return nil, ""

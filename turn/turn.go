@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/emulator"
 	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
@@ -158,7 +159,9 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	record.TurnRoute.Emit(log, r.info)
 	po := o.Probe
 	po.Launcher = acpprobe.Sandboxed(box, cmd)
-	po.ClientCapabilities = r.client
+	if r.client != nil { // a gateway route: the chosen profile's client (o.Probe), accepting gateway logins
+		po.ClientCapabilities = clientprofile.WithGateway(o.Probe.ClientCapabilities)
+	}
 	sc := &scene{srv: srv, workspace: box.Workspace(), turn: o.TurnTimeout}
 	var then []acpprobe.Then
 	if r.ok() {

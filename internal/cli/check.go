@@ -49,6 +49,8 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens and the MCP sentinels (see acpprobe turn): the whole check then runs in a sandbox (env+home, or --isolate=net: the emulator and the sentinels are served inside its network namespace; never --isolate=off), the model emulator as the agent's model")
 	var tf turnFlags
 	tf.register(fs, false)
+	var cf clientFlags
+	cf.register(fs, false)
 	cl, err := parseArgs(fs, args, "acpprobe check [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err
@@ -88,6 +90,9 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		if err := iso.apply(&opts.ProbeOptions, fs); err != nil {
 			return nil, withJSON(err, pf.json)
 		}
+		if err := cf.apply(&opts.ProbeOptions, fs); err != nil {
+			return nil, err
+		}
 		return opts.finish(judging), nil
 	}
 	// With --turns the whole check runs in the turns' sandbox.
@@ -106,6 +111,9 @@ func newCheckOptions(args []string, stdio Stdio) (*CheckOptions, error) {
 		to.Scenarios = record.Scenarios // check --turns: every scenario, the MCP sentinels too
 	}
 	opts.Turns = &to
+	if err := cf.apply(&opts.ProbeOptions, fs); err != nil {
+		return nil, err
+	}
 	return opts.finish(judging), nil
 }
 

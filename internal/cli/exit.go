@@ -24,6 +24,13 @@ const (
 	ExitInterrupted = 130
 )
 
+// A host's checklist (--require) that did not pass: a requirement missing (ExitMissing);
+// none missing but one unverified, which is never a pass (ExitUnverified).
+const (
+	ExitMissing    = 6
+	ExitUnverified = 7
+)
+
 // usageError is a problem with the command line: a flag, a value, a missing argument, an
 // unknown agent id. An empty message means the usage text was printed instead.
 type usageError struct{ msg string }
@@ -135,6 +142,7 @@ func exitCode(err error) int {
 		result *resultError
 		agent  *agentExit
 		none   *errNoneProbed
+		check  *errChecklist
 	)
 	switch {
 	case err == nil, errors.Is(err, errHelp):
@@ -151,6 +159,8 @@ func exitCode(err error) int {
 		return ExitInterrupted
 	case errors.As(err, &result):
 		return resultCode(result.r)
+	case errors.As(err, &check):
+		return checklistCode(check.verdict)
 	case errors.As(err, &agent):
 		return agent.status
 	}
@@ -170,6 +180,11 @@ func resultCode(r *report.Result) int {
 	if r.Verdict != nil && r.Verdict.Failed {
 		return ExitFindings
 	}
+	// With --require, the checklist decides for an agent that answered: one that needs a login
+	// has its session's requirements unverified (exit 7), not exit 4.
+	if r.Requirements != nil && (r.Error == nil || r.Error.Code == report.ErrAuthRequired) {
+		return checklistCode(r.Requirements.Verdict)
+	}
 	if r.Error == nil {
 		return ExitOK
 	}
@@ -177,6 +192,17 @@ func resultCode(r *report.Result) int {
 		return ExitAuth
 	}
 	return ExitNotProbed
+}
+
+// checklistCode is the exit code of a host's checklist verdict.
+func checklistCode(v report.RequirementVerdict) int {
+	switch v {
+	case report.RequirementMissing:
+		return ExitMissing
+	case report.RequirementUnverified:
+		return ExitUnverified
+	}
+	return ExitOK
 }
 
 // printError writes the line that says why command cmd failed with err, and exit code code,

@@ -58,6 +58,15 @@ func TestExitCode(t *testing.T) {
 		{"protocol mismatch", &resultError{r: result(report.ErrProtocolMismatch, false)}, ExitNotProbed, "acpprobe: protocol_mismatch: why\n"},
 		{"crash", &resultError{r: result(report.ErrAgentCrashed, false)}, ExitNotProbed, "acpprobe: agent_crashed: why\n"},
 		{"unknown probe error", &resultError{r: result(report.ErrUnknown, false)}, ExitNotProbed, "acpprobe: unknown: why\n"},
+		{"checklist missing", &resultError{r: checked(result("", false), report.RequirementMissing)}, ExitMissing, ""},
+		{"checklist unverified", &resultError{r: checked(result("", false), report.RequirementUnverified)}, ExitUnverified, ""},
+		{"checklist met", &resultError{r: checked(result("", false), report.RequirementMet)}, ExitOK, ""},
+		{"checklist unverified over auth required", &resultError{r: checked(result(report.ErrAuthRequired, false), report.RequirementUnverified)}, ExitUnverified, "acpprobe: auth_required: why\n"},
+		{"checklist met over auth required", &resultError{r: checked(result(report.ErrAuthRequired, false), report.RequirementMet)}, ExitOK, "acpprobe: auth_required: why\n"},
+		{"a failed verdict over the checklist", &resultError{r: checked(result("", true), report.RequirementMissing)}, ExitFindings, ""},
+		{"not probed over the checklist", &resultError{r: checked(result(report.ErrSpawnFailed, false), report.RequirementUnverified)}, ExitNotProbed, "acpprobe: spawn_failed: why\n"},
+		{"surface checklist missing", &errChecklist{report.RequirementMissing}, ExitMissing, "acpprobe probe: the checklist is missing\n"},
+		{"surface checklist unverified", &errChecklist{report.RequirementUnverified}, ExitUnverified, "acpprobe probe: the checklist is unverified\n"},
 		{"agent status", &agentExit{status: 7}, 7, ""},
 		{"agent signal", &agentExit{status: 143, signal: syscall.SIGTERM}, 143, ""},
 		{"agent failure", &agentExit{status: 1, err: errors.New("replay: unexpected line")}, 1, "acpprobe probe: replay: unexpected line\n"},
@@ -76,4 +85,10 @@ func TestExitCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checked is r with a checklist of verdict v.
+func checked(r *report.Result, v report.RequirementVerdict) *report.Result {
+	r.Requirements = &report.Checklist{Verdict: v}
+	return r
 }

@@ -74,7 +74,7 @@ func TestEveryFlagDoesSomething(t *testing.T) {
 		"max-line-size": "1000", "persona": "gemini", "schema": "v2", "fail-on": "info", "baseline": baseline,
 		"findings": filepath.Join(dir, "f.ndjson"), "parallel": "2", "format": "md", "out": dir, "ignore": "x",
 		"vendor": "gemini", "scenario": "cancel", "backend": "gemini", "profiles": profiles, "turn-timeout": "7s",
-		"keep-sandbox": filepath.Join(dir, "kept"), "pass-env": "PASS_ME",
+		"keep-sandbox": filepath.Join(dir, "kept"), "pass-env": "PASS_ME", "client-profile": "zed", "client-profiles": "minimal,zed", "require": "loadSession",
 		// matrix runs isolated by default: what changes it is turning it off; turn too, and
 		// never unsandboxed: what changes it is the net level.
 		"matrix/isolate": "=off", "turn/isolate": "=net",

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/extensions"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/matrix"
@@ -74,6 +75,9 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 	turns := fs.Bool("turns", false, "also run real prompt turns at zero tokens on every agent (see acpprobe turn), each in its own sandbox (env+home, or --isolate=net; never --isolate=off); adds the columns Completion, Model truth, Permission, Cancel")
 	var tf turnFlags
 	tf.register(fs, true)
+	var cf clientFlags
+	cf.registerProfile(fs, true)
+	fs.StringVar(&cf.profile, "client-profiles", clientprofile.Default, "the same as --client-profile (a list: every agent once per profile, and what differs)")
 	if err := parseFlags(fs, args, "acpprobe matrix [IDS...] [--config FILE] [--parallel N] [--format text|md|json|html] [--out DIR]", stdio.Out); err != nil {
 		return nil, err
 	}
@@ -124,6 +128,10 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		}
 		opts.Turns = &to
 	}
+	clients, _, err := cf.profiles(fs)
+	if err != nil {
+		return nil, err
+	}
 	for _, id := range ids {
 		target, source, notes, err := pf.resolve(id, explicit)
 		if err == nil {
@@ -150,12 +158,36 @@ func newMatrixOptions(args []string, stdio Stdio) (*MatrixOptions, error) {
 		case err != nil:
 			return nil, err
 		default:
-			opts.Targets = append(opts.Targets, matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target})
+			opts.Targets = append(opts.Targets, asClients(matrix.Target{ID: id, Source: source, Launch: target.Command, Options: target}, clients)...)
+			notes.stale = pf.note(id)
+			for range max(len(clients), 1) {
+				opts.launches = append(opts.launches, notes)
+			}
+			continue
 		}
 		notes.stale = pf.note(id)
 		opts.launches = append(opts.launches, notes)
 	}
 	return opts, nil
+}
+
+// asClients is t probed as each client profile (t itself without any): with several, each
+// row's id is the agent's, "@" and the profile's name.
+func asClients(t matrix.Target, clients []clientprofile.Profile) []matrix.Target {
+	if len(clients) == 0 {
+		return []matrix.Target{t}
+	}
+	out := make([]matrix.Target, 0, len(clients))
+	for _, p := range clients {
+		one := t
+		asClient(&one.Options, p)
+		one.Agent, one.Profile, one.Client = t.ID, p.Name, &p
+		if len(clients) > 1 {
+			one.ID = t.ID + "@" + p.Name
+		}
+		out = append(out, one)
+	}
+	return out
 }
 
 // matrixRun probes the targets, shows the progress on stderr, writes the files of OutDir and

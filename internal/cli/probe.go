@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/acpprobe/acpprobe"
+	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/internal/render"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
@@ -41,6 +42,13 @@ type ProbeOptions struct {
 	Isolate *sandbox.Options
 	// AuthAB runs the auth oracle (--auth-ab).
 	AuthAB bool
+	// Clients are the client profiles chosen (--client-profile): none probes as the minimal
+	// client and says nothing of it; one sets Target's clientCapabilities and clientInfo and
+	// the report's client section; more (probe only) probe once per profile and report the
+	// surface by client (probeSurface).
+	Clients []clientprofile.Profile
+	// Require is a host's checklist (--require), judged on the result (clientprofile.Check).
+	Require []string
 }
 
 func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
@@ -49,6 +57,8 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	var iso isolateFlags
 	iso.register(fs, record.LevelNone)
+	var cf clientFlags
+	cf.register(fs, true)
 	cl, err := parseArgs(fs, args, "acpprobe probe [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
 		return nil, err
@@ -60,6 +70,9 @@ func newProbeOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 	opts := pf.probeOptions(stdio, target)
 	if err := iso.apply(opts, fs); err != nil {
 		return nil, withJSON(err, pf.json)
+	}
+	if err := cf.apply(opts, fs); err != nil {
+		return nil, err
 	}
 	return opts, nil
 }
@@ -114,10 +127,18 @@ func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 // probeRun probes the agent, recording the session (redacted, into a transcript when asked),
 // and reports it through the same analysis as acpprobe analyze.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
-	return opts.recorded("probe", func(target probe.Options) (*report.Result, error) {
+	if len(opts.Clients) > 1 {
+		return probeSurface(ctx, opts)
+	}
+	return opts.recorded("probe", opts.probe(ctx))
+}
+
+// probe is the run of one probe (and check) of opts' agent.
+func (opts *ProbeOptions) probe(ctx context.Context) func(target probe.Options) (*report.Result, error) {
+	return func(target probe.Options) (*report.Result, error) {
 		return acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report,
 			Isolate: opts.Isolate, AuthAB: opts.AuthAB})
-	})
+	}
 }
 
 // recorded runs opts.Target through run (tool names the transcript's maker, "check" when the
@@ -125,12 +146,27 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 // transcript when asked), and reports the result: the one way probe, check, turn and check
 // --turns go from a run to a report.
 func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (*report.Result, error)) error {
+	r, err := opts.result(tool, run)
+	if err != nil {
+		return err
+	}
+	err = printResult(opts.IO.Out, r, opts.JSON)
+	if re := (*resultError)(nil); errors.As(err, &re) {
+		re.note = opts.Note
+		re.because, re.hint = opts.launch.explain(r)
+	}
+	return err
+}
+
+// result runs opts.Target through run as recorded says, and returns the result with the
+// client profile's section and the host's checklist (--client-profile, --require).
+func (opts *ProbeOptions) result(tool string, run func(target probe.Options) (*report.Result, error)) (*report.Result, error) {
 	if opts.Check != nil {
 		tool = "check"
 	}
 	rec, err := opts.Recording.start(opts.Target, tool, opts.Report.Catalogue)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if opts.launch.resolved != "" {
 		fmt.Fprintf(opts.IO.Err, "acpprobe %s: note: %s\n", tool, render.Message(opts.launch.resolved))
@@ -140,17 +176,13 @@ func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (
 	r, err := run(target)
 	cerr := rec.Close()
 	if err != nil {
-		return unusable(err)
+		return nil, unusable(err)
 	}
 	if cerr != nil {
-		return writeError("the transcript", cerr)
+		return nil, writeError("the transcript", cerr)
 	}
-	err = printResult(opts.IO.Out, r, opts.JSON)
-	if re := (*resultError)(nil); errors.As(err, &re) {
-		re.note = opts.Note
-		re.because, re.hint = opts.launch.explain(r)
-	}
-	return err
+	opts.judgeClient(r, rec.Log.Frames())
+	return r, nil
 }
 
 // unusable is the error of acpprobe.Run or Analyze, which fail only on options they cannot

@@ -121,6 +121,8 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 	pf.register(fs, jsonFlag|commandFlag|agentsFlag|budgetFlags|transcriptFlag)
 	iso.registerTurn(fs)
 	tf.register(fs, true)
+	var cf clientFlags
+	cf.register(fs, false)
 	failOn := fs.String("fail-on", "mandatory", "exit 1 when a finding is at or above this tier: mandatory, capability, advisory, info")
 	cl, err := parseArgs(fs, args, "acpprobe turn [flags] (AGENT-ID | -- <agent command> [args...])", stdio.Out)
 	if err != nil {
@@ -145,6 +147,9 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 		return nil, err
 	}
 	opts.Turn.Budget = pf.runBudget(fs)
+	if err := cf.apply(&opts.ProbeOptions, fs); err != nil {
+		return nil, err
+	}
 	return opts, nil
 }
 

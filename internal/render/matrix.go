@@ -330,7 +330,10 @@ func MatrixText(w io.Writer, m *matrix.Matrix) error {
 	if err != nil {
 		return err
 	}
-	return reasonsText(w, m)
+	if err := reasonsText(w, m); err != nil {
+		return err
+	}
+	return matrixSurfacesText(w, m.Surfaces)
 }
 
 // reasonsText writes, under the table, why each row that is not ok is not (Reason), in full.

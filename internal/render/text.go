@@ -49,6 +49,7 @@ func Text(w io.Writer, r *report.Result) error {
 	t.kv("command", r.Agent.Command)
 	t.kv("cwd", r.Agent.Cwd)
 	t.kv("probed at", r.Agent.ProbedAt)
+	clientText(t, r.Client)
 
 	authKnown := r.Auth.Status != report.AuthUnknown || len(r.Auth.Evidence) > 0 || len(r.AuthMethods) > 0
 	if !initOK {
@@ -128,6 +129,7 @@ func Text(w io.Writer, r *report.Result) error {
 		findingsText(t, r)
 	}
 	verdictText(t, r.Verdict)
+	requirementsText(t, r.Requirements)
 
 	tm := r.Timings
 	t.section("Timings")

@@ -461,3 +461,30 @@ func TestAuthAB(t *testing.T) {
 		})
 	}
 }
+
+// TestFloodKeepsWhatTheRunDid (issue 24): an agent that floods past the record's budget
+// (100,000 notifications through a 1 MiB record) and also writes into its HOME and leaves a
+// setsid daemon. The flood is folded and said (coverage), and what the run did is all still
+// reported: its files, its survivor, and no "truncated" error, since a live run that folded
+// frames is not a transcript cut short.
+func TestFloodKeepsWhatTheRunDid(t *testing.T) {
+	u := newFakeUser(t)
+	cfg := acptest.Config{Persona: "claude", Stress: acptest.Stress{SideEffects: true, Notifications: 100_000}}
+	r, _ := runProbe(t, acpprobe.Options{Probe: probe.Options{Launcher: agentCommand(t, cfg), MaxRecord: 1 << 20},
+		Isolate: &sandbox.Options{Parent: t.TempDir(), Environ: u.environ}})
+	if c := r.Coverage; c == nil || c.FoldedFrames < 90_000 {
+		t.Fatalf("coverage = %+v, want the flood folded", c)
+	}
+	if r.Error != nil {
+		t.Errorf("error = %+v, want none: the run was whole, only its record folded", r.Error)
+	}
+	se := r.SideEffects
+	if se == nil || se.Files == nil || !slices.ContainsFunc(se.Files.Changes, func(c record.FileChange) bool {
+		return c.Path == "home/.acptest/state.json" && c.Change == "created"
+	}) {
+		t.Errorf("side effects %+v, want the file the agent created", se)
+	}
+	if r.Exit == nil || !slices.ContainsFunc(r.Exit.Survivors, func(s record.Survivor) bool { return s.LeftGroup && s.Killed }) {
+		t.Errorf("exit %+v, want the setsid daemon killed and reported", r.Exit)
+	}
+}

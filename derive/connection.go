@@ -105,7 +105,7 @@ func (b *builder) build() {
 	defer func() {
 		// Interrupted while the agent was being stopped: the probe itself had ended.
 		if b.x.AtStage(record.Interrupted, record.StageTeardown) {
-			b.fail(report.ErrInterrupted, record.StageTeardown, "interrupted before the agent was torn down", nil)
+			b.fail(report.ErrInterrupted, record.StageTeardown, "stopped by a signal (Ctrl-C) during the teardown: the agent was torn down without the rest of its graces", nil)
 		}
 		if b.truncated {
 			stage := record.StageTeardown
@@ -254,7 +254,7 @@ func (b *builder) newSession() {
 func (b *builder) noAnswer(stage record.Stage, timeoutCode report.ErrorCode, timeoutMsg string) {
 	switch {
 	case b.x.AtStage(record.Interrupted, stage):
-		b.fail(report.ErrInterrupted, stage, "interrupted", nil)
+		b.fail(report.ErrInterrupted, stage, interruptedAt(stage), nil)
 	case b.x.AtStage(record.Timeout, stage):
 		b.fail(timeoutCode, stage, timeoutMsg, nil)
 	case b.truncated:
@@ -361,7 +361,7 @@ func (b *builder) methods() {
 	}
 	switch {
 	case b.x.AtStage(record.Interrupted, record.StageMethods):
-		b.fail(report.ErrInterrupted, record.StageMethods, "interrupted", nil)
+		b.fail(report.ErrInterrupted, record.StageMethods, interruptedAt(record.StageMethods), nil)
 	case goneEarly && len(probed) > 0:
 		for m := range probed {
 			if r.Methods[m].Support == report.Unknown {
@@ -402,6 +402,12 @@ func isProbed(method string) bool {
 }
 
 // fail records the first error; later ones are consequences.
+// interruptedAt is the message of a probe stopped by a signal (Ctrl-C) at stage: said once,
+// as the error line prints it after the code.
+func interruptedAt(stage record.Stage) string {
+	return fmt.Sprintf("stopped by a signal (Ctrl-C) during the %s stage; the agent was torn down", stage)
+}
+
 func (b *builder) fail(code report.ErrorCode, stage record.Stage, msg string, agentErr json.RawMessage) {
 	if b.r.Error == nil {
 		b.r.Error = &report.Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr}

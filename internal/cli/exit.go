@@ -215,6 +215,11 @@ func printError(w io.Writer, cmd string, err error, code int) {
 			envelope(w, e.Code, e.Stage, cmp.Or(result.because, e.Message), code)
 		default:
 			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, render.Message(cmp.Or(result.because, e.Message)), note)
+			if code == ExitFindings {
+				// The exit is the verdict's, not the error's: say so, or the line above reads
+				// as the reason for exit 1.
+				fmt.Fprintf(w, "%s: %s\n", prefix, verdictLine(result.r.Verdict))
+			}
 		}
 	case errors.As(err, &nr):
 		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
@@ -228,6 +233,17 @@ func printError(w io.Writer, cmd string, err error, code int) {
 	default:
 		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
 	}
+}
+
+// verdictLine says why a verdict failed: the new findings at or above its tier.
+func verdictLine(v *report.Verdict) string {
+	n := 0
+	for _, t := range report.Tiers {
+		if t.Rank() <= v.FailOn.Rank() {
+			n += v.Counts[t]
+		}
+	}
+	return fmt.Sprintf("the verdict failed: %d new finding(s) at %s or above (--fail-on)", n, v.FailOn)
 }
 
 // envelope writes the one-line JSON error of a failed probe.

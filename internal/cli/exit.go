@@ -77,6 +77,8 @@ type resultError struct {
 	// the --json envelope): a package runner's failure to fetch the agent, in npm's words
 	// (launchNotes.explain); hint says how else to get that agent.
 	because, hint string
+	// interrupted is a run stopped by a signal (Ctrl-C): it exits 130 whatever the result says.
+	interrupted bool
 }
 
 func (e *resultError) Error() string {
@@ -150,6 +152,9 @@ func exitCode(err error) int {
 	case errors.Is(err, errInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &result):
+		if result.interrupted {
+			return ExitInterrupted
+		}
 		return resultCode(result.r)
 	case errors.As(err, &agent):
 		return agent.status
@@ -220,6 +225,9 @@ func printError(w io.Writer, cmd string, err error, code int) {
 				// as the reason for exit 1.
 				fmt.Fprintf(w, "%s: %s\n", prefix, verdictLine(result.r.Verdict))
 			}
+		}
+		if result.interrupted && (result.r.Error == nil || result.r.Error.Code != report.ErrInterrupted) && !inJSON {
+			fmt.Fprintf(w, "%s: interrupted (Ctrl-C): the report is what the probe had when it was stopped\n", prefix)
 		}
 	case errors.As(err, &nr):
 		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))

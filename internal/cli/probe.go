@@ -114,7 +114,7 @@ func newDemoOptions(args []string, stdio Stdio) (*ProbeOptions, error) {
 // probeRun probes the agent, recording the session (redacted, into a transcript when asked),
 // and reports it through the same analysis as acpprobe analyze.
 func probeRun(ctx context.Context, opts *ProbeOptions) error {
-	return opts.recorded("probe", func(target probe.Options) (*report.Result, error) {
+	return opts.recorded(ctx, "probe", func(target probe.Options) (*report.Result, error) {
 		return acpprobe.Run(ctx, acpprobe.Options{Probe: target, Check: opts.Check, Analyze: opts.Report,
 			Isolate: opts.Isolate, AuthAB: opts.AuthAB})
 	})
@@ -123,8 +123,10 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 // recorded runs opts.Target through run (tool names the transcript's maker, "check" when the
 // active checks run), recording the session into opts.Target's log (redacted, into a
 // transcript when asked), and reports the result: the one way probe, check, turn and check
-// --turns go from a run to a report.
-func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (*report.Result, error)) error {
+// --turns go from a run to a report. A run whose ctx ended (Ctrl-C, SIGTERM) exits 130
+// whatever its result says: the interrupt may have come after the result's own error (an
+// auth_required session/new), or cut the teardown of an otherwise finished probe.
+func (opts *ProbeOptions) recorded(ctx context.Context, tool string, run func(target probe.Options) (*report.Result, error)) error {
 	if opts.Check != nil {
 		tool = "check"
 	}
@@ -146,9 +148,13 @@ func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (
 		return writeError("the transcript", cerr)
 	}
 	err = printResult(opts.IO.Out, r, opts.JSON)
+	if err == nil && ctx.Err() != nil {
+		err = withJSON(&resultError{r: r}, opts.JSON)
+	}
 	if re := (*resultError)(nil); errors.As(err, &re) {
 		re.note = opts.Note
 		re.because, re.hint = opts.launch.explain(r)
+		re.interrupted = ctx.Err() != nil
 	}
 	return err
 }

@@ -401,16 +401,17 @@ func isProbed(method string) bool {
 	return false
 }
 
-// fail records the first error; later ones are consequences.
 // interruptedAt is the message of a probe stopped by a signal (Ctrl-C) at stage: said once,
 // as the error line prints it after the code.
 func interruptedAt(stage record.Stage) string {
 	return fmt.Sprintf("stopped by a signal (Ctrl-C) during the %s stage; the agent was torn down", stage)
 }
 
+// fail records the first error; later ones are consequences. An agent error acpprobe knows
+// the cause of carries its hint (knownAgentErrors).
 func (b *builder) fail(code report.ErrorCode, stage record.Stage, msg string, agentErr json.RawMessage) {
 	if b.r.Error == nil {
-		b.r.Error = &report.Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr}
+		b.r.Error = &report.Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr, Hint: agentErrorHint(agentErr)}
 	}
 }
 

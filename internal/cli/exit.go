@@ -213,6 +213,9 @@ func printError(w io.Writer, cmd string, err error, code int) {
 				note += prefix + ": note: " + render.Message(n) + "\n"
 			}
 		}
+		if e := result.r.Error; e != nil && e.Hint != "" {
+			note += prefix + ": hint: " + render.Message(e.Hint) + "\n"
+		}
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL
 		case inJSON:

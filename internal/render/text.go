@@ -152,6 +152,9 @@ func Text(w io.Writer, r *report.Result) error {
 		t.kv("code", string(r.Error.Code))
 		t.kv("stage", string(r.Error.Stage))
 		t.kv("message", r.Error.Message)
+		if r.Error.Hint != "" {
+			t.kv("hint", r.Error.Hint)
+		}
 		if tail := lastLines(r.Error.Stderr, 10); tail != "" {
 			t.line("stderr (last lines):")
 			for _, l := range strings.Split(tail, "\n") {

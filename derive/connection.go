@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -152,6 +153,12 @@ func (b *builder) initialize() bool {
 		b.noAnswer(record.StageInitialize, report.ErrInitializeTimeout, "the probe stopped before initialize")
 		return false
 	}
+	if f, ok := b.x.FirstEvent(record.NotJSONRPC.Kind); ok && answer == nil {
+		p, _ := record.NotJSONRPC.Decode(f)
+		b.fail(report.ErrProtocolMismatch, record.StageInitialize, fmt.Sprintf(
+			"the program wrote %d lines on stdout and not one JSON-RPC message: not an ACP agent (the probe stopped waiting for initialize)", p.Lines), nil)
+		return false
+	}
 	if answer == nil {
 		msg := fmt.Sprintf("no answer to initialize within %s", msDuration(b.spawn.StartupTimeoutMs))
 		switch {
@@ -161,6 +168,11 @@ func (b *builder) initialize() bool {
 			msg += "; the agent was busy (writing on stderr) near the deadline: it may need a longer --startup-timeout"
 		}
 		b.noAnswer(record.StageInitialize, report.ErrInitializeTimeout, msg)
+		return false
+	}
+	if b.echoed(req) {
+		b.fail(report.ErrProtocolMismatch, record.StageInitialize,
+			"the program echoes the client's messages (it wrote acpprobe's initialize request back on stdout): not an ACP agent", nil)
 		return false
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
@@ -192,6 +204,21 @@ func (b *builder) initialize() bool {
 		return false
 	}
 	return true
+}
+
+// echoed reports whether the agent wrote req back on its stdout, byte for byte: a program
+// that copies its input to its output (cat), whose "answers" are acpprobe's own messages, its
+// refusal of the echoed request included.
+func (b *builder) echoed(req *jsonrpc.Frame) bool {
+	for i, f := range b.x.Frames() {
+		if !b.more(i) {
+			return false
+		}
+		if f.Dir == jsonrpc.DirAgent && f.Seq > req.Seq && bytes.Equal(f.Raw, req.Raw) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) newSession() {

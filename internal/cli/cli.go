@@ -208,11 +208,21 @@ func runVersion(_ context.Context, args []string, stdio Stdio) error {
 	if len(args) > 0 {
 		return usagef("takes no arguments")
 	}
-	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", buildinfo.Read()); err != nil {
+	info := buildinfo.Read()
+	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", info); err != nil {
 		return writeError("the version", err)
+	}
+	if info.Version == "" && info.Revision == "" && stdio.Err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe version: note: "+unstamped)
 	}
 	return nil
 }
+
+// unstamped says why a binary has no version, and how to build one that has (README, Install).
+const unstamped = "nothing was stamped into this binary (go run; -buildvcs=false, which go env GOFLAGS shows " +
+	"and GOFLAGS=-buildvcs=auto overrides; or a build in a linked git worktree, which Go does not stamp): " +
+	"go install ./cmd/acpprobe in a clone stamps its commit, " +
+	"go install github.com/acpprobe/acpprobe/cmd/acpprobe@VERSION the version"
 
 // newFlagSet makes a quiet flag set: parseFlags reports its errors in one line.
 func newFlagSet(name string) *flag.FlagSet {

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,7 +106,7 @@ func (b *builder) build() {
 	defer func() {
 		// Interrupted while the agent was being stopped: the probe itself had ended.
 		if b.x.AtStage(record.Interrupted, record.StageTeardown) {
-			b.fail(report.ErrInterrupted, record.StageTeardown, "interrupted before the agent was torn down", nil)
+			b.fail(report.ErrInterrupted, record.StageTeardown, "stopped by a signal (Ctrl-C) during the teardown: the agent was torn down without the rest of its graces", nil)
 		}
 		if b.truncated {
 			stage := record.StageTeardown
@@ -152,6 +153,12 @@ func (b *builder) initialize() bool {
 		b.noAnswer(record.StageInitialize, report.ErrInitializeTimeout, "the probe stopped before initialize")
 		return false
 	}
+	if f, ok := b.x.FirstEvent(record.NotJSONRPC.Kind); ok && answer == nil {
+		p, _ := record.NotJSONRPC.Decode(f)
+		b.fail(report.ErrProtocolMismatch, record.StageInitialize, fmt.Sprintf(
+			"the program wrote %d lines on stdout and not one JSON-RPC message: not an ACP agent (the probe stopped waiting for initialize)", p.Lines), nil)
+		return false
+	}
 	if answer == nil {
 		msg := fmt.Sprintf("no answer to initialize within %s", msDuration(b.spawn.StartupTimeoutMs))
 		switch {
@@ -161,6 +168,11 @@ func (b *builder) initialize() bool {
 			msg += "; the agent was busy (writing on stderr) near the deadline: it may need a longer --startup-timeout"
 		}
 		b.noAnswer(record.StageInitialize, report.ErrInitializeTimeout, msg)
+		return false
+	}
+	if b.echoed(req) {
+		b.fail(report.ErrProtocolMismatch, record.StageInitialize,
+			"the program echoes the client's messages (it wrote acpprobe's initialize request back on stdout): not an ACP agent", nil)
 		return false
 	}
 	if rpcErr := answer.Msg.Err(); rpcErr != nil {
@@ -192,6 +204,21 @@ func (b *builder) initialize() bool {
 		return false
 	}
 	return true
+}
+
+// echoed reports whether the agent wrote req back on its stdout, byte for byte: a program
+// that copies its input to its output (cat), whose "answers" are acpprobe's own messages, its
+// refusal of the echoed request included.
+func (b *builder) echoed(req *jsonrpc.Frame) bool {
+	for i, f := range b.x.Frames() {
+		if !b.more(i) {
+			return false
+		}
+		if f.Dir == jsonrpc.DirAgent && f.Seq > req.Seq && bytes.Equal(f.Raw, req.Raw) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) newSession() {
@@ -254,7 +281,7 @@ func (b *builder) newSession() {
 func (b *builder) noAnswer(stage record.Stage, timeoutCode report.ErrorCode, timeoutMsg string) {
 	switch {
 	case b.x.AtStage(record.Interrupted, stage):
-		b.fail(report.ErrInterrupted, stage, "interrupted", nil)
+		b.fail(report.ErrInterrupted, stage, interruptedAt(stage), nil)
 	case b.x.AtStage(record.Timeout, stage):
 		b.fail(timeoutCode, stage, timeoutMsg, nil)
 	case b.truncated:
@@ -361,7 +388,7 @@ func (b *builder) methods() {
 	}
 	switch {
 	case b.x.AtStage(record.Interrupted, record.StageMethods):
-		b.fail(report.ErrInterrupted, record.StageMethods, "interrupted", nil)
+		b.fail(report.ErrInterrupted, record.StageMethods, interruptedAt(record.StageMethods), nil)
 	case goneEarly && len(probed) > 0:
 		for m := range probed {
 			if r.Methods[m].Support == report.Unknown {
@@ -401,10 +428,17 @@ func isProbed(method string) bool {
 	return false
 }
 
-// fail records the first error; later ones are consequences.
+// interruptedAt is the message of a probe stopped by a signal (Ctrl-C) at stage: said once,
+// as the error line prints it after the code.
+func interruptedAt(stage record.Stage) string {
+	return fmt.Sprintf("stopped by a signal (Ctrl-C) during the %s stage; the agent was torn down", stage)
+}
+
+// fail records the first error; later ones are consequences. An agent error acpprobe knows
+// the cause of carries its hint (knownAgentErrors).
 func (b *builder) fail(code report.ErrorCode, stage record.Stage, msg string, agentErr json.RawMessage) {
 	if b.r.Error == nil {
-		b.r.Error = &report.Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr}
+		b.r.Error = &report.Error{Code: code, Stage: stage, Message: msg, AgentError: agentErr, Hint: agentErrorHint(agentErr)}
 	}
 }
 

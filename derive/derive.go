@@ -203,8 +203,13 @@ func (w StdinWait) String() string {
 	return fmt.Sprintf("%.0f ms", *w.Ms)
 }
 
-// stdinWait reads the ladder's teardown event of x.
+// stdinWait reads the ladder's teardown event of x. A connection stopped by a signal (Ctrl-C)
+// did not wait what the event says: the interrupt cut the wait short (to InterruptGrace, or to
+// nothing during the teardown), so it shows nothing of the agent's behaviour on EOF either.
 func stdinWait(x *record.Index) StdinWait {
+	if len(x.Events(record.Interrupted.Kind)) > 0 {
+		return StdinWait{}
+	}
 	for _, f := range x.Events(record.Teardown.Kind) {
 		if p, ok := record.Teardown.Decode(f); ok && p.Step == record.TeardownLadder && p.StdinWaitMs != nil {
 			return StdinWait{Waited: *p.StdinWaitMs > 0, Ms: p.StdinWaitMs}

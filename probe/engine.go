@@ -223,6 +223,8 @@ func (s *Session) Watch(match func(jsonrpc.Frame) bool) (<-chan jsonrpc.Frame, f
 func (e *engine) initialize(ctx context.Context) bool {
 	ictx, cancel := context.WithTimeout(ctx, e.opts.StartupTimeout)
 	defer cancel()
+	notACP, unwatch := e.watchNotJSONRPC(cancel)
+	defer unwatch()
 	caps := e.opts.ClientCapabilities
 	if len(caps) == 0 {
 		caps = MinimalClientCapabilities
@@ -237,6 +239,10 @@ func (e *engine) initialize(ctx context.Context) bool {
 		"clientInfo":         info,
 	}
 	resp, err := e.conn.Call(ictx, acp.MethodInitialize, params)
+	if err != nil && notACP.Load() {
+		record.NotJSONRPC.Emit(e.log, record.Lines{Lines: NotJSONRPCLines})
+		return false
+	}
 	if err != nil {
 		e.noAnswer(record.StageInitialize, err)
 		return false
@@ -249,6 +255,34 @@ func (e *engine) initialize(ctx context.Context) bool {
 	e.canClose = init.Capabilities.Object("sessionCapabilities").Has("close")
 	e.authAdvertis = len(init.AuthMethods)
 	return init.VersionOK && init.ProtocolVersion == acp.ProtocolVersion
+}
+
+// NotJSONRPCLines is how many lines an agent may write on stdout, without one JSON-RPC
+// message among them, before the probe stops waiting for initialize: a program that is not an
+// ACP agent (yes, a shell, a server's log) would otherwise spend the whole startup budget and
+// fill the record. A real agent's banner is a few lines.
+const NotJSONRPCLines = 1000
+
+// watchNotJSONRPC calls stop once the agent has written NotJSONRPCLines lines on stdout
+// without a JSON-RPC message among them, and says so in the flag it returns; unwatch ends the
+// watch.
+func (e *engine) watchNotJSONRPC(stop func()) (tripped *atomic.Bool, unwatch func()) {
+	tripped = new(atomic.Bool)
+	lines, seen := 0, false // the log calls its observers one at a time
+	unwatch = e.log.Observe(func(f jsonrpc.Frame) {
+		if f.Dir != jsonrpc.DirAgent || seen || tripped.Load() {
+			return
+		}
+		if f.Msg != nil {
+			seen = true
+			return
+		}
+		if lines++; lines >= NotJSONRPCLines {
+			tripped.Store(true)
+			stop()
+		}
+	})
+	return tripped, unwatch
 }
 
 // authenticate calls the configured auth method; its answer is in the record (Derive says

@@ -69,6 +69,9 @@ var (
 	Started = Event[Process]{"started"}
 	// Timeout: a budget ran out waiting for an answer at a stage.
 	Timeout = Event[StageInfo]{"timeout"}
+	// NotJSONRPC: the probe stopped waiting for initialize because the agent had written
+	// that many lines on stdout without one JSON-RPC message among them: not an ACP agent.
+	NotJSONRPC = Event[Lines]{"not-jsonrpc"}
 	// Interrupted: the caller cancelled the probe at a stage.
 	Interrupted = Event[StageInfo]{"interrupted"}
 	// AuthPolicyStop: session/new was not called because of the auth policy.
@@ -121,7 +124,7 @@ var (
 
 // Kinds lists every event kind this package defines (docs/transcript.md lists the same).
 func Kinds() []Kind {
-	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
+	return []Kind{Spawn.Kind, SpawnFailed.Kind, Started.Kind, Timeout.Kind, NotJSONRPC.Kind, Interrupted.Kind, AuthPolicyStop.Kind,
 		MethodsSkipped.Kind, Step.Kind, StepSkipped.Kind, PromptWindow.Kind, EOF.Kind, EditorEOF.Kind, EditorStalled.Kind, Signal.Kind,
 		Teardown.Kind, Exit.Kind, Done.Kind, TurnRoute.Kind, ModelRequest.Kind, ModelResponse.Kind, Observation.Kind,
 		PermissionRun.Kind, MCPSentinels.Kind, MCP.Kind, Processes.Kind, SideEffects.Kind, AuthIdentity.Kind}
@@ -233,6 +236,11 @@ func (s SpawnInfo) purpose() Purpose {
 // Message is a payload that only says what happened.
 type Message struct {
 	Message string `json:"message"`
+}
+
+// Lines counts lines of the agent's stdout.
+type Lines struct {
+	Lines int `json:"lines"`
 }
 
 // Process identifies the agent process.

@@ -310,6 +310,9 @@ type Error struct {
 	// AgentError is the agent's error object, verbatim, when the agent answered with one.
 	AgentError json.RawMessage `json:"agentError,omitempty"`
 	Stderr     string          `json:"stderr,omitempty"`
+	// Hint says how to get past an agent error whose cause acpprobe knows (derive's table of
+	// known agent errors); empty for the others.
+	Hint string `json:"hint,omitempty"`
 }
 
 func (e *Error) Error() string { return string(e.Code) + " at " + string(e.Stage) + ": " + e.Message }

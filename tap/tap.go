@@ -26,6 +26,10 @@ import (
 // Options configure a tap.
 type Options struct {
 	Agent transport.Launcher
+	// AgentID, Command and Cwd name the agent in the record, as a probe's do: its id (when
+	// it came from the registry or a config), the command line as the user gave it, and the
+	// directory it runs in.
+	AgentID, Command, Cwd string
 	// Editor side: what the editor writes (to the agent), and where the agent's output goes.
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -49,7 +53,8 @@ func Run(ctx context.Context, o Options) (record.ExitInfo, error) {
 		o.Log = jsonrpc.NewLog()
 		o.Log.SetBudget(jsonrpc.Budget{Bytes: jsonrpc.KeepNone})
 	}
-	record.Spawn.Emit(o.Log, record.SpawnInfo{Argv: o.Agent.CommandLine(), Tap: true})
+	record.Spawn.Emit(o.Log, record.SpawnInfo{AgentID: o.AgentID, Command: o.Command, Argv: o.Agent.CommandLine(), Cwd: o.Cwd,
+		ProbedAt: time.Now().UTC().Format(time.RFC3339Nano), Tap: true})
 	var stderr io.Writer = stderrTee{o.Stderr, o.Log}
 	if !recording {
 		stderr = o.Stderr

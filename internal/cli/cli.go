@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -106,7 +107,7 @@ func dispatch(ctx context.Context, args []string, stdio Stdio) (string, error) {
 			case "-h", "-help", "--help":
 				usage(stdio.Out)
 				return "", nil
-			case "-version", "--version":
+			case "-v", "-version", "--version":
 				return "version", runVersion(ctx, nil, stdio)
 			}
 		}
@@ -121,8 +122,11 @@ func dispatch(ctx context.Context, args []string, stdio Stdio) (string, error) {
 				return c.name, c.run(ctx, []string{"-h"}, stdio)
 			}
 		}
-		if len(rest) > 0 {
-			return "", usagef("help takes one command name (try: acpprobe help)")
+		if len(rest) == 1 {
+			return "", usagef("unknown command %q: the commands are %s", rest[0], commandNames())
+		}
+		if len(rest) > 1 {
+			return "", usagef("help takes one command name: the commands are %s", commandNames())
 		}
 		usage(stdio.Out)
 		return "", nil
@@ -175,6 +179,16 @@ func lookupCommand(name string) (command, bool) {
 	return command{}, false
 }
 
+// commandNames lists the commands' names, sorted, for an error line.
+func commandNames() string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "acpprobe — what an ACP agent supports, from the live handshake, without spending\ntokens.")
 	fmt.Fprintln(w, "\nUsage:\n  acpprobe <command> [flags] [-- agent command...]\n\nCommands:")
@@ -187,14 +201,28 @@ func usage(w io.Writer) {
 }
 
 func runVersion(_ context.Context, args []string, stdio Stdio) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stdio.Out, "Usage: acpprobe version\n\nPrints acpprobe's version: the module version, or devel, with the commit and\nbuild time the toolchain stamped (see README, Install). No flags.")
+		return errHelp
+	}
 	if len(args) > 0 {
 		return usagef("takes no arguments")
 	}
-	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", buildinfo.Read()); err != nil {
+	info := buildinfo.Read()
+	if _, err := fmt.Fprintln(stdio.Out, "acpprobe", info); err != nil {
 		return writeError("the version", err)
+	}
+	if info.Version == "" && info.Revision == "" && stdio.Err != nil {
+		fmt.Fprintln(stdio.Err, "acpprobe version: note: "+unstamped)
 	}
 	return nil
 }
+
+// unstamped says why a binary has no version, and how to build one that has (README, Install).
+const unstamped = "nothing was stamped into this binary (go run; -buildvcs=false, which go env GOFLAGS shows " +
+	"and GOFLAGS=-buildvcs=auto overrides; or a build in a linked git worktree, which Go does not stamp): " +
+	"go install ./cmd/acpprobe in a clone stamps its commit, " +
+	"go install github.com/acpprobe/acpprobe/cmd/acpprobe@VERSION the version"
 
 // newFlagSet makes a quiet flag set: parseFlags reports its errors in one line.
 func newFlagSet(name string) *flag.FlagSet {
@@ -244,11 +272,13 @@ func parseArgs(fs *flag.FlagSet, args []string, synopsis string, out io.Writer) 
 		f := fs.Lookup(name)
 		switch {
 		case f == nil && name != "h" && name != "help" && len(cl.before) > 0:
-			return cl, usagef("flag provided but not defined: -%s (usage: %s)", name, synopsis)
+			return cl, usagef("flag provided but not defined: --%s (usage: %s)", name, synopsis)
 		case f == nil || hasValue || isBoolFlag(f):
 		case i+1 < len(args):
 			i++
 			flags = append(flags, args[i])
+		default: // the last argument: package flag would take the "--" parseArgs adds
+			return cl, usagef("--%s needs a value", name)
 		}
 	}
 	err := fs.Parse(append(append(flags, "--"), append(cl.before[:len(cl.before):len(cl.before)], cl.after...)...))
@@ -261,8 +291,29 @@ func parseArgs(fs *flag.FlagSet, args []string, synopsis string, out io.Writer) 
 		printFlags(out, fs)
 		return cl, errHelp
 	default:
-		return cl, &usageError{err.Error()}
+		return cl, &usageError{twoDashes(err.Error())}
 	}
+}
+
+// flagErrors are package flag's error messages, and how they read with the flag spelled with
+// two dashes, as help, the README and users spell it.
+var flagErrors = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`^flag provided but not defined: -+`), "flag provided but not defined: --"},
+	{regexp.MustCompile(`^(invalid (?:boolean )?value ".*" for) (?:flag )?-+([^\s:]+): `), "$1 --$2: "},
+	{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "--$1 needs a value"},
+}
+
+// twoDashes rewrites an error of package flag with its flag spelled with two dashes.
+func twoDashes(msg string) string {
+	for _, e := range flagErrors {
+		if e.re.MatchString(msg) {
+			return e.re.ReplaceAllString(msg, e.repl)
+		}
+	}
+	return msg
 }
 
 // isBoolFlag says whether f takes no value (-json, not -json VALUE).

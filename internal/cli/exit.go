@@ -84,6 +84,8 @@ type resultError struct {
 	// the --json envelope): a package runner's failure to fetch the agent, in npm's words
 	// (launchNotes.explain); hint says how else to get that agent.
 	because, hint string
+	// interrupted is a run stopped by a signal (Ctrl-C): it exits 130 whatever the result says.
+	interrupted bool
 }
 
 func (e *resultError) Error() string {
@@ -158,6 +160,9 @@ func exitCode(err error) int {
 	case errors.Is(err, errInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &result):
+		if result.interrupted {
+			return ExitInterrupted
+		}
 		return resultCode(result.r)
 	case errors.As(err, &check):
 		return checklistCode(check.verdict)
@@ -234,6 +239,9 @@ func printError(w io.Writer, cmd string, err error, code int) {
 				note += prefix + ": note: " + render.Message(n) + "\n"
 			}
 		}
+		if e := result.r.Error; e != nil && e.Hint != "" {
+			note += prefix + ": hint: " + render.Message(e.Hint) + "\n"
+		}
 		switch e := result.r.Error; {
 		case e == nil: // a failed verdict: the report says FAIL
 		case inJSON:
@@ -241,6 +249,14 @@ func printError(w io.Writer, cmd string, err error, code int) {
 			envelope(w, e.Code, e.Stage, cmp.Or(result.because, e.Message), code)
 		default:
 			fmt.Fprintf(w, "acpprobe: %s: %s\n%s", e.Code, render.Message(cmp.Or(result.because, e.Message)), note)
+			if code == ExitFindings {
+				// The exit is the verdict's, not the error's: say so, or the line above reads
+				// as the reason for exit 1.
+				fmt.Fprintf(w, "%s: %s\n", prefix, verdictLine(result.r.Verdict))
+			}
+		}
+		if result.interrupted && (result.r.Error == nil || result.r.Error.Code != report.ErrInterrupted) && !inJSON {
+			fmt.Fprintf(w, "%s: interrupted (Ctrl-C): the report is what the probe had when it was stopped\n", prefix)
 		}
 	case errors.As(err, &nr):
 		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
@@ -254,6 +270,17 @@ func printError(w io.Writer, cmd string, err error, code int) {
 	default:
 		fmt.Fprintf(w, "%s: %s\n", prefix, render.Message(err.Error()))
 	}
+}
+
+// verdictLine says why a verdict failed: the new findings at or above its tier.
+func verdictLine(v *report.Verdict) string {
+	n := 0
+	for _, t := range report.Tiers {
+		if t.Rank() <= v.FailOn.Rank() {
+			n += v.Counts[t]
+		}
+	}
+	return fmt.Sprintf("the verdict failed: %d new finding(s) at %s or above (--fail-on)", n, v.FailOn)
 }
 
 // envelope writes the one-line JSON error of a failed probe.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/acpprobe/acpprobe/internal/buildinfo"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden help files")
@@ -53,5 +55,34 @@ func TestHelpGolden(t *testing.T) {
 				t.Errorf("help differs from %s (-update rewrites it):\n%s", golden, out.String())
 			}
 		})
+	}
+}
+
+// TestVersionSaysHowToStamp (issue 25, item 2): a binary with nothing stamped says devel, and
+// on stderr why and how to build one that says its commit or version; a stamped one says only
+// its version.
+func TestVersionSaysHowToStamp(t *testing.T) {
+	read := buildinfo.Read
+	defer func() { buildinfo.Read = read }()
+	for _, c := range []struct {
+		info      buildinfo.Info
+		out, note string
+	}{
+		{buildinfo.Info{GoVersion: "go1.26.0"}, "acpprobe devel (go1.26.0)\n", "acpprobe version: note: " + unstamped + "\n"},
+		{buildinfo.Info{GoVersion: "go1.26.0", Version: "v1.2.3"}, "acpprobe v1.2.3 (go1.26.0)\n", ""},
+		{buildinfo.Info{GoVersion: "go1.26.0", Revision: "02edd81fdac56c6a771ec49332c672fb384fda96"},
+			"acpprobe devel+02edd81fdac5 (commit 02edd81fdac56c6a771ec49332c672fb384fda96, go1.26.0)\n", ""},
+	} {
+		buildinfo.Read = func() buildinfo.Info { return c.info }
+		var out, errOut bytes.Buffer
+		if code := Main(context.Background(), []string{"version"}, Stdio{Out: &out, Err: &errOut}); code != ExitOK {
+			t.Fatalf("exit %d", code)
+		}
+		if out.String() != c.out || errOut.String() != c.note {
+			t.Errorf("%+v: stdout %q, stderr %q; want %q, %q", c.info, out.String(), errOut.String(), c.out, c.note)
+		}
+	}
+	if !strings.Contains(unstamped, "-buildvcs=false") || !strings.Contains(unstamped, "go install ./cmd/acpprobe") {
+		t.Errorf("the note does not say the cause and the fix: %q", unstamped)
 	}
 }

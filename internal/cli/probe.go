@@ -130,7 +130,7 @@ func probeRun(ctx context.Context, opts *ProbeOptions) error {
 	if len(opts.Clients) > 1 {
 		return probeSurface(ctx, opts)
 	}
-	return opts.recorded("probe", opts.probe(ctx))
+	return opts.recorded(ctx, "probe", opts.probe(ctx))
 }
 
 // probe is the run of one probe (and check) of opts' agent.
@@ -144,16 +144,22 @@ func (opts *ProbeOptions) probe(ctx context.Context) func(target probe.Options) 
 // recorded runs opts.Target through run (tool names the transcript's maker, "check" when the
 // active checks run), recording the session into opts.Target's log (redacted, into a
 // transcript when asked), and reports the result: the one way probe, check, turn and check
-// --turns go from a run to a report.
-func (opts *ProbeOptions) recorded(tool string, run func(target probe.Options) (*report.Result, error)) error {
+// --turns go from a run to a report. A run whose ctx ended (Ctrl-C, SIGTERM) exits 130
+// whatever its result says: the interrupt may have come after the result's own error (an
+// auth_required session/new), or cut the teardown of an otherwise finished probe.
+func (opts *ProbeOptions) recorded(ctx context.Context, tool string, run func(target probe.Options) (*report.Result, error)) error {
 	r, err := opts.result(tool, run)
 	if err != nil {
 		return err
 	}
 	err = printResult(opts.IO.Out, r, opts.JSON)
+	if err == nil && ctx.Err() != nil {
+		err = withJSON(&resultError{r: r}, opts.JSON)
+	}
 	if re := (*resultError)(nil); errors.As(err, &re) {
 		re.note = opts.Note
 		re.because, re.hint = opts.launch.explain(r)
+		re.interrupted = ctx.Err() != nil
 	}
 	return err
 }

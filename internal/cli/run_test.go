@@ -131,3 +131,51 @@ func TestTapRunCatalogue(t *testing.T) {
 		})
 	}
 }
+
+// TestTapTranscriptAnalyzed (issue 25, item 6): analyze --json of a tap transcript names the
+// agent as the tap did (command, cwd, the time it started) and is a result that matches the
+// result schema. Before, the tap's spawn event had only the argv: command, cwd and probedAt
+// were empty, and the empty probedAt failed the schema (not a date-time).
+func TestTapTranscriptAnalyzed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tap.ndjson")
+	target := inProcess(t, acptest.Config{Persona: "claude"})
+	target.Command = "acpprobe agent --persona claude"
+	editor := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}
+{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}
+`
+	before := time.Now().UTC()
+	var agentOut bytes.Buffer
+	if err := tapRun(t.Context(), &TapOptions{IO: Stdio{In: strings.NewReader(editor), Out: &agentOut, Err: io.Discard},
+		Target: target, Recording: Recording{Transcript: file}}); exitCode(err) != ExitOK {
+		t.Fatalf("tap: exit %d (%v)", exitCode(err), err)
+	}
+	var out bytes.Buffer
+	aerr := analyzeRun(t.Context(), &AnalyzeOptions{IO: Stdio{Out: &out}, Transcript: file, JSON: true})
+	if err := report.ValidateResult(out.Bytes()); err != nil {
+		t.Fatalf("analyze --json of a tap transcript (exit %d, %v): %v", exitCode(aerr), aerr, err)
+	}
+	var r report.Result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Agent.Command != target.Command || r.Agent.Cwd != target.Cwd {
+		t.Errorf("agent command %q, cwd %q; want %q, %q", r.Agent.Command, r.Agent.Cwd, target.Command, target.Cwd)
+	}
+	at, perr := time.Parse(time.RFC3339Nano, r.Agent.ProbedAt)
+	if perr != nil || at.Before(before.Add(-time.Second)) || at.After(time.Now().Add(time.Second)) {
+		t.Errorf("probedAt %q (%v): want the time the tap started, about %v", r.Agent.ProbedAt, perr, before)
+	}
+	// The record itself names the agent, as a probe's does: the library's Analyze reads no
+	// header (analyze falls back on it for tap transcripts recorded before).
+	_, frames, err := readTranscript(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := acpprobe.Analyze(t.Context(), frames, acpprobe.AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lib.Agent.Command != target.Command || lib.Agent.Cwd != target.Cwd || lib.Agent.ProbedAt != r.Agent.ProbedAt {
+		t.Errorf("the record's agent: %+v; want the command, cwd and probedAt analyze printed", lib.Agent)
+	}
+}

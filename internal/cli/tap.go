@@ -21,7 +21,7 @@ import (
 // TapOptions are the options of acpprobe tap: sit between an editor (on stdio) and an agent.
 type TapOptions struct {
 	IO Stdio
-	// Target is the agent: its Launcher, MaxLineSize and Grace are used.
+	// Target is the agent: its Launcher, AgentID, Command, Cwd, MaxLineSize and Grace are used.
 	Target probe.Options
 	// Recording says where the record goes and what is kept out of it.
 	Recording Recording
@@ -93,7 +93,7 @@ func tapRun(ctx context.Context, opts *TapOptions) error {
 	signal.Notify(signals, forwardedSignals...)
 	defer signal.Stop(signals)
 	exit, err := tap.Run(context.WithoutCancel(ctx), tap.Options{
-		Agent: opts.Target.Launcher, Stdin: opts.IO.In, Stdout: opts.IO.Out, Stderr: opts.IO.Err, Log: log,
+		Agent: opts.Target.Launcher, AgentID: opts.Target.AgentID, Command: opts.Target.Command, Cwd: opts.Target.Cwd, Stdin: opts.IO.In, Stdout: opts.IO.Out, Stderr: opts.IO.Err, Log: log,
 		MaxLineSize: opts.Target.MaxLineSize, Grace: opts.Target.Grace, Signals: signals,
 	})
 	if judge != nil {

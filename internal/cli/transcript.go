@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,7 +94,17 @@ func analyzeRun(ctx context.Context, opts *AnalyzeOptions) error {
 	if err != nil {
 		return unusable(err)
 	}
+	agentFromHeader(&r.Agent, header)
 	return exitByVerdict(printResult(opts.IO.Out, r, opts.JSON), opts.AllowAuthRequired)
+}
+
+// agentFromHeader fills what the record did not say of the agent from the transcript's header,
+// which names it too: tap transcripts recorded before the tap's spawn event carried the
+// command, cwd and start have them only there.
+func agentFromHeader(a *report.AgentRef, h transcript.Header) {
+	a.Command = cmp.Or(a.Command, h.Command)
+	a.Cwd = cmp.Or(a.Cwd, h.Cwd)
+	a.ProbedAt = cmp.Or(a.ProbedAt, h.Start)
 }
 
 // ReplayOptions are the options of acpprobe replay: act as the agent recorded in a transcript.

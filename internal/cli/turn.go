@@ -157,7 +157,7 @@ func newTurnOptions(args []string, stdio Stdio) (*TurnOptions, error) {
 // recording the session with the model's requests (into a transcript when asked), and
 // reports it like a check.
 func turnRun(ctx context.Context, opts *TurnOptions) error {
-	err := opts.recorded("turn", func(target probe.Options) (*report.Result, error) {
+	err := opts.recorded(ctx, "turn", func(target probe.Options) (*report.Result, error) {
 		o := opts.Turn
 		o.Probe, o.Check, o.Analyze = target, opts.Check, opts.Report
 		return turn.Run(ctx, o)

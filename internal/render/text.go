@@ -154,6 +154,9 @@ func Text(w io.Writer, r *report.Result) error {
 		t.kv("code", string(r.Error.Code))
 		t.kv("stage", string(r.Error.Stage))
 		t.kv("message", r.Error.Message)
+		if r.Error.Hint != "" {
+			t.kv("hint", r.Error.Hint)
+		}
 		if tail := lastLines(r.Error.Stderr, 10); tail != "" {
 			t.line("stderr (last lines):")
 			for _, l := range strings.Split(tail, "\n") {
@@ -487,7 +490,15 @@ func exitText(r *report.Result) string {
 	case record.ExitStdin:
 		s += fmt.Sprintf(", %.1f ms after stdin closed", *x.AfterStdinCloseMs)
 	case record.ExitSigterm, record.ExitSigkill:
-		s += ", did not leave after stdin closed"
+		// How it ended, then the signal the teardown had to send: "status 0 on SIGTERM" is an
+		// agent that handled the signal, not one that left when its stdin closed.
+		if sig := strings.ToUpper(string(x.By)); x.Signal != sig {
+			s += " on " + sig
+		}
+		s += ": still running after its stdin closed"
+		if x.By == record.ExitSigkill {
+			s += " and SIGTERM"
+		}
 	case record.ExitSelf:
 		s += ", before teardown"
 	}

@@ -54,7 +54,9 @@ type ConfigOption struct {
 	Description string `json:"description,omitempty"`
 	Category    string `json:"category,omitempty"`
 	Type        string `json:"type"`
-	// CurrentValue is verbatim: a string for select options, a boolean for boolean options.
+	// CurrentValue is verbatim, since its type depends on the option's: a JSON string for a
+	// select option, a boolean for a boolean one. Current returns a select option's value as
+	// a Go string.
 	CurrentValue json.RawMessage `json:"currentValue"`
 	Options      []SelectOption  `json:"options,omitempty"`
 }

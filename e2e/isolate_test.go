@@ -47,11 +47,14 @@ var isolatedAgents = map[string]isolated{
 	// identity and no auth method is advertised: "no auth needed" is all a probe that sends no
 	// prompt can say, and the evidence says so.
 	"claude": {
-		writes: []string{`home/\.claude/\.claude\.json`, `home/\.claude/backups/\.claude\.json\.backup\.\d+`,
-			`home/\.claude/plugins/store/cc-plugin-agents-md_builtin-[0-9a-f]+\.json`},
+		writes: []string{`home/\.claude/\.claude\.json`, `home/\.claude/backups/\.claude\.json\.backup\.\d+`},
 		// And, now and then, the one-byte file with which Claude Code checks that its TMPDIR
-		// can be watched, when the teardown comes before it removes it.
-		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`, `tmp/claude-\d+/fswatch-probe-\w+/probe`},
+		// can be watched, when the teardown comes before it removes it. The CLI outlives the
+		// adapter and is killed the settle window (250 ms) after it, not the grace (commit
+		// 6e46e27): the plugin-store entry may not be written yet, and a rewrite of its
+		// config may be cut between its temporary file and the rename.
+		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`, `tmp/claude-\d+/fswatch-probe-\w+/probe`,
+			`home/\.claude/plugins/store/cc-plugin-agents-md_builtin-[0-9a-f]+\.json`, `home/\.claude/\.claude\.json\.tmp\.\d+\.[0-9a-f]+`},
 		auth:  report.AuthClassNoAuthNeeded,
 		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
 			"session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show"},

@@ -139,7 +139,9 @@ func roundTrip(t *testing.T, extraEnv []string, optional map[string]string, argv
 	if anOut != liveOut {
 		t.Errorf("analyze --json stdout differs from the live check's:\n%s", firstDifference(liveOut, anOut))
 	}
-	check(t, "analyze: stderr", anErr, liveErr)
+	// The same lines, but for the command's name: a note or hint line names the command that
+	// prints it ("acpprobe analyze: hint: …" for "acpprobe check: hint: …").
+	check(t, "analyze: stderr", strings.ReplaceAll(anErr, "acpprobe analyze: ", "acpprobe check: "), liveErr)
 	outputs = append(outputs, named{"analyze stdout", anOut}, named{"analyze stderr", anErr})
 
 	// 2. The transcript: the main connection, then the fork probe when the agent has

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -147,4 +148,52 @@ func TestLogKeepNone(t *testing.T) {
 	if len(frames) != 1 || frames[0].Folded == nil || frames[0].Folded.Frames != 2000 {
 		t.Fatalf("kept %d frames (%+v), want one run of 2000", len(frames), frames[0].Folded)
 	}
+}
+
+// What a log keeps costs what its budget counts: a kept line read by a LineReader holds its
+// length once, its decoded message aliasing it, with no slack from growing it. 48 answers of
+// 1 MiB and a byte (the size that leaves most slack when a line grows by appending) through a
+// budget of 4 MiB, kept up to 8 MiB: the heap holds at most 9 MiB of them (before: each value
+// copied for its message and each line's buffer grown past its length, 13 MiB).
+func TestLogKeptCostsItsBudget(t *testing.T) {
+	const budget = 4 << 20
+	answer := `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"pad":"` + strings.Repeat("x", 1<<20+1-len(`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"pad":""}}}`)) + `"}}}` + "\n"
+	var in []io.Reader
+	for range 48 {
+		in = append(in, strings.NewReader(answer))
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	log := NewLog()
+	log.SetBudget(Budget{Bytes: budget, Keep: func(Frame) bool { return true }})
+	lr := NewLineReader(io.MultiReader(in...), 0)
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			break
+		}
+		log.Append(Frame{Dir: DirAgent, Raw: line.Raw, Size: line.Size})
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	frames := log.Frames()
+	kept := 0
+	for _, f := range frames {
+		if f.Dir == DirAgent {
+			kept++
+			if f.Msg == nil || len(f.Msg.Result) == 0 {
+				t.Fatalf("kept frame %d has no result", f.Seq)
+			}
+		}
+	}
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d answers kept, %d folded: the heap grew %d KiB", kept, 48-kept, grew>>10)
+	if kept < 7 || kept > 8 {
+		t.Errorf("%d answers of 1 MiB kept, want 7 or 8 (twice the budget)", kept)
+	}
+	if grew > 9<<20 {
+		t.Errorf("the log holds %d MiB for %d answers of 1 MiB kept: want what the budget counts, at most 9 MiB", grew>>20, kept)
+	}
+	runtime.KeepAlive(frames)
 }

@@ -131,33 +131,35 @@ func (l *Log) Observe(fn func(Frame)) (stop func()) {
 type observer struct{ fn func(Frame) }
 
 // Append stamps f with the next sequence number and the current time, decodes client and agent
-// lines, stores it (or folds it, over the budget), and returns the frame as observed.
+// lines, stores it (or folds it, over the budget), and returns the frame as observed. The log
+// keeps f.Raw itself (the decoded message aliases it): the caller must not change it after.
 func (l *Log) Append(f Frame) Frame {
-	f = l.prepare(f)
+	f, copied := l.prepare(f)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++
 	f.Seq = l.seq
 	f.At = l.Since() // under the lock, so At never goes backwards along Seq
-	l.store(f)
+	l.store(f, copied)
 	return f
 }
 
 // AppendRecorded stores a frame read back from a recording, keeping its Seq and At (a
 // transcript's). It is decoded and budgeted like a live one.
 func (l *Log) AppendRecorded(f Frame) Frame {
-	f = l.prepare(f)
+	f, copied := l.prepare(f)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if f.Seq <= l.seq {
 		f.Seq = l.seq + 1
 	}
 	l.seq = f.Seq
-	l.store(f)
+	l.store(f, copied)
 	return f
 }
 
-func (l *Log) prepare(f Frame) Frame {
+// prepare filters and decodes f; copied is how many bytes its message holds besides Raw.
+func (l *Log) prepare(f Frame) (_ Frame, copied int) {
 	l.mu.Lock()
 	filter := l.filter
 	l.mu.Unlock()
@@ -165,20 +167,22 @@ func (l *Log) prepare(f Frame) Frame {
 		f = filter(f)
 	}
 	if (f.Dir == DirClient || f.Dir == DirAgent) && !f.Oversize && f.Msg == nil && f.DecodeErr == nil {
-		f.Msg, f.DecodeErr = Decode(f.Raw)
+		// The message's values alias Raw, which the log keeps: a kept frame costs its line
+		// once, as the budget counts it.
+		f.Msg, copied, f.DecodeErr = decode(f.Raw, true)
 	}
 	if f.Size == 0 {
 		f.Size = int64(len(f.Raw))
 	}
-	return f
+	return f, copied
 }
 
-// store keeps or folds f; the log is locked.
-func (l *Log) store(f Frame) {
+// store keeps or folds f, whose message holds copied bytes besides Raw; the log is locked.
+func (l *Log) store(f Frame, copied int) {
 	for _, o := range l.observers {
 		o.fn(f)
 	}
-	cost := int64(len(f.Raw)) + frameOverhead
+	cost := int64(len(f.Raw)+copied) + frameOverhead
 	b := l.budget
 	over := b.Bytes < 0 || (b.Bytes > 0 && l.kept+cost > b.Bytes)
 	if over && (b.Keep == nil || !b.Keep(f) || b.Bytes < 0 || l.kept+cost > 2*b.Bytes) {

@@ -84,23 +84,38 @@ const jsonSpace = " \t\r\n"
 // duplicated key the last one wins. Use Kind to classify the result and the conformance checks
 // to judge it.
 func Decode(raw []byte) (*Message, error) {
+	m, _, err := decode(raw, false)
+	return m, err
+}
+
+// decode is Decode; with owned, the message's values may alias raw (the caller keeps raw
+// unchanged for as long as the message lives, as a Log does with its frames), and copied says
+// how many bytes of values the message holds besides raw (the general path copies them).
+func decode(raw []byte, owned bool) (m *Message, copied int, err error) {
 	trimmed := bytes.Trim(raw, jsonSpace)
 	if len(trimmed) == 0 {
-		return nil, errors.New("empty line")
+		return nil, 0, errors.New("empty line")
 	}
 	if trimmed[0] != '{' {
 		if json.Valid(trimmed) {
-			return nil, ErrNotObject
+			return nil, 0, ErrNotObject
 		}
-		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
+		return nil, 0, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
 	}
 	if !json.Valid(trimmed) {
-		return nil, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
+		return nil, 0, fmt.Errorf("not JSON: %w", syntaxError(trimmed))
+	}
+	if !owned {
+		trimmed = append([]byte(nil), trimmed...) // the values alias one private copy
 	}
 	if m, ok := decodeTop(trimmed); ok {
-		return m, nil
+		return m, 0, nil
 	}
-	return decodeMap(trimmed)
+	m, err = decodeMap(trimmed)
+	if err != nil {
+		return nil, 0, err
+	}
+	return m, len(m.JSONRPC) + len(m.ID) + len(m.Params) + len(m.Result) + len(m.Error), nil
 }
 
 // decodeMap is the general decoding of a valid JSON object (keys with escapes included): the
@@ -279,9 +294,8 @@ func marshalParams(params any) (json.RawMessage, error) {
 
 // decodeTop slices the members of a valid JSON object without decoding their values (last
 // duplicate wins, as with a map). It declines (false) when a key holds an escape, which the
-// general path decodes.
+// general path decodes. The values alias b.
 func decodeTop(b []byte) (*Message, bool) {
-	b = append([]byte(nil), b...) // the values alias one private copy
 	m := &Message{}
 	i := skipSpace(b, 1)
 	if b[i] == '}' {

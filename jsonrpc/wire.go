@@ -35,10 +35,22 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 
 // Next returns the next line. At the end of the stream it returns io.EOF (after a final
 // unterminated line, if any); a read error is returned with the partial line read before it.
+//
+// The line's Raw is allocated once, at its exact size: a line longer than the read buffer is
+// gathered in the buffer's chunks and joined at its end, so that a kept line costs its length
+// (what a Log's budget counts), not the up to twice as much that growing it by appending
+// leaves, and reading it leaves one line's worth of garbage, not two.
 func (lr *LineReader) Next() (Line, error) {
-	var buf []byte
+	var chunks [][]byte // the line's chunks before the last, each a copy
+	var prefix []byte   // an oversize line's first OversizePrefix bytes
 	var size int64
 	oversize := false
+	line := func(last []byte, unterminated bool) Line {
+		if oversize {
+			return Line{Raw: prefix, Size: size, Oversize: true, Unterminated: unterminated}
+		}
+		return Line{Raw: bytes.Join(append(chunks, last), nil), Size: size, Unterminated: unterminated}
+	}
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
 		terminated := err == nil
@@ -46,27 +58,29 @@ func (lr *LineReader) Next() (Line, error) {
 			chunk = chunk[:len(chunk)-1]
 		}
 		size += int64(len(chunk))
-		if !oversize {
-			buf = append(buf, chunk...)
-			if size > int64(lr.max) {
-				oversize = true
-				buf = append([]byte(nil), buf[:min(len(buf), OversizePrefix)]...)
+		if !oversize && size > int64(lr.max) {
+			oversize = true
+			for _, c := range append(chunks, chunk) {
+				prefix = append(prefix, c[:min(len(c), OversizePrefix-len(prefix))]...)
 			}
+			chunks = nil
 		}
 		if terminated {
-			return Line{Raw: buf, Size: size, Oversize: oversize}, nil
+			return line(chunk, false), nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			if !oversize {
+				chunks = append(chunks, bytes.Clone(chunk))
+			}
 			continue
 		}
 		if size == 0 {
 			return Line{}, err
 		}
-		line := Line{Raw: buf, Size: size, Oversize: oversize, Unterminated: true}
 		if errors.Is(err, io.EOF) {
-			return line, nil
+			return line(chunk, true), nil
 		}
-		return line, err
+		return line(chunk, true), err
 	}
 }
 

@@ -3,7 +3,6 @@ package turn
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -162,13 +161,13 @@ func (s step) Run(ctx context.Context, sess *probe.Session) {
 
 // open makes a fresh session on the connection with the MCP servers given.
 func (sc *scene) open(ctx context.Context, s *probe.Session, name string, servers []any) (*live, bool) {
-	res := call(ctx, s, sc.turn, acp.MethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": servers})
-	id := res.String("sessionId")
-	if id == "" {
+	// Parsed once, into the few fields a scenario uses: the answer may be as large as a line
+	// can be, and the record already holds it.
+	res := acp.ParseSessionResult(answer(ctx, s, sc.turn, acp.MethodSessionNew, map[string]any{"cwd": s.Cwd, "mcpServers": servers}))
+	if res.SessionID == "" {
 		return nil, false
 	}
-	raw, _ := json.Marshal(res)
-	return &live{id: id, result: acp.ParseSessionResult(raw), step: name}, true
+	return &live{id: res.SessionID, result: res, step: name}, true
 }
 
 // notExercised records, when there is no route to the emulator, that none of the requested

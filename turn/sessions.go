@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -132,13 +133,19 @@ func sessionsThen(sc *scene, authenticate *probe.Authenticate) []acpprobe.Then {
 
 // call sends one request within d and returns its result, or nil on an error or no answer.
 func call(ctx context.Context, s *probe.Session, d time.Duration, method string, params map[string]any) acp.Object {
+	return acp.ParseObject(answer(ctx, s, d, method, params))
+}
+
+// answer sends one request within d and returns its raw result (the record's bytes, not a
+// copy), or nil on an error or no answer.
+func answer(ctx context.Context, s *probe.Session, d time.Duration, method string, params map[string]any) json.RawMessage {
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	a, err := s.Call(cctx, method, params)
 	if err != nil || a.Err() != nil {
 		return nil
 	}
-	return acp.ParseObject(a.Result)
+	return a.Result
 }
 
 // login calls authenticate when the route needs it (an initialize-only connection does not

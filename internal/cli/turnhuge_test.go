@@ -94,7 +94,7 @@ func TestTurnHugeAnswersWithinBudget(t *testing.T) {
 		t.Skip("a turn run of about a minute")
 	}
 	if raceDetector {
-		t.Skip("the race detector's shadow memory is several times the heap: the bound is on the plain build")
+		t.Skip("the race detector's shadow memory is several times the heap: the bound is on the plain build, which scripts/test.sh runs it on")
 	}
 	const pad = 8_000_000
 	plainHWM, plainOut := turnHWM(t, 0)

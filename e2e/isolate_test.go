@@ -55,7 +55,7 @@ var isolatedAgents = map[string]isolated{
 		// config may be cut between its temporary file and the rename.
 		maybe: []string{`home/\.claude/telemetry/1p_failed_events\.[0-9a-f.-]+\.json`, `tmp/claude-\d+/fswatch-probe-\w+/probe`,
 			`home/\.claude/plugins/store/cc-plugin-agents-md_builtin-[0-9a-f]+\.json`, `home/\.claude/\.claude\.json\.tmp\.\d+\.[0-9a-f]+`},
-		auth:  report.AuthClassNoAuthNeeded,
+		auth: report.AuthClassNoAuthNeeded,
 		evidence: []string{"user (none): session/new succeeded", "isolated (env+home): session/new succeeded",
 			"session/new works with an empty identity and the agent advertises no login; no prompt was sent, so a login the agent does not advertise would not show"},
 		// The adapter pushes {"authStatus":{"kind":"none","label":"Not logged in"}} once its

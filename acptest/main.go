@@ -47,6 +47,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return 1
 }
 
+// Flags is the flag set of `acpprobe agent`, for a help that prints it (acpprobe's own, which
+// spells flags as its other commands do).
+func Flags() *flag.FlagSet {
+	_, fs, _ := parseArgs(nil)
+	return fs
+}
+
 // parseArgs reads the flags of `acpprobe agent` (the inverse of Config.Args).
 func parseArgs(args []string) (Config, *flag.FlagSet, error) {
 	fs := flag.NewFlagSet("acpprobe agent", flag.ContinueOnError)

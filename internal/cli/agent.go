@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -11,6 +13,13 @@ import (
 // runAgent runs the reference agent on stdio (acptest.Main parses its flags and prints its
 // own errors). Stopped by a signal, it dies by SIGTERM as an ordinary program would.
 func runAgent(ctx context.Context, args []string, stdio Stdio) error {
+	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help", "--h"}, args[0]) {
+		// acpprobe's help, with its flags spelled as everywhere else (--persona).
+		printSynopsis(stdio.Out, "acpprobe agent [flags]")
+		fmt.Fprintln(stdio.Out, "\nRuns the reference ACP agent on stdin/stdout.\n\nFlags:")
+		printFlags(stdio.Out, acptest.Flags())
+		return nil
+	}
 	code := acptest.Main(ctx, args, stdio.In, stdio.Out, stdio.Err)
 	if ctx.Err() != nil && code == 128+int(syscall.SIGTERM) {
 		return &agentExit{status: code, signal: syscall.SIGTERM}

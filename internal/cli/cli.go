@@ -83,6 +83,7 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	if len(args) > 0 && args[0] == sentinelCommand {
 		return sentinel.Main(ctx, args[1:], stdio.In, stdio.Out, stdio.Err)
 	}
+	boundHeap(1) // the matrix raises it for its parallel records
 	name, err := dispatch(ctx, args, stdio)
 	code := exitCode(err)
 	printError(stdio.Err, name, err, code)

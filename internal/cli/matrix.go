@@ -193,6 +193,7 @@ func asClients(t matrix.Target, clients []clientprofile.Profile) []matrix.Target
 // matrixRun probes the targets, shows the progress on stderr, writes the files of OutDir and
 // renders the matrix. Interrupted, it still renders what it has.
 func matrixRun(ctx context.Context, opts *MatrixOptions) error {
+	boundHeap(opts.Parallel) // a record per agent probed at once
 	writer, ok := matrixFormats[opts.Format]
 	if !ok {
 		return usagef("--format %q: want text, md, json or html", opts.Format)

@@ -2,8 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -13,8 +14,9 @@ import (
 // runAgent runs the reference agent on stdio (acptest.Main parses its flags and prints its
 // own errors). Stopped by a signal, it dies by SIGTERM as an ordinary program would.
 func runAgent(ctx context.Context, args []string, stdio Stdio) error {
-	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help", "--h"}, args[0]) {
-		// acpprobe's help, with its flags spelled as everywhere else (--persona).
+	if fs := acptest.Flags(); errors.Is(fs.Parse(args), flag.ErrHelp) {
+		// acpprobe's help, wherever -h stands, with its flags spelled as everywhere else
+		// (--persona).
 		printSynopsis(stdio.Out, "acpprobe agent [flags]")
 		fmt.Fprintln(stdio.Out, "\nRuns the reference ACP agent on stdin/stdout.\n\nFlags:")
 		printFlags(stdio.Out, acptest.Flags())

@@ -52,6 +52,8 @@ func TestMain(m *testing.M) {
 		os.Exit(stoppedHost())
 	case "dir-holder":
 		os.Exit(dirHolder())
+	case "over-host":
+		os.Exit(overHost())
 	case "secret-host":
 		os.Exit(secretHost())
 	default:
@@ -419,16 +421,35 @@ func holder() int {
 		fmt.Println("watchdog:", err)
 		return 1
 	}
+	if os.Getenv("TRANSPORT_TEST_RUN_OVER") != "" {
+		transport.RunOver() // too early: its launch still runs
+	}
 	fmt.Printf("pids %s %s\n", strings.TrimSpace(first), strings.TrimSpace(second))
 	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
 	return 0
 }
 
 // F9: when the host is SIGKILLed, Pdeathsig ends the agent and the watchdog ends the rest,
-// the group's grandchild and the setsid daemon, within a second (a few milliseconds here).
+// the group's grandchild and the setsid daemon, within a second (a few milliseconds here),
+// also when the host said its run was over while that launch still ran (RunOver then says
+// nothing, and the watchdog sweeps: without cgroups, its sweep alone finds the daemon).
 func TestWatchdogKillsTheRunWhenTheHostIsKilled(t *testing.T) {
+	for _, cgroups := range []bool{true, false} {
+		for _, over := range []bool{false, true} {
+			t.Run(fmt.Sprintf("cgroups=%v/RunOver=%v", cgroups, over), func(t *testing.T) { watchdogKillsTheRun(t, cgroups, over) })
+		}
+	}
+}
+
+func watchdogKillsTheRun(t *testing.T, cgroups, runOver bool) {
 	const bound = time.Second
 	host := self(t, "holder")
+	if !cgroups {
+		host.Env = append(host.Env, noCgroupEnv+"=1")
+	}
+	if runOver {
+		host.Env = append(host.Env, "TRANSPORT_TEST_RUN_OVER=1")
+	}
 	stdin, err := host.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,9 @@
 // directories the host made (RemoveIfKilled). When the host ends, by any means including
 // SIGKILL, the kernel closes the write end; the watchdog then kills the run's cgroup
 // (cgroup.kill) and every process carrying the host's run (the first half of every marker),
-// sweeping until a pass finds none, removes the cgroups, removes the host's directories that
+// sweeping until a pass finds none (not when the host said its run was over, RunOver: every
+// launch torn down, its sweeps done, none left alive, no line to the watchdog lost; acpprobe's
+// CLI says it as each command ends), removes the cgroups, removes the host's directories that
 // are still the ones it made (never through a link nor across a mount: internal/safefs), and
 // exits. A host stopped past a launch's deadline (its agent sent it SIGSTOP: they run as the
 // same user) cannot end the run: the watchdog, which looks at a host past a deadline every
@@ -88,7 +90,7 @@
 // goes on to its teardown and its report. A watchdog killed before the host (by the agent)
 // is started again at once and told what the first knew. For acpprobe that is one exec per
 // host process, armed in about 0.5 ms, about 2 ms of CPU to start, 4.4 MiB of RSS while it
-// waits and about 1 ms of CPU for its final sweep; nothing per launch (BenchmarkWatchdogLife
+// waits and about 1 ms of CPU for its final sweep (none after RunOver); nothing per launch (BenchmarkWatchdogLife
 // measures a whole life of the test binary's: 3.6 ms of CPU). Library users get it through
 // the init function linked with this package; StartWatchdog starts it at once and reports
 // whether it is up.

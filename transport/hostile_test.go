@@ -283,6 +283,58 @@ func dirHolder() int {
 	return 0
 }
 
+// overHost is a host whose run is over: it makes a directory for its watchdog to remove,
+// launches an agent and tears it down, says its run is over (RunOver), prints "over" and
+// waits to be killed.
+func overHost() int {
+	dir := filepath.Join(os.Getenv("TRANSPORT_TEST_PARENT"), "acpprobe-sandbox-over")
+	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o700); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	transport.RemoveIfKilled(dir)
+	a, err := transport.Command{Argv: []string{"cat"}}.Launch(context.Background(), nil)
+	if err != nil {
+		fmt.Println("launch:", err)
+		return 1
+	}
+	go io.Copy(io.Discard, a.Stdout())
+	a.Shutdown(context.Background(), transport.Ladder{Grace: time.Second})
+	transport.RunOver()
+	fmt.Println("over")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// A host whose run was over (RunOver: its watchdog skips the sweep of every process) and
+// that is then killed still has its directory removed by the watchdog, and its watchdog ends.
+func TestWatchdogAfterRunOver(t *testing.T) {
+	parent := t.TempDir()
+	cmd := self(t, "over-host")
+	cmd.Env = append(cmd.Env, "TRANSPORT_TEST_PARENT="+parent)
+	h := startHost(t, cmd)
+	if l := h.line(t, 10*time.Second); l != "over" {
+		t.Fatalf("the host said %q", l)
+	}
+	host := h.cmd.Process.Pid
+	if n := watchdogsOf(host); n != 1 {
+		t.Fatalf("the host has %d watchdogs, want 1", n)
+	}
+	_ = h.cmd.Process.Kill()
+	_ = h.cmd.Wait()
+	dir := filepath.Join(parent, "acpprobe-sandbox-over")
+	deadline := time.Now().Add(10 * time.Second)
+	for { // the watchdog works after the host's death: no event tells the test when it is done
+		if _, err := os.Lstat(dir); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed host's directory is still there")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // kill -9 of the host: its watchdog removes the directories the host made (before, the
 // sandbox and the shims' directory were left behind), but only while the path is still the
 // directory the host made: the one the agent replaced with a link to the user's directory is

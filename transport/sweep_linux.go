@@ -582,7 +582,9 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 		}
 	}
 	_ = k.killAll()
-	k.waitGone(context.Background(), time.Now().Add(grace), nil)
+	if !k.waitGone(context.Background(), time.Now().Add(grace), nil) {
+		leftAlive()
+	}
 	k.reap()
 	if s := k.survivors(); len(s) > 0 {
 		p.mu.Lock()

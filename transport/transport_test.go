@@ -111,16 +111,20 @@ func TestChildEndingWithItsParentIsNoSurvivor(t *testing.T) {
 // again: 2 s on every probe of claude-agent-acp, 20 s here.
 func TestSurvivorGetsNoGrace(t *testing.T) {
 	const long = 20 * time.Second
+	const child = `(trap "" TERM; echo ready; while :; do sleep 1; done) & `
 	for _, tc := range []struct {
 		name   string
+		agent  string // what the agent does after starting its child
 		ladder transport.Ladder
 		by     record.ExitCause
 	}{
-		{"agent left on SIGTERM", transport.Ladder{Grace: long}, record.ExitSigterm},
-		{"agent left on stdin close", transport.Patient(long), record.ExitStdin},
+		// Deaf to its stdin's end, so that it leaves on the SIGTERM whatever the load (one
+		// that left on EOF raced the ladder's SIGTERM, which comes right after).
+		{"agent left on SIGTERM", `trap 'exit 0' TERM; while :; do sleep 0.05; done`, transport.Ladder{Grace: long}, record.ExitSigterm},
+		{"agent left on stdin close", `read -r _; exit 0`, transport.Patient(long), record.ExitStdin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := launch(t, sh(`(trap "" TERM; echo ready; while :; do sleep 1; done) & read -r _; exit 0`))
+			a := launch(t, sh(child+tc.agent))
 			buf := make([]byte, 6)
 			if _, err := io.ReadFull(a.Stdout(), buf); err != nil || string(buf) != "ready\n" {
 				t.Fatalf("read %q %v", buf, err)

@@ -46,16 +46,21 @@ func init() {
 //	undir PATH                 it was removed
 //	launch MARKER NS [DIR]     a launch, its deadline (Unix ns; 0 for none) and its cgroup
 //	end MARKER                 the launch has been torn down
+//	over                       the run is over: every launch torn down, none to come (RunOver)
 //
 // A host that is stopped (SIGSTOP, by its own agent: they run as the same user) past a
 // launch's deadline cannot end the run: the watchdog then kills that launch (its cgroup, its
 // marker) and continues the host (SIGCONT), which goes on to its teardown and its report.
 var watchdog struct {
-	mu       sync.Mutex
-	running  bool
-	err      error    // why it could not start; sticky, so a broken setup is not retried per launch
-	hostEnd  *os.File // write end of the pipe the watchdog waits on; open while the host lives
-	prepared bool     // the run's cgroup and the first launch's are made
+	mu      sync.Mutex
+	running bool
+	err     error    // why it could not start; sticky, so a broken setup is not retried per launch
+	hostEnd *os.File // write end of the pipe the watchdog waits on; open while the host lives
+	// mustSweep: a line could not be written whole (a watchdog that stopped reading: what it
+	// knows may be short of a launch), or a launch's teardown left a process it could not
+	// kill; the watchdog is then never told the run is over, and sweeps when the host ends.
+	mustSweep bool
+	prepared  bool // the run's cgroup and the first launch's are made
 	// state is what a watchdog started again (the agent killed the first) is told at once.
 	cgroup   string
 	dirs     map[string]string // path -> its dir line
@@ -126,8 +131,34 @@ func tell(line string) {
 
 func tellLocked(line string) {
 	if watchdog.running {
-		_, _ = unix.Write(int(watchdog.hostEnd.Fd()), []byte(line+"\n"))
+		if n, err := unix.Write(int(watchdog.hostEnd.Fd()), []byte(line+"\n")); err != nil || n != len(line)+1 {
+			watchdog.mustSweep = true
+		}
 	}
+}
+
+// RunOver tells the watchdog that this host has torn down every agent it launched and will
+// launch no other (acpprobe's CLI calls it as it exits): when the host then ends, the watchdog
+// kills and removes the run's cgroup and removes its directories, but does not sweep every
+// process of the machine for the run's marker, which the teardown of each launch has done
+// already (that sweep costs a /proc walk, a millisecond or more, after every command). It says
+// nothing when a launch is still running, a teardown left a process alive, or a line to the
+// watchdog was lost (it may not know every launch): the watchdog then sweeps, as it does
+// when the host is killed.
+func RunOver() {
+	watchdog.mu.Lock()
+	defer watchdog.mu.Unlock()
+	if len(watchdog.launches) == 0 && !watchdog.mustSweep {
+		tellLocked("over")
+	}
+}
+
+// leftAlive notes that a launch's teardown could not kill everything of it: the watchdog
+// will look for it again when the host ends (RunOver says nothing).
+func leftAlive() {
+	watchdog.mu.Lock()
+	defer watchdog.mu.Unlock()
+	watchdog.mustSweep = true
 }
 
 // watchLaunch tells the watchdog of a launch: its marker, the run's deadline (zero: none)
@@ -190,8 +221,10 @@ func spawnWatchdog() (cmd *exec.Cmd, w *os.File, err error) {
 	// Not the markers the host may carry (when it is itself an agent's descendant, as a tap
 	// under a probe): the watchdog ends with its host by design, and is not a process of the
 	// outer agent for the outer host's sweep to report.
+	// GOMAXPROCS=1: the watchdog waits on one pipe; with it set, its runtime neither reads
+	// the cgroup's CPU limit at start nor starts a thread per CPU, while the agent starts.
 	env := []string{watchdogEnv + "=" + runToken() + ":" + strconv.FormatUint(self.start, 10),
-		"GORACE=atexit_sleep_ms=0"}
+		"GORACE=atexit_sleep_ms=0", "GOMAXPROCS=1"}
 	cmd = &exec.Cmd{
 		Path: "/proc/self/exe", // the running image, even if its file was replaced or removed
 		Args: []string{watchdogName},
@@ -220,6 +253,7 @@ type watched struct {
 	cgroup   string
 	dirs     map[string][2]uint64 // path -> dev, ino
 	launches map[string]launchWatch
+	over     bool // the host said its run is over (RunOver), with no launch since
 }
 
 type launchWatch struct {
@@ -256,9 +290,12 @@ func (w *watched) apply(line string) {
 				l.cgroup = f[2]
 			}
 			w.launches[f[0]] = l
+			w.over = false
 		}
 	case "end":
 		delete(w.launches, rest)
+	case "over":
+		w.over = true
 	}
 }
 
@@ -355,8 +392,9 @@ func (w *watched) enforce(host, hostFD int, run string, floor uint64) {
 }
 
 // cleanUp is the watchdog's work once the host has gone: it kills the run's cgroup and
-// every process carrying the run's marker (sweeping until a pass finds none), removes the
-// cgroups, and removes the host's directories.
+// every process carrying the run's marker (sweeping until a pass finds none; not when the
+// host said its run was over and no launch was left), removes the cgroups, and removes the
+// host's directories.
 func (w *watched) cleanUp(run string, floor uint64) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -367,10 +405,14 @@ func (w *watched) cleanUp(run string, floor uint64) int {
 	k := killer{match: runMatcher(run, floor)}
 	defer k.close()
 	code := 0
-	if n, _ := k.find(); n > 0 {
-		_ = k.killAll()
-		if !k.waitGone(context.Background(), deadline, nil) {
-			code = 1
+	// Once the host said its run was over, every launch was torn down, its own sweeps
+	// included: nothing of the run is left to look for.
+	if over := w.over && len(w.launches) == 0; !over {
+		if n, _ := k.find(); n > 0 {
+			_ = k.killAll()
+			if !k.waitGone(context.Background(), deadline, nil) {
+				code = 1
+			}
 		}
 	}
 	if w.cgroup != "" && removeCgroup(w.cgroup, deadline) != nil {

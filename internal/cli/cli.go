@@ -85,6 +85,9 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	}
 	boundHeap(1) // the matrix raises it for its parallel records
 	name, err := dispatch(ctx, args, stdio)
+	// Every launch of the command has been torn down (its sweeps included): the watchdog
+	// need not sweep the machine again once this process ends.
+	transport.RunOver()
 	code := exitCode(err)
 	printError(stdio.Err, name, err, code)
 	var agent *agentExit

@@ -153,7 +153,7 @@ func LoadList(list string) ([]Profile, error) {
 	return out, nil
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`) })
 
 // Parse decodes and validates a profile file: known keys only, a name of lower-case letters,
 // digits, '.', '_' and '-', a clientInfo (when given) with a name and a version,
@@ -169,7 +169,7 @@ func Parse(data []byte) (Profile, error) {
 		return Profile{}, errors.New("not a client profile: more than one JSON value")
 	}
 	switch {
-	case !nameRE.MatchString(p.Name):
+	case !nameRE().MatchString(p.Name):
 		return Profile{}, fmt.Errorf("name %q: want 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit", p.Name)
 	case p.ClientInfo != nil && (p.ClientInfo.Name == "" || p.ClientInfo.Version == ""):
 		return Profile{}, errors.New("clientInfo needs a name and a version (the ACP schema's Implementation)")

@@ -70,15 +70,17 @@ var networkCodes = []string{"ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESE
 
 var (
 	// npmLine is one of npm's error lines: "npm error …" (npm 10 and later) or "npm ERR! …".
-	npmLine = regexp.MustCompile(`(?m)^npm (?:error|ERR!) ?(.*)$`)
+	npmLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^npm (?:error|ERR!) ?(.*)$`) })
 	// notTarget: ETARGET's "No matching version found for @google/gemini-cli@0.27.3."
-	notTarget = regexp.MustCompile(`No matching version found for (\S+?)\.?$`)
+	notTarget = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`No matching version found for (\S+?)\.?$`) })
 	// noMatch: E404's "404 No match found for version 0.27.3" (npm view, npm 10 and later).
-	noMatch = regexp.MustCompile(`No match found for version (\S+)$`)
+	noMatch = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`No match found for version (\S+)$`) })
 	// resource: E404's "The requested resource '@scope/pkg@1.2.3' could not be found".
-	resource = regexp.MustCompile(`The requested resource '([^']+)' could not be found`)
+	resource = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`The requested resource '([^']+)' could not be found`)
+	})
 	// notFoundURL: E404's "404 Not Found - GET https://registry.npmjs.org/@scope%2fpkg".
-	notFoundURL = regexp.MustCompile(`Not Found - GET (\S+)`)
+	notFoundURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Not Found - GET (\S+)`) })
 )
 
 // ParseNPMError reads npm's error lines in stderr (what npm or npx printed when it failed
@@ -88,7 +90,7 @@ var (
 // as npm writes them; what they do not name (the package, the version) is taken from spec.
 func ParseNPMError(stderr, spec string) *NPMProblem {
 	var lines []string
-	for _, m := range npmLine.FindAllStringSubmatch(stderr, -1) {
+	for _, m := range npmLine().FindAllStringSubmatch(stderr, -1) {
 		lines = append(lines, strings.TrimSpace(m[1]))
 	}
 	var code string
@@ -105,19 +107,19 @@ func ParseNPMError(stderr, spec string) *NPMProblem {
 		return p
 	case code == "ETARGET":
 		for _, l := range lines {
-			if m := notTarget.FindStringSubmatch(l); m != nil {
+			if m := notTarget().FindStringSubmatch(l); m != nil {
 				p.Package, p.Version = splitPackage(KindNPX, m[1])
 			}
 		}
 	case code == "E404":
 		for _, l := range lines {
-			if m := resource.FindStringSubmatch(l); m != nil {
+			if m := resource().FindStringSubmatch(l); m != nil {
 				p.Package, _ = splitPackage(KindNPX, m[1])
 			}
-			if m := noMatch.FindStringSubmatch(l); m != nil {
+			if m := noMatch().FindStringSubmatch(l); m != nil {
 				p.Version = m[1]
 			}
-			if m := notFoundURL.FindStringSubmatch(l); m != nil {
+			if m := notFoundURL().FindStringSubmatch(l); m != nil {
 				if u, err := url.Parse(m[1]); err == nil {
 					p.Host = u.Host
 				}

@@ -81,9 +81,9 @@ func FuzzRedactPrefilters(f *testing.F) {
 		for _, s := range r.secrets {
 			want = bytes.ReplaceAll(want, s, []byte(Redacted))
 		}
-		want = bearer.ReplaceAll(want, []byte("${1}"+Redacted))
-		want = tokens.ReplaceAll(want, []byte(Redacted))
-		want = urlPassword.ReplaceAll(want, []byte("${1}"+Redacted+"@"))
+		want = bearer().ReplaceAll(want, []byte("${1}"+Redacted))
+		want = tokens().ReplaceAll(want, []byte(Redacted))
+		want = urlPassword().ReplaceAll(want, []byte("${1}"+Redacted+"@"))
 		if got := r.text(b); !bytes.Equal(got, want) {
 			t.Fatalf("text(%q) = %q, the patterns give %q", b, got, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/jsonrpc"
 )
@@ -38,16 +39,22 @@ type Redactor struct {
 }
 
 var (
-	bearer = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
+	bearer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`) })
 	// tokens are secrets recognisable by their shape; every match holds one of tokenLiterals
 	// (keep the two in step: FuzzRedactPrefilters checks it).
-	tokens = regexp.MustCompile(`\b(?:(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|xox[abposr]-[A-Za-z0-9-]{10,})`)
+	tokens = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|xox[abposr]-[A-Za-z0-9-]{10,})`)
+	})
 	// urlPassword is the password of a URL's userinfo.
-	urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']*:)[^/\s@"']+@`)
+	urlPassword = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@"']*:)[^/\s@"']+@`)
+	})
 	// SecretName matches environment variable names whose values are secrets: *_API_KEY,
 	// *_KEY, *_KEY_ID, *_TOKEN, *_PAT, anything with SECRET, PASSWORD, PASSWD, TOKEN or
 	// CREDENTIAL in it.
-	SecretName = regexp.MustCompile(`(?i)(SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|APIKEY)|(^|_)(API_KEY|KEY|KEY_ID|PAT)$`)
+	SecretName = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(SECRET|PASSWORD|PASSWD|TOKEN|CREDENTIAL|APIKEY)|(^|_)(API_KEY|KEY|KEY_ID|PAT)$`)
+	})
 )
 
 // Minimum lengths of a redacted value: shorter ones ("1", "on") would redact ordinary text.
@@ -76,7 +83,7 @@ func NewRedactor(values []string, environ []string, credentialKeys []string) *Re
 	}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && SecretName.MatchString(k) {
+		if ok && SecretName().MatchString(k) {
 			add(v, minSecret)
 		}
 	}
@@ -117,13 +124,13 @@ func (r *Redactor) text(b []byte) []byte {
 	// Each pattern runs only where its literal part occurs: the regexp engine costs about
 	// 0.3 µs per byte on these patterns, and every frame of a session passes here.
 	if mayHoldBearer(out) {
-		out = bearer.ReplaceAll(out, []byte("${1}"+Redacted))
+		out = bearer().ReplaceAll(out, []byte("${1}"+Redacted))
 	}
 	if mayHoldToken(out) {
-		out = tokens.ReplaceAll(out, []byte(Redacted))
+		out = tokens().ReplaceAll(out, []byte(Redacted))
 	}
 	if bytes.Contains(out, []byte("://")) && bytes.IndexByte(out, '@') >= 0 {
-		out = urlPassword.ReplaceAll(out, []byte("${1}"+Redacted+"@"))
+		out = urlPassword().ReplaceAll(out, []byte("${1}"+Redacted+"@"))
 	}
 	return out
 }
@@ -275,7 +282,9 @@ func (r *Redactor) Frame(f jsonrpc.Frame) jsonrpc.Frame {
 }
 
 // secretFlag matches command-line flags whose value is a secret (--api-key, --token, …).
-var secretFlag = regexp.MustCompile(`(?i)^--?[a-z0-9-]*(api[-_]?key|token|secret|password|credential)[a-z0-9-]*$`)
+var secretFlag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^--?[a-z0-9-]*(api[-_]?key|token|secret|password|credential)[a-z0-9-]*$`)
+})
 
 // SecretArgs finds secrets given on a command line: values of NAME=VALUE words whose name
 // looks secret (env GEMINI_API_KEY=… agent), and of flags such as --api-key=V or --token V.
@@ -283,12 +292,12 @@ func SecretArgs(argv []string) []string {
 	var out []string
 	for i, a := range argv {
 		if name, value, ok := strings.Cut(a, "="); ok {
-			if SecretName.MatchString(strings.TrimLeft(name, "-")) || secretFlag.MatchString(name) {
+			if SecretName().MatchString(strings.TrimLeft(name, "-")) || secretFlag().MatchString(name) {
 				out = append(out, value)
 			}
 			continue
 		}
-		if secretFlag.MatchString(a) && i+1 < len(argv) {
+		if secretFlag().MatchString(a) && i+1 < len(argv) {
 			out = append(out, argv[i+1])
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/sentinel"
 	"github.com/acpprobe/acpprobe/transport"
@@ -301,18 +302,24 @@ func parseArgs(fs *flag.FlagSet, args []string, synopsis string, out io.Writer) 
 
 // flagErrors are package flag's error messages, and how they read with the flag spelled with
 // two dashes, as help, the README and users spell it.
-var flagErrors = []struct {
+// They are compiled on the first error, not in every process.
+var flagErrors = sync.OnceValue(func() []flagError {
+	return []flagError{
+		{regexp.MustCompile(`^flag provided but not defined: -+`), "flag provided but not defined: --"},
+		{regexp.MustCompile(`^(invalid (?:boolean )?value ".*" for) (?:flag )?-+([^\s:]+): `), "$1 --$2: "},
+		{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "--$1 needs a value"},
+	}
+})
+
+// flagError is one of flagErrors: the message and its two-dash spelling.
+type flagError struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	{regexp.MustCompile(`^flag provided but not defined: -+`), "flag provided but not defined: --"},
-	{regexp.MustCompile(`^(invalid (?:boolean )?value ".*" for) (?:flag )?-+([^\s:]+): `), "$1 --$2: "},
-	{regexp.MustCompile(`^flag needs an argument: -+(.*)$`), "--$1 needs a value"},
 }
 
 // twoDashes rewrites an error of package flag with its flag spelled with two dashes.
 func twoDashes(msg string) string {
-	for _, e := range flagErrors {
+	for _, e := range flagErrors() {
 		if e.re.MatchString(msg) {
 			return e.re.ReplaceAllString(msg, e.repl)
 		}

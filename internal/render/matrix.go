@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/acpprobe/acpprobe/acp"
 	"github.com/acpprobe/acpprobe/matrix"
@@ -212,7 +213,7 @@ func stderrReason(stderr string) string {
 		l = strings.TrimSpace(l)
 		switch {
 		case l == "", strings.HasPrefix(l, "at "), strings.HasPrefix(l, "Node.js v"):
-		case errorWords.MatchString(l):
+		case errorWords().MatchString(l):
 			failure, last = l, l
 		default:
 			last = l
@@ -222,7 +223,9 @@ func stderrReason(stderr string) string {
 }
 
 // errorWords marks a line of stderr that says what went wrong.
-var errorWords = regexp.MustCompile(`(?i)\b(error|fatal|panic|exception|failed|cannot|denied|refused|not found)\b`)
+var errorWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(error|fatal|panic|exception|failed|cannot|denied|refused|not found)\b`)
+})
 
 // reasonMax is the most columns of stderr a reason quotes.
 const reasonMax = 160

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/acpprobe/acpprobe"
 	"github.com/acpprobe/acpprobe/clientprofile"
 	"github.com/acpprobe/acpprobe/internal/render"
+	"github.com/acpprobe/acpprobe/jsonrpc"
 	"github.com/acpprobe/acpprobe/probe"
 	"github.com/acpprobe/acpprobe/record"
 	"github.com/acpprobe/acpprobe/report"
@@ -179,6 +181,16 @@ func (opts *ProbeOptions) result(tool string, run func(target probe.Options) (*r
 	}
 	target := opts.Target
 	target.Log = rec.Log
+	if opts.JSON {
+		// The result's JSON encoders are built while the first agent starts, which leaves a
+		// core waiting (not before: they would delay its launch).
+		var warm sync.Once
+		defer rec.Log.Observe(func(f jsonrpc.Frame) {
+			if record.Started.Is(f) {
+				warm.Do(func() { go render.WarmResultJSON() })
+			}
+		})()
+	}
 	r, err := run(target)
 	cerr := rec.Close()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/acpprobe/acpprobe/internal/jsonout"
+	"github.com/acpprobe/acpprobe/report"
 )
 
 // JSON writes v as JSON followed by a newline, as jsonout.Indent writes it: indented where
@@ -28,3 +29,10 @@ func JSONLine(w io.Writer, v any) error {
 	_, err = w.Write(b)
 	return err
 }
+
+// WarmResultJSON builds, once per process, what the first result written as JSON costs
+// beyond its own bytes: the encoders of report.Result's types, which encoding/json makes by
+// reflection on first use (about a millisecond and a half for the result's types, most of
+// what writing a short probe's result costs). A command that will write its result as JSON
+// calls it on a goroutine of its own as its agent starts, while it waits for the agent anyway.
+func WarmResultJSON() { _, _ = jsonout.Indent(&report.Result{}) }

@@ -124,6 +124,11 @@ func (b *builder) build() {
 		}
 	}()
 
+	if b.x.AtStage(record.Interrupted, record.StageSpawn) {
+		b.fail(report.ErrInterrupted, record.StageSpawn, "stopped by a signal (Ctrl-C) before the agent started", nil)
+		b.methods()
+		return
+	}
 	if f, ok := b.x.FirstEvent(record.SpawnFailed.Kind); ok {
 		p, _ := record.SpawnFailed.Decode(f)
 		b.fail(report.ErrSpawnFailed, record.StageSpawn, p.Message, nil)

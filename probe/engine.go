@@ -70,6 +70,10 @@ func (e *engine) run(parent context.Context) {
 	})
 	agent, err := e.opts.Launcher.Launch(ctx, stderrSink{e.log})
 	if err != nil {
+		if parent.Err() != nil { // the caller's end (Ctrl-C) stopped the launch: no fault of the agent
+			e.interrupt(record.StageSpawn)
+			return
+		}
 		record.SpawnFailed.Emit(e.log, record.Message{Message: err.Error()})
 		return
 	}

@@ -550,6 +550,21 @@ func TestSpawnFailed(t *testing.T) {
 	}
 }
 
+// A probe whose caller ended before the agent could start (Ctrl-C as it launched) is
+// interrupted at the spawn stage, not a spawn failure of the agent's (before, spawn_failed
+// with the context's error as the agent's fault).
+func TestSpawnInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := driveAndDerive(ctx, probe.Options{Launcher: transport.Command{Argv: []string{"cat"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error == nil || r.Error.Code != report.ErrInterrupted || r.Error.Stage != record.StageSpawn {
+		t.Fatalf("error = %+v, want interrupted at the spawn stage", r.Error)
+	}
+}
+
 func TestNoMethods(t *testing.T) {
 	r, frames := run(t, acptest.Config{Persona: "claude"}, func(o *probe.Options) { o.SkipMethods = true })
 	for m, s := range r.Methods {

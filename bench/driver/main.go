@@ -18,7 +18,9 @@
 // scripts/install-e2e-agents.sh installed (skipped when missing). The variants run
 // interleaved, round-robin, the order rotating every round, after a warm-up round. With
 // -matrix-rounds, it then times acpprobe matrix over all the agents against each agent's
-// matrix of one and default probe (see matrix.go).
+// matrix of one and default probe (see matrix.go); with -turn-rounds, a full acpprobe turn of
+// each real agent, split by its transcript into the agent's starts and turns and acpprobe's
+// own time (see turns.go).
 //
 // What is measured, per run: the wall time from starting the client to reaping it; the
 // client's own CPU time (user+sys) and peak RSS; the agent's. A child's rusage (wait4) holds
@@ -78,7 +80,7 @@ func main() {
 	realRounds := flag.Int("real-rounds", 6, "measured rounds against each real agent")
 	warmup := flag.Int("warmup", 1, "unmeasured rounds before the measured ones, per agent")
 	agentsFlag := flag.String("agents", "reference,claude-agent-acp,codex-acp,gemini,qwen,opencode,codebuddy", "agents to run (comma-separated); real agents not installed are skipped")
-	variantsFlag := flag.String("variants", "floor,floor-kill,sdk,sdk-kill,probe,probe-full,check", "variants to run (comma-separated); the floors they are compared with always run")
+	variantsFlag := flag.String("variants", "floor,floor-kill,sdk,sdk-kill,probe,probe-full,check", "variants to run (comma-separated; empty: no handshakes); the floors they are compared with always run")
 	out := flag.String("out", "", "results directory (default ROOT/bench/results)")
 	useShim := flag.Bool("shim", runtime.GOOS == "linux", "measure client and agent apart through bench/agentshim (Linux only)")
 	timeout := flag.Duration("timeout", 90*time.Second, "kill a run that takes longer than this")
@@ -86,6 +88,9 @@ func main() {
 	candidateVariants := flag.String("candidate-variants", "probe", "the acpprobe variants each candidate build runs (probe, probe-full, check)")
 	matrixRounds := flag.Int("matrix-rounds", 0, "after the handshakes, rounds of acpprobe matrix over all the agents against each agent alone (0: none)")
 	matrixParallel := flag.String("matrix-parallel", "", "--parallel values to time the whole matrix with, besides the default (comma-separated)")
+	turnRounds := flag.Int("turn-rounds", 0, "after the handshakes, rounds of a full acpprobe turn of each real agent, split into its starts, turns and acpprobe's own time (0: none)")
+	turnVariants := flag.String("turn-variants", "", "the acpprobe turn arguments of each turn variant, variants separated by ';' (an empty one: the defaults), e.g. ';--scenario completion'")
+	turnKill := flag.Duration("turn-kill", 10*time.Minute, "kill a full turn that takes longer than this")
 	flag.Parse()
 
 	if *root == "" {
@@ -228,6 +233,9 @@ func main() {
 	st, _ := os.Stderr.Stat()
 	tty := st != nil && st.Mode()&os.ModeCharDevice != 0
 	for _, a := range agents {
+		if len(variants) == 0 {
+			break
+		}
 		n := *rounds
 		if a.Real {
 			n = *realRounds
@@ -274,6 +282,14 @@ func main() {
 		}
 		rep.Matrix = runMatrix(acpprobe, agents, work, *matrixRounds, par, *timeout, &load)
 		rep.Targets = append(rep.Targets, rep.Matrix.Targets...)
+	}
+	if *turnRounds > 0 {
+		var variants [][]string
+		for _, v := range strings.Split(*turnVariants, ";") {
+			variants = append(variants, strings.Fields(v))
+		}
+		rep.Turns = runTurns(acpprobe, agents, work, *warmup, *turnRounds, variants, *turnKill, &load)
+		rep.Targets = append(rep.Targets, turnTargets(rep.Turns)...)
 	}
 	rep.Machine["loadavgDuring"] = load.String()
 	rep.Duration = time.Since(rep.Started).Seconds()

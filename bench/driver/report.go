@@ -117,6 +117,7 @@ type Report struct {
 	Agents   []agentSpec       `json:"agents"`
 	Results  []*Summary        `json:"results"`
 	Matrix   *MatrixReport     `json:"matrix,omitempty"`
+	Turns    []*TurnRun        `json:"turns,omitempty"`
 	Targets  []Target          `json:"targets"`
 	Notes    []string          `json:"notes"`
 }
@@ -233,40 +234,45 @@ func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "acpprobe %s · go %s · node %s · @agentclientprotocol/sdk %s · client CPU/RSS measured apart from the agent: %v\n",
 		rep.Versions["acpprobe"], rep.Versions["go"], rep.Versions["node"], rep.Versions["@agentclientprotocol/sdk"], rep.Settings["shim"])
 	fmt.Fprintf(w, "load average (1 min) during the run: %s\n\n", rep.Machine["loadavgDuring"])
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "agent\tvariant\tn\twall p50 ms\tp90\tvs\t× floor\t+ms p50\town ms p50\t+own ms\tclient CPU ms\tclient RSS MiB\tagent CPU ms\tagent RSS MiB\t")
-	for _, s := range rep.Results {
-		fail := ""
-		if s.Failed > 0 {
-			fail = fmt.Sprintf(" (%d failed)", s.Failed)
+	if len(rep.Results) > 0 { // none with -variants '' (the turn benchmark alone)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "agent\tvariant\tn\twall p50 ms\tp90\tvs\t× floor\t+ms p50\town ms p50\t+own ms\tclient CPU ms\tclient RSS MiB\tagent CPU ms\tagent RSS MiB\t")
+		for _, s := range rep.Results {
+			fail := ""
+			if s.Failed > 0 {
+				fail = fmt.Sprintf(" (%d failed)", s.Failed)
+			}
+			masked := ""
+			if s.RSSMasked > 0 {
+				masked = "≤"
+			}
+			base := map[string]string{"floor": "fair", "floor-kill": "kill", "": "—"}[s.Base]
+			fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.1f\t%.1f\t%s\t%.2f\t%+.1f\t%.1f\t%+.1f\t%.1f\t%s%.1f\t%.1f\t%.1f\t\n", s.Agent, s.Label, s.N, fail,
+				s.Wall.Median, s.Wall.P90, base, s.RatioToBase, s.OverheadMs, s.Outside.Median, s.OutsideOverheadMs, s.ClientCPU.Median, masked,
+				s.ClientRSSKB.Median/1024, s.AgentCPU.Median, s.AgentRSSKB.Median/1024)
 		}
-		masked := ""
-		if s.RSSMasked > 0 {
-			masked = "≤"
+		tw.Flush()
+		fmt.Fprintln(w, "\nvs: the floor a variant is compared with — kill: the raw client stopping the agent at once")
+		fmt.Fprintln(w, "(as real clients and acpprobe probe do); fair: the raw client waiting up to 2 s for the agent to")
+		fmt.Fprintln(w, "leave by itself (as acpprobe check does). × floor, +ms: median wall time over / minus that floor's.")
+		fmt.Fprintln(w, "own ms: wall time minus the agent's life (the client's start-up before the agent runs and its work")
+		fmt.Fprintln(w, "after the agent ended), free of the agent's own variance; +own ms: minus the floor's. client CPU/RSS:")
+		fmt.Fprintln(w, "the client process alone (user+sys, ru_maxrss; ≤: not above the shim's, an upper bound); agent: the")
+		fmt.Fprintln(w, "agent and its children.")
+		fmt.Fprintln(w, "\nwhat each variant got back (first successful run):")
+		width := 0
+		for _, s := range rep.Results {
+			width = max(width, len(s.Label))
 		}
-		base := map[string]string{"floor": "fair", "floor-kill": "kill", "": "—"}[s.Base]
-		fmt.Fprintf(tw, "%s\t%s\t%d%s\t%.1f\t%.1f\t%s\t%.2f\t%+.1f\t%.1f\t%+.1f\t%.1f\t%s%.1f\t%.1f\t%.1f\t\n", s.Agent, s.Label, s.N, fail,
-			s.Wall.Median, s.Wall.P90, base, s.RatioToBase, s.OverheadMs, s.Outside.Median, s.OutsideOverheadMs, s.ClientCPU.Median, masked,
-			s.ClientRSSKB.Median/1024, s.AgentCPU.Median, s.AgentRSSKB.Median/1024)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\nvs: the floor a variant is compared with — kill: the raw client stopping the agent at once")
-	fmt.Fprintln(w, "(as real clients and acpprobe probe do); fair: the raw client waiting up to 2 s for the agent to")
-	fmt.Fprintln(w, "leave by itself (as acpprobe check does). × floor, +ms: median wall time over / minus that floor's.")
-	fmt.Fprintln(w, "own ms: wall time minus the agent's life (the client's start-up before the agent runs and its work")
-	fmt.Fprintln(w, "after the agent ended), free of the agent's own variance; +own ms: minus the floor's. client CPU/RSS:")
-	fmt.Fprintln(w, "the client process alone (user+sys, ru_maxrss; ≤: not above the shim's, an upper bound); agent: the")
-	fmt.Fprintln(w, "agent and its children.")
-	fmt.Fprintln(w, "\nwhat each variant got back (first successful run):")
-	width := 0
-	for _, s := range rep.Results {
-		width = max(width, len(s.Label))
-	}
-	for _, s := range rep.Results {
-		fmt.Fprintf(w, "  %-17s %-*s  %s\n", s.Agent, width, s.Label, s.Note)
+		for _, s := range rep.Results {
+			fmt.Fprintf(w, "  %-17s %-*s  %s\n", s.Agent, width, s.Label, s.Note)
+		}
 	}
 	if rep.Matrix != nil {
 		printMatrix(w, rep.Matrix)
+	}
+	if len(rep.Turns) > 0 {
+		printTurns(w, rep.Turns)
 	}
 	fmt.Fprintln(w, "\ntargets:")
 	for _, t := range rep.Targets {

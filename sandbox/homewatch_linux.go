@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,14 +46,14 @@ type HomeWatch struct {
 	released  sync.Once
 
 	// Written by the walk, read once walked is closed.
-	kept      *Snapshot          // the names the walk saw, and their metadata
-	order     []string           // kept's paths, sorted: those beneath a directory are together
-	born      map[string]bool    // born after T0 (the file system keeps birth times)
-	touched   map[string]bool    // ctime at or after T0 when the walk looked
-	wds       map[int32][]string // each watch's directories
-	unwatched []string           // directories without a watch: walked again by Finish
-	rootIDs   []fileID           // each root directory's identity (zero: not a directory)
-	noted     []record.Unseen    // directories changed before their watch
+	kept      *Snapshot           // the names the walk saw, and their metadata
+	children  map[string][]string // what the walk met in each directory, by label
+	born      map[string]bool     // born after T0 (the file system keeps birth times)
+	touched   map[string]bool     // ctime at or after T0 when the walk looked
+	wds       map[int32][]string  // each watch's directories
+	unwatched []string            // directories without a watch: walked again by Finish
+	rootIDs   []fileID            // each root directory's identity (zero: not a directory)
+	noted     []record.Unseen     // directories changed before their watch
 
 	// Written by the drain, read once drained is closed.
 	events   map[watchEvent]uint32 // what happened to a name, by watch
@@ -102,7 +101,8 @@ func WatchHome(home string, paths []string, max int) *HomeWatch {
 	_ = unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) // cannot fail with this clock
 	w := &HomeWatch{home: home, paths: paths, max: orDefault(max), t0: ts.Nano(), roots: homeRoots(home, paths),
 		ifd: -1, wake: -1, walked: make(chan struct{}), drained: make(chan struct{}), closed: make(chan struct{}),
-		born: map[string]bool{}, touched: map[string]bool{}, wds: map[int32][]string{}, events: map[watchEvent]uint32{}}
+		born: map[string]bool{}, touched: map[string]bool{}, wds: map[int32][]string{}, events: map[watchEvent]uint32{},
+		children: map[string][]string{}}
 	w.top = TopLevel(home)
 	if ifd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 		if wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err == nil {
@@ -136,7 +136,6 @@ func (w *HomeWatch) walk() {
 		}
 	}
 	w.kept.take(w.max)
-	w.order = slices.Sorted(maps.Keys(w.kept.entries))
 }
 
 // idOf is the identity of the open file fd (zero when it cannot be told).
@@ -157,6 +156,7 @@ func (h *armHook) dir(fd int, label string) bool {
 	if w.stop.Load() {
 		return false
 	}
+	w.met(label)
 	wd := -1
 	if w.ifd >= 0 {
 		wd, _ = addWatch(w.ifd, "/proc/self/fd/"+strconv.Itoa(fd), watchMask)
@@ -188,6 +188,7 @@ func (h *armHook) listed(fd int, label string) {
 
 func (h *armHook) entry(label string, st entryStat) {
 	w := (*HomeWatch)(h)
+	w.met(label)
 	if st.ctime >= w.t0 {
 		w.touched[label] = true
 		if st.btime >= w.t0 {
@@ -200,6 +201,13 @@ func (h *armHook) gone(label string) {
 	w := (*HomeWatch)(h)
 	if len(w.noted) < maxUnseen {
 		w.noted = append(w.noted, record.Unseen{Path: label, Reason: unseenWhileWalked})
+	}
+}
+
+// met records that the walk met label in its directory (a root is in none).
+func (w *HomeWatch) met(label string) {
+	if i := strings.LastIndexByte(label, '/'); i > 0 {
+		w.children[label[:i]] = append(w.children[label[:i]], label)
 	}
 }
 
@@ -555,12 +563,13 @@ func (w *HomeWatch) walkAgain(s *Snapshot, label string) {
 // beneath is the paths the walk kept that are label or beneath it.
 func (w *HomeWatch) beneath(label string) []string {
 	var out []string
-	if _, ok := w.kept.entries[label]; ok {
-		out = append(out, label)
-	}
-	i, _ := slices.BinarySearch(w.order, label+"/")
-	for ; i < len(w.order) && strings.HasPrefix(w.order[i], label+"/"); i++ {
-		out = append(out, w.order[i])
+	for next := []string{label}; len(next) > 0; {
+		l := next[len(next)-1]
+		next = next[:len(next)-1]
+		if _, ok := w.kept.entries[l]; ok {
+			out = append(out, l)
+		}
+		next = append(next, w.children[l]...)
 	}
 	return out
 }

@@ -267,15 +267,11 @@ func (ob *observer) removeBox() {
 }
 
 // close removes what the observer made: the sandbox, unless finish did, and the shims'
-// temporary directory, and closes the watch of the real HOME (its inotify instance, whose
-// watches the kernel takes milliseconds to remove). Run starts it on its own goroutine once finish is done, so that the
+// temporary directory. Run starts it on its own goroutine once finish is done, so that the
 // shims' removal overlaps the analysis: it holds only what acpprobe wrote and the agent's
 // launch records, its removal never follows a link nor crosses a mount, and what it could not
 // remove is not reported. A later call returns when the first has ended.
 func (ob *observer) close() {
-	if ob.watch != nil {
-		ob.watch.Close()
-	}
 	ob.removeBox()
 	ob.shimsClosed.Do(func() {
 		if ob.ownShims {
@@ -283,6 +279,15 @@ func (ob *observer) close() {
 			ob.forgetShims()
 		}
 	})
+}
+
+// closeWatch closes the watch of the real HOME (none: nothing to do). Run calls it last: the
+// watches finish removed are freed by the kernel meanwhile, and closing the inotify instance
+// then does not wait for them.
+func (ob *observer) closeWatch() {
+	if ob.watch != nil {
+		ob.watch.Close()
+	}
 }
 
 // redactLaunch is a shim's record of a launch as the report keeps it: when, what, and the

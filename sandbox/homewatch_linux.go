@@ -42,8 +42,9 @@ type HomeWatch struct {
 	stop      atomic.Bool // set by Close: the walk ends at its next directory
 	walked    chan struct{}
 	drained   chan struct{}
-	closed    chan struct{} // the inotify instance is closed
+	removed   chan struct{} // the watches are removed
 	released  sync.Once
+	closed    sync.Once
 
 	// Written by the walk, read once walked is closed.
 	kept      *Snapshot           // the names the walk saw, and their metadata
@@ -100,7 +101,7 @@ func WatchHome(home string, paths []string, max int) *HomeWatch {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) // cannot fail with this clock
 	w := &HomeWatch{home: home, paths: paths, max: orDefault(max), t0: ts.Nano(), roots: homeRoots(home, paths),
-		ifd: -1, wake: -1, walked: make(chan struct{}), drained: make(chan struct{}), closed: make(chan struct{}),
+		ifd: -1, wake: -1, walked: make(chan struct{}), drained: make(chan struct{}), removed: make(chan struct{}),
 		born: map[string]bool{}, touched: map[string]bool{}, wds: map[int32][]string{}, events: map[watchEvent]uint32{},
 		children: map[string][]string{}}
 	w.top = TopLevel(home)
@@ -271,38 +272,47 @@ func (w *HomeWatch) read(buf []byte) {
 	}
 }
 
-// release ends the drain once what is queued is read, and starts closing the inotify
-// instance (the kernel removes its watches then, milliseconds for thousands: off the critical
-// path); closed is closed once it is. The walk must be over.
+// release ends the drain once what is queued is read, and starts removing the watches, off
+// the critical path; removed is closed once they are. The kernel frees a removed watch a few
+// milliseconds later, after a grace period of its own; closing an instance that still has
+// watches waits for that grace (about 15 ms here, even for one watch), which Close, called
+// as late as may be, no longer has to. The walk must be over.
 func (w *HomeWatch) release() {
 	w.released.Do(func() {
 		if w.ifd < 0 {
-			close(w.closed)
+			close(w.removed)
 			return
 		}
 		_, _ = unix.Write(w.wake, []byte{1, 0, 0, 0, 0, 0, 0, 0})
 		<-w.drained
 		go func() {
-			defer close(w.closed)
-			unix.Close(w.ifd)
-			unix.Close(w.wake)
+			defer close(w.removed)
+			for wd := range w.wds {
+				_, _ = unix.InotifyRmWatch(w.ifd, uint32(wd)) // EINVAL: its directory is gone
+			}
 		}()
 	})
 }
 
 // Close ends the watch, with no report unless Finish gave one: the walk stops at its next
-// directory, and Close returns once the inotify instance is closed.
+// directory, and the inotify instance is closed, once.
 func (w *HomeWatch) Close() {
 	w.stop.Store(true)
 	<-w.walked
 	w.release()
-	<-w.closed
+	<-w.removed
+	w.closed.Do(func() {
+		if w.ifd >= 0 {
+			unix.Close(w.ifd)
+			unix.Close(w.wake)
+		}
+	})
 }
 
 // Finish ends the watch and says what was created, changed and deleted since WatchHome, as Diff
 // would of a snapshot taken then and one taken now (the new top entries of HOME and its XDG
 // directories walked too: everything in them is created). Call it once the agent and all it
-// started are gone, and once; then Close, which waits for the inotify instance to be closed.
+// started are gone, and once; then Close, as late as may be.
 func (w *HomeWatch) Finish() record.Files {
 	<-w.walked
 	w.release()

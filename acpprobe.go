@@ -179,6 +179,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 		return nil, err
 	}
 	if ob != nil {
+		defer ob.closeWatch() // after close, the last
 		defer ob.close()
 	}
 	if o.Check != nil {

@@ -36,10 +36,11 @@ func Sandboxed(box *sandbox.Sandbox, cmd transport.Command) transport.Command {
 }
 
 // observer watches one run of an agent for side effects: it puts the browser shims on the
-// agent's PATH, takes the inventory of the files before and after, removes what it made, and
-// writes the side-effects event. A sandboxed run watches the whole sandbox and, as an
-// unsandboxed one does, the places agents keep their state under the real HOME (an agent
-// that writes there by absolute path is seen at every level).
+// agent's PATH, takes the inventory of the files (a sandbox's before and after; the real
+// HOME's watched over the run, off its critical path), removes what it made, and writes the
+// side-effects event. A sandboxed run watches the whole sandbox and, as an unsandboxed one
+// does, the places agents keep their state under the real HOME (an agent that writes there by
+// absolute path is seen at every level).
 type observer struct {
 	box    *sandbox.Sandbox
 	ownBox bool // made by Run: removed by it
@@ -49,23 +50,23 @@ type observer struct {
 	ownShims bool
 	home     string   // the real HOME
 	paths    []string // the places watched under it
-	// top are the entries of HOME and of its XDG base directories before the run
-	// (sandbox.TopLevel): what appears beside them is walked too.
-	top map[string]bool
+	// watch is the watch of paths and of HOME's new top entries (nil without a HOME),
+	// started before the agent.
+	watch *sandbox.HomeWatch
 	// ours are the labels of what acpprobe wrote after the baseline (Baseline.Ours).
-	ours   []string
-	max    int
-	before *sandbox.Snapshot
-	iso    record.Isolation
-	left   []record.Leftover // what the sandbox's removal could not remove
+	ours      []string
+	max       int
+	boxBefore *sandbox.Snapshot // the sandbox's inventory before the run (nil: no sandbox)
+	iso       record.Isolation
+	left      []record.Leftover // what the sandbox's removal could not remove
 	// forgetBox and forgetShims tell the watchdog that a directory it would remove if this
 	// process were killed is gone (transport.RemoveIfKilled).
 	forgetBox, forgetShims func()
 	boxClosed, shimsClosed sync.Once
 }
 
-// observe prepares the run of po's agent as o says (a sandbox given, one to make, or none)
-// and takes the first inventory. A launcher that is not a process (an in-memory agent) is
+// observe prepares the run of po's agent as o says (a sandbox given, one to make, or none),
+// starts the watch of the real HOME and takes the sandbox's first inventory. A launcher that is not a process (an in-memory agent) is
 // neither isolated nor observed: observe returns nil, and the isolation asked for is not
 // claimed.
 func observe(o Options, po *probe.Options) (*observer, error) {
@@ -123,22 +124,22 @@ func observe(o Options, po *probe.Options) (*observer, error) {
 	}
 	po.Launcher = cmd
 	if b := o.Baseline; b != nil && o.Sandbox != nil {
-		ob.before, ob.top, ob.ours = b.files, b.top, b.ours
+		ob.boxBefore, ob.watch, ob.ours = b.box, b.home, b.ours
 		return ob, nil
 	}
-	if ob.home != "" {
-		ob.top = sandbox.TopLevel(ob.home)
+	ob.watch = watchHome(ob.home, ob.paths, ob.max)
+	if ob.box != nil {
+		ob.boxBefore = ob.box.Snapshot()
 	}
-	ob.before = ob.snapshot()
 	return ob, nil
 }
 
-// Baseline is the inventory of a sandbox and of the real HOME's places before a run
-// (Options.Baseline).
+// Baseline is the inventory of a sandbox before a run and the watch of the real HOME's
+// places started then (Options.Baseline).
 type Baseline struct {
-	files *sandbox.Snapshot
-	top   map[string]bool
-	ours  []string // labels of what acpprobe wrote after it (Ours)
+	box  *sandbox.Snapshot
+	home *sandbox.HomeWatch // nil without a HOME
+	ours []string           // labels of what acpprobe wrote after it (Ours)
 }
 
 // Ours says which paths acpprobe itself wrote into the sandbox's HOME after the baseline (a
@@ -152,28 +153,29 @@ func (b *Baseline) Ours(box *sandbox.Sandbox, paths ...string) {
 	}
 }
 
-// TakeBaseline takes the inventory Run would take of box before the agent starts, for a
-// caller that runs the agent in box before Run does.
+// TakeBaseline takes the inventory Run would take of box before the agent starts, and starts
+// the watch of the real HOME, for a caller that runs the agent in box before Run does. Run
+// (given it as Options.Baseline, with Sandbox) ends the watch; Close ends it when Run is not
+// reached.
 func TakeBaseline(box *sandbox.Sandbox) *Baseline {
 	home, paths := box.RealHome()
-	b := &Baseline{files: inventory(box, home, paths, 0)}
-	if home != "" {
-		b.top = sandbox.TopLevel(home)
-	}
-	return b
+	return &Baseline{home: watchHome(home, paths, 0), box: box.Snapshot()}
 }
 
-// inventory is one snapshot of the sandbox box (nil: none) and of the places paths under the
-// real HOME home ("": none), at most max entries each.
-func inventory(box *sandbox.Sandbox, home string, paths []string, max int) *sandbox.Snapshot {
-	var h *sandbox.Snapshot
-	if home != "" {
-		h = sandbox.SnapshotHome(home, paths, max)
+// Close ends the watch of the real HOME, if Run did not: call it once the agent is gone.
+func (b *Baseline) Close() {
+	if b.home != nil {
+		b.home.Close()
 	}
-	if box != nil {
-		return sandbox.Join(box.Snapshot(), h)
+}
+
+// watchHome starts the watch of the places paths under the real HOME home (nil when there is
+// none), at most max entries.
+func watchHome(home string, paths []string, max int) *sandbox.HomeWatch {
+	if home == "" {
+		return nil
 	}
-	return h
+	return sandbox.WatchHome(home, paths, max)
 }
 
 // levelNote says what a level does not cover.
@@ -187,12 +189,8 @@ func levelNote(l record.Level) string {
 	return "a throwaway HOME, TMPDIR and workspace, a reduced environment, and no network but the agent's own loopback (the places agents keep their state in your real HOME were compared too); not a security boundary for files outside the sandbox, nor for your other processes"
 }
 
-// snapshot takes the inventory of what the observer watches.
-func (ob *observer) snapshot() *sandbox.Snapshot {
-	return inventory(ob.box, ob.home, ob.paths, ob.max)
-}
-
-// finish takes the second inventory and the launches, removes the sandbox Run made, and
+// finish takes the second inventory of the sandbox, finishes the watch of the real HOME,
+// takes the launches, removes the sandbox Run made, and
 // records them in log as the run's side-effects event, with what of the sandbox could not be
 // removed. Call it once the agent and everything it started are gone.
 func (ob *observer) finish(log *jsonrpc.Log) {
@@ -201,19 +199,21 @@ func (ob *observer) finish(log *jsonrpc.Log) {
 	if ob.box != nil && ob.box.Kept() {
 		info.Isolation.Kept = ob.box.Dir()
 	}
-	if after := ob.snapshot(); after != nil && ob.before != nil {
-		if ob.home != "" {
-			// What appeared under HOME beside the places agents are known to keep their state
-			// (an agent no table knows), walked: everything in it is new.
-			if fresh := sandbox.NewTopLevel(ob.home, ob.top, ob.paths); len(fresh) > 0 {
-				after = sandbox.Join(after, sandbox.SnapshotHome(ob.home, fresh, ob.max))
-			}
-		}
-		before := ob.before
+	if ob.boxBefore != nil {
+		before, after := ob.boxBefore, ob.box.Snapshot()
 		if len(ob.ours) > 0 {
 			before, after = before.Without(ob.ours), after.Without(ob.ours)
 		}
 		files := sandbox.Diff(before, after)
+		info.Files = &files
+	}
+	if ob.watch != nil {
+		// Also what appeared under HOME beside the places agents are known to keep their
+		// state (an agent no table knows), walked: everything in it is new.
+		files := ob.watch.Finish()
+		if info.Files != nil {
+			files = sandbox.Merge(*info.Files, files)
+		}
 		info.Files = &files
 	}
 	if ob.shims != nil {
@@ -279,6 +279,15 @@ func (ob *observer) close() {
 			ob.forgetShims()
 		}
 	})
+}
+
+// closeWatch closes the watch of the real HOME (none: nothing to do). Run calls it last: the
+// watches finish removed are freed by the kernel meanwhile, and closing the inotify instance
+// then does not wait for them.
+func (ob *observer) closeWatch() {
+	if ob.watch != nil {
+		ob.watch.Close()
+	}
 }
 
 // redactLaunch is a shim's record of a launch as the report keeps it: when, what, and the

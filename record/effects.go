@@ -213,7 +213,9 @@ type Files struct {
 	Capped bool `json:"capped,omitempty"`
 	// Unreadable counts the directories either inventory could not look into; Unseen lists
 	// the first of them with why: unreadable (the agent made it so), deeper than the walk
-	// goes, or a mount point, which the walk does not cross. Changes there were not seen.
+	// goes, or a mount point, which the walk does not cross. Changes there were not seen. The
+	// real HOME's watch adds what it could not name: a directory changed after the start
+	// but before its watch (an entry removed from it then), an entry gone while it was walked.
 	Unreadable int      `json:"unreadable,omitempty"`
 	Unseen     []Unseen `json:"unseen,omitempty"`
 }

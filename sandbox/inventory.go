@@ -36,6 +36,22 @@ type Snapshot struct {
 	capped     bool
 	unreadable int
 	unseen     []record.Unseen
+	// hook, when set, is told of every directory and entry the walk meets (a HomeWatch's
+	// watches and marks); nil for a plain snapshot.
+	hook walkHook
+}
+
+// walkHook is what a walk tells the one watching it.
+type walkHook interface {
+	// dir is told of the directory fd (label) as soon as it is opened, before it is listed;
+	// false stops the walk.
+	dir(fd int, label string) bool
+	// listed is told of the directory fd (label) once it is listed.
+	listed(fd int, label string)
+	// entry is told of every entry that is not a directory, with its stat.
+	entry(label string, st entryStat)
+	// gone is told of an entry that was listed but was gone when the walk looked at it.
+	gone(label string)
 }
 
 // root is one tree of a snapshot: where it is and the label its entries are shown under.
@@ -66,11 +82,15 @@ const (
 
 // takeSnapshot walks roots, looking at max entries at most.
 func takeSnapshot(roots []root, max int) *Snapshot {
-	if max <= 0 {
-		max = DefaultMaxEntries
-	}
+	max = orDefault(max)
 	s := &Snapshot{roots: roots, entries: map[string]meta{}}
-	for _, r := range roots {
+	s.take(max)
+	return s
+}
+
+// take walks the snapshot's roots, looking at max entries at most.
+func (s *Snapshot) take(max int) {
+	for _, r := range s.roots {
 		if s.capped {
 			break
 		}
@@ -78,6 +98,9 @@ func takeSnapshot(roots []root, max int) *Snapshot {
 		if err == errNotDir { // a file root (~/.claude.json), or a link to one
 			if st, err := statEntry(unix.AT_FDCWD, r.path, r.follow); err == nil && s.count(max) {
 				s.entries[r.label] = metaOf(unix.AT_FDCWD, r.path, st)
+				if s.hook != nil {
+					s.hook.entry(r.label, st)
+				}
 			}
 			continue
 		}
@@ -91,7 +114,14 @@ func takeSnapshot(roots []root, max int) *Snapshot {
 		s.walk(fd, r.label, mnt, 0, max)
 		unix.Close(fd)
 	}
-	return s
+}
+
+// orDefault is max, or DefaultMaxEntries when it is not set.
+func orDefault(max int) int {
+	if max <= 0 {
+		return DefaultMaxEntries
+	}
+	return max
 }
 
 // errNotDir: a root is not a directory (its entry is taken as it is).
@@ -160,22 +190,34 @@ func reason(err error) string {
 // walk records the entries of the directory fd (shown as label, depth levels below its
 // root, on mount mnt) and of every directory below it.
 func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
+	if s.hook != nil && !s.hook.dir(fd, label) {
+		return
+	}
 	names, err := safefs.ListNames(fd)
 	if err != nil {
 		s.unseenDir(label, err)
 		return
 	}
+	if s.hook != nil {
+		s.hook.listed(fd, label)
+	}
 	for _, name := range names {
 		if !s.count(max) {
 			return
 		}
+		child := label + "/" + name
 		st, err := statEntry(fd, name, false)
 		if err != nil {
+			if s.hook != nil {
+				s.hook.gone(child)
+			}
 			continue // gone since it was listed
 		}
-		child := label + "/" + name
 		if st.mode&unix.S_IFMT != unix.S_IFDIR {
 			s.entries[child] = metaOf(fd, name, st)
+			if s.hook != nil {
+				s.hook.entry(child, st)
+			}
 			continue
 		}
 		if st.mnt != mnt { // the stat of a mount point is the mounted tree's root's
@@ -190,6 +232,8 @@ func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
 		if err != nil {
 			if err != unix.ENOENT {
 				s.unseenDir(child, err)
+			} else if s.hook != nil {
+				s.hook.gone(child)
 			}
 			continue
 		}
@@ -208,6 +252,9 @@ type entryStat struct {
 	mtime int64
 	ino   uint64
 	mnt   uint64
+	// ctime is when the entry's inode last changed (ns since the epoch): no process can set
+	// it. btime is when it was made, 0 where the file system does not say.
+	ctime, btime int64
 }
 
 // metaOf is the metadata of the entry name of the directory dirfd.
@@ -238,7 +285,6 @@ func metaOf(dirfd int, name string, st entryStat) meta {
 func Diff(before, after *Snapshot) record.Files {
 	f := record.Files{
 		Watched:    []string{},
-		Changes:    []record.FileChange{},
 		Walked:     after.walked,
 		Capped:     before.capped || after.capped,
 		Unreadable: after.unreadable,
@@ -265,11 +311,37 @@ func Diff(before, after *Snapshot) record.Files {
 			all = append(all, record.FileChange{Path: p, Change: "deleted", Kind: b.kind, Size: b.size, Target: b.target})
 		}
 	}
+	f.Changes, f.Truncated = listChanges(all)
+	return f
+}
+
+// listChanges sorts all by path and keeps the first maxChanges of them (never nil), saying
+// whether there were more.
+func listChanges(all []record.FileChange) ([]record.FileChange, bool) {
 	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
-	if len(all) > maxChanges {
-		all, f.Truncated = all[:maxChanges], true
+	truncated := len(all) > maxChanges
+	if truncated {
+		all = all[:maxChanges]
 	}
-	f.Changes = append(f.Changes, all...)
+	return append([]record.FileChange{}, all...), truncated
+}
+
+// Merge is one report of the files of a and b, whose labels differ (a sandbox's, and the
+// real HOME's of a HomeWatch): their counts added, their changes listed together.
+func Merge(a, b record.Files) record.Files {
+	f := record.Files{
+		Watched: slices.Concat(a.Watched, b.Watched), Created: a.Created + b.Created, Changed: a.Changed + b.Changed,
+		Deleted: a.Deleted + b.Deleted, Walked: a.Walked + b.Walked, Capped: a.Capped || b.Capped,
+		Unreadable: a.Unreadable + b.Unreadable,
+	}
+	var truncated bool
+	f.Changes, truncated = listChanges(slices.Concat(a.Changes, b.Changes))
+	f.Truncated = truncated || a.Truncated || b.Truncated
+	for _, u := range slices.Concat(a.Unseen, b.Unseen) {
+		if len(f.Unseen) < maxUnseen {
+			f.Unseen = append(f.Unseen, u)
+		}
+	}
 	return f
 }
 
@@ -411,6 +483,11 @@ next:
 // ("~/.codex/…") when it is under it. A path that is a symbolic link is followed (a dotfile
 // manager's link); nothing inside is. max caps the entries looked at (DefaultMaxEntries when 0).
 func SnapshotHome(home string, paths []string, max int) *Snapshot {
+	return takeSnapshot(homeRoots(home, paths), max)
+}
+
+// homeRoots are the roots of paths under home, each shown relative to it when it is under it.
+func homeRoots(home string, paths []string) []root {
 	roots := make([]root, 0, len(paths))
 	for _, p := range paths {
 		label := p
@@ -422,5 +499,5 @@ func SnapshotHome(home string, paths []string, max int) *Snapshot {
 		}
 		roots = append(roots, root{label: label, path: p, follow: true})
 	}
-	return takeSnapshot(roots, max)
+	return roots
 }

@@ -15,5 +15,5 @@ func statEntry(dirfd int, name string, follow bool) (entryStat, error) {
 	if err := unix.Fstatat(dirfd, name, &st, flags); err != nil {
 		return entryStat{}, err
 	}
-	return entryStat{mode: uint32(st.Mode), size: st.Size, ino: uint64(st.Ino), mtime: st.Mtim.Nano(), mnt: uint64(st.Dev)}, nil
+	return entryStat{mode: uint32(st.Mode), size: st.Size, ino: uint64(st.Ino), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), mnt: uint64(st.Dev)}, nil
 }

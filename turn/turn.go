@@ -150,6 +150,7 @@ func Run(ctx context.Context, o Options) (*report.Result, error) {
 	// One inventory before the agent first runs in the sandbox (the route's first handshake
 	// may run it): the side effects of all its processes count.
 	baseline := acpprobe.TakeBaseline(box)
+	defer baseline.Close() // Run ends its watch; this, when Run is not reached
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	r, err := o.chooseRoute(rctx, cmd, box, srv)
 	cancel()

@@ -10,6 +10,9 @@
 //     same two ways;
 //   - probe:      acpprobe probe --no-methods --json (the handshake alone);
 //   - probe-full: acpprobe probe --json, the default probe (with method detection);
+//   - probe-bighome: probe with a HOME shaped like a long-used machine's (50,000 files under
+//     the agents' places, 300 top entries in HOME and ~/.config, built once): what the
+//     inventory of the real HOME costs a probe;
 //   - check:      acpprobe check --json (the active checks; waits for the agent to leave);
 //   - candidate:NAME:VARIANT: another acpprobe build (-candidate) as one of the acpprobe
 //     variants (-candidate-variants), to measure a change in the same run;
@@ -72,6 +75,10 @@ type variantSpec struct {
 	argv  func(agent []string) []string
 }
 
+// bigHome tells whether the variant runs with the long-used HOME (and the variables pointing
+// into it): probe-bighome, of this build or of a candidate.
+func (v variantSpec) bigHome() bool { return strings.HasSuffix(v.Name, "probe-bighome") }
+
 func main() {
 	root := flag.String("root", "", "the repository root (default: found from the working directory)")
 	bin := flag.String("bin", "", "directory holding acpprobe, rawclient and agentshim (default ROOT/bench/bin)")
@@ -118,6 +125,10 @@ func main() {
 			return variantSpec{"probe", who + " probe --no-methods", "floor-kill", func(a []string) []string {
 				return append([]string{path, "probe", "--no-methods", "--json", "--"}, a...)
 			}}, true
+		case "probe-bighome":
+			return variantSpec{"probe-bighome", who + " probe --no-methods, long-used HOME", "floor-kill", func(a []string) []string {
+				return append([]string{path, "probe", "--no-methods", "--json", "--"}, a...)
+			}}, true
 		case "probe-full":
 			return variantSpec{"probe-full", who + " probe", "floor-kill", func(a []string) []string {
 				return append([]string{path, "probe", "--json", "--"}, a...)
@@ -137,7 +148,7 @@ func main() {
 			return append([]string{*node, sdkClient, "--kill", "--"}, a...)
 		}},
 	}
-	for _, name := range []string{"probe", "probe-full", "check"} {
+	for _, name := range []string{"probe", "probe-bighome", "probe-full", "check"} {
 		v, _ := acpprobeVariant(name, acpprobe, "acpprobe")
 		all = append(all, v)
 	}
@@ -229,6 +240,12 @@ func main() {
 		Agents: agents,
 		Notes:  notes,
 	}
+	var bigBox string
+	var bigEnv []string
+	if slices.ContainsFunc(variants, variantSpec.bigHome) {
+		bigBox, bigEnv = sandbox(work, "bighome")
+		longUsedHome(filepath.Join(work, "bighome", "home"))
+	}
 	var load loadSampler
 	st, _ := os.Stderr.Stat()
 	tty := st != nil && st.Mode()&os.ModeCharDevice != 0
@@ -251,7 +268,11 @@ func main() {
 			for k := range variants {
 				i := (k + max(r, 0)) % len(variants) // rotate the order every round
 				v := variants[i]
-				run := measure(v.argv(a.Argv), box, env, work, *bin, *useShim, *timeout, v.Name)
+				vbox, venv := box, env
+				if v.bigHome() {
+					vbox, venv = bigBox, bigEnv
+				}
+				run := measure(v.argv(a.Argv), vbox, venv, work, *bin, *useShim, *timeout, v.Name)
 				run.Round = r
 				if r < 0 {
 					if !run.OK {

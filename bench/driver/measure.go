@@ -259,3 +259,31 @@ func sandboxVars(work, name string) (cwd string, set map[string]string) {
 	}
 	return cwd, set
 }
+
+// longUsedHome fills home as a long-used machine's is (sandbox/realhome_test.go's
+// longUsedHome): 50,000 files spread over the places agents keep their state, most under
+// ~/.claude/projects, in 100-file directories, and 300 top entries of HOME and of ~/.config
+// that are no agent's.
+func longUsedHome(home string) {
+	places := []string{".claude/projects", ".claude/projects", ".claude/projects", ".codex/sessions", ".gemini/tmp", ".qwen/tmp", ".local/share/opencode/storage"}
+	made := map[string]bool{}
+	for i := range 50_000 {
+		dir := filepath.Join(home, places[i%len(places)], fmt.Sprintf("p%03d", i/100%500))
+		if !made[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				fatalf("%v", err)
+			}
+			made[dir] = true
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%05d.jsonl", i)), []byte("{}\n"), 0o644); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	for i := range 300 {
+		for _, d := range []string{"", ".config"} {
+			if err := os.MkdirAll(filepath.Join(home, d, fmt.Sprintf(".tool-%03d", i)), 0o755); err != nil {
+				fatalf("%v", err)
+			}
+		}
+	}
+}

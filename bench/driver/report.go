@@ -27,6 +27,9 @@ const (
 	// floor + 40 ms, whichever is larger.
 	targetFullRatio = 1.15
 	targetFullMs    = 40
+	// probe --no-methods with a long-used HOME against an empty one (issue 26, item 3): what
+	// the inventory of the real HOME adds.
+	targetBigHomeMs = 3
 	// acpprobe check against the fair-teardown floor (both wait for the agent to leave): its
 	// active checks are a few more exchanges, and the analysis judges more frames.
 	targetCheckRatio = 1.15
@@ -194,6 +197,15 @@ func targets(results []*Summary) []Target {
 				Target{who, "probe --no-methods: wall over the kill-at-once floor", "≤ 10 ms", s.OverheadMs, "ms", s.OverheadMs <= targetOverheadMs},
 				Target{who, "probe --no-methods: client CPU", "≤ 20 ms", s.ClientCPU.Median, "ms", s.ClientCPU.Median <= targetCPUMs},
 				Target{who, "probe --no-methods: client peak RSS", "≤ 20 MiB", s.ClientRSSKB.Median / 1024, "MiB", s.ClientRSSKB.Median/1024 <= targetRSSMiB})
+		case "probe-bighome":
+			// The same build's probe, in the same rounds, with the throwaway HOME.
+			i := slices.IndexFunc(results, func(p *Summary) bool {
+				return p.Agent == s.Agent && p.Variant == strings.TrimSuffix(s.Variant, "-bighome") && p.N > 0
+			})
+			if i >= 0 {
+				d := s.Wall.Median - results[i].Wall.Median
+				out = append(out, Target{who, "probe --no-methods: wall with a long-used HOME over an empty one", "≤ 3 ms", d, "ms", d <= targetBigHomeMs})
+			}
 		case "probe-full":
 			floor := s.Wall.Median - s.OverheadMs
 			limit := math.Max(targetFullRatio*floor, floor+targetFullMs)

@@ -322,14 +322,20 @@ func TestWatchdogAfterRunOver(t *testing.T) {
 	}
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
-	dir := filepath.Join(parent, "acpprobe-sandbox-over")
+	waitRemoved(t, filepath.Join(parent, "acpprobe-sandbox-over"))
+}
+
+// waitRemoved waits for the watchdog of a killed host to remove dir (it works after the
+// host's death: no event tells the test when it is done), and fails after 10 s.
+func waitRemoved(t *testing.T, dir string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for { // the watchdog works after the host's death: no event tells the test when it is done
+	for {
 		if _, err := os.Lstat(dir); os.IsNotExist(err) {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the killed host's directory is still there")
+			t.Fatalf("the killed host's directory %s is still there", dir)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -352,17 +358,7 @@ func TestWatchdogRemovesTheHostsDirectories(t *testing.T) {
 	}
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
-	a := filepath.Join(parent, "acpprobe-sandbox-a")
-	deadline := time.Now().Add(10 * time.Second)
-	for { // the watchdog works after the host's death: no event tells the test when it is done
-		if _, err := os.Lstat(a); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the SIGKILLed host's directory is still there")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitRemoved(t, filepath.Join(parent, "acpprobe-sandbox-a"))
 	if b, err := os.ReadFile(filepath.Join(victim, "precious")); err != nil || string(b) != "user data" {
 		t.Errorf("the user's file: %q %v", b, err)
 	}

@@ -25,9 +25,20 @@ const (
 	completionPrompt = "Reply with one short line."
 )
 
-// afterWindow is how long a scenario keeps listening after a turn's answer, to see updates
-// sent after it (a turn ends with its answer in ACP v1).
+// afterWindow is how long a scenario keeps listening after a cancelled turn's answer and
+// after a session/load or session/resume answer, to see updates sent after it (a turn ends
+// with its answer in ACP v1; a replay comes before the answer): what an agent still has in
+// flight when it acknowledges a cancel, or a replay it sends in the background, may come
+// late.
 const afterWindow = 500 * time.Millisecond
+
+// afterTurn is how long a scenario keeps listening after an ordinary turn's answer. An update
+// that loses the race to the answer comes within milliseconds of it (acptest's
+// updates-after-answer fault: at once). Nothing at all came in the 600 ms after any of the
+// 113 prompts of claude-agent-acp 0.101.0, codex-acp 2.6.0, gemini-cli 0.61.0, qwen-code
+// 0.24.4 and opencode 1.18.33 (matrix --turns, 2026-12-02) nor after those of the recorded
+// transcripts (testdata), while afterWindow after every prompt was 8-17 s of each full turn.
+const afterTurn = 100 * time.Millisecond
 
 // maxModelValues bounds the model (and thought level) values the model-truth scenario tries:
 // one turn each.
@@ -186,7 +197,7 @@ func (n notExercised) Run(_ context.Context, sess *probe.Session) {
 }
 
 // promptOn sends one prompt on the session id and waits for its answer within the turn
-// budget, then listens afterWindow more.
+// budget, then listens afterTurn more.
 func (sc *scene) promptOn(ctx context.Context, s *probe.Session, id string, blocks ...any) {
 	cctx, cancel := context.WithTimeout(ctx, sc.turn)
 	defer cancel()
@@ -195,7 +206,7 @@ func (sc *scene) promptOn(ctx context.Context, s *probe.Session, id string, bloc
 		// No answer within the turn: stop the turn (the record shows what happened).
 		_ = s.Notify(acp.MethodSessionCancel, map[string]any{"sessionId": id})
 	}
-	listen(ctx, afterWindow)
+	listen(ctx, afterTurn)
 }
 
 // listen waits d, or until ctx ends: the record keeps what arrives meanwhile.

@@ -221,6 +221,10 @@ func TestMatrixRealAgents(t *testing.T) {
 				findings = append(findings, strings.TrimSpace(string(f.Tier)+" "+f.ID+" "+f.Pointer))
 			}
 			slices.Sort(findings)
+			if !slices.Equal(findings, w.findings) && r.Exit != nil {
+				// How the agent left says whether protocol.stdin-exit could be raised.
+				t.Logf("exit: %s", show(r.Exit))
+			}
 			check(t, "findings", findings, w.findings)
 
 			if h, ok := pinnedHandshakes[id]; ok {

@@ -111,12 +111,13 @@ func TestMatrixRealAgents(t *testing.T) {
 			version: "@agentclientprotocol/codex-acp 2.6.0", auth: "auth_required", prompt: "image, resource", mcp: "stdio, http",
 			sessions: "load, list, resume, close, fork, delete, dirs", methods: "yes yes yes yes yes yes", modes: notKnown, config: notKnown,
 			status: codexAuth, htmlStatus: "auth",
-			findings: []string{"ADVISORY protocol.stdin-exit", "INFO capability.legacy-method",
+			findings: []string{"INFO capability.legacy-method",
 				"INFO schema.unstable /result/agentCapabilities/mcpCapabilities/acp", "INFO schema.unstable /result/agentCapabilities/providers",
 				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/fork",
 				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/systemPrompt",
 				"INFO schema.unstable /result/agentCapabilities/sessionCapabilities/title",
 				"MANDATORY schema.non-spec-key /result/agentCapabilities/sessionCapabilities/subagents"},
+			optional: map[string]string{"protocol.stdin-exit": codexStdinWhy},
 		},
 		"gemini": {
 			version: "gemini-cli 0.61.0", auth: "auth_required", prompt: "image, audio, resource", mcp: "stdio, http, sse",
@@ -226,6 +227,12 @@ func TestMatrixRealAgents(t *testing.T) {
 				t.Logf("exit: %s", show(r.Exit))
 			}
 			check(t, "findings", findings, w.findings)
+			// Whichever way the agent went, the finding says it: raised exactly when the
+			// agent was still running after the wait and had to be signalled.
+			stdinExit := slices.ContainsFunc(r.Findings, func(f report.Finding) bool { return f.ID == "protocol.stdin-exit" })
+			if signalled := r.Exit != nil && r.Exit.By.Signalled(); stdinExit != signalled {
+				t.Errorf("protocol.stdin-exit raised %v, but the agent's exit was %s", stdinExit, show(r.Exit))
+			}
 
 			if h, ok := pinnedHandshakes[id]; ok {
 				probed{res: r}.wantHandshake(t, h)

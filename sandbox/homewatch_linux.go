@@ -549,25 +549,7 @@ func (w *HomeWatch) walkAgain(s *Snapshot, label string) {
 	if err != nil || !s.count(w.max) {
 		return
 	}
-	if st.mode&unix.S_IFMT != unix.S_IFDIR {
-		s.entries[label] = metaOf(fd, name, st)
-		s.hook.entry(label, st)
-		return
-	}
-	if st.mnt != mnt {
-		s.unseenDir(label, errMount)
-		return
-	}
-	if depth+1 >= maxWalkDepth {
-		s.unseenDir(label, errTooDeep)
-		return
-	}
-	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	s.walk(sub, label, mnt, depth+1, w.max)
-	unix.Close(sub)
+	s.visit(fd, name, label, st, mnt, depth, w.max)
 }
 
 // beneath is the paths the walk kept that are label or beneath it.

@@ -213,36 +213,43 @@ func (s *Snapshot) walk(fd int, label string, mnt uint64, depth, max int) {
 			}
 			continue // gone since it was listed
 		}
-		if st.mode&unix.S_IFMT != unix.S_IFDIR {
-			s.entries[child] = metaOf(fd, name, st)
-			if s.hook != nil {
-				s.hook.entry(child, st)
-			}
-			continue
-		}
-		if st.mnt != mnt { // the stat of a mount point is the mounted tree's root's
-			s.unseenDir(child, errMount)
-			continue
-		}
-		if depth+1 >= maxWalkDepth {
-			s.unseenDir(child, errTooDeep)
-			continue
-		}
-		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != nil {
-			if err != unix.ENOENT {
-				s.unseenDir(child, err)
-			} else if s.hook != nil {
-				s.hook.gone(child)
-			}
-			continue
-		}
-		s.walk(sub, child, mnt, depth+1, max)
-		unix.Close(sub)
+		s.visit(fd, name, child, st, mnt, depth, max)
 		if s.capped {
 			return
 		}
 	}
+}
+
+// visit records the entry name of the directory fd (shown as label, that directory depth
+// levels below its root, on mount mnt), statted as st, and walks it when it is a directory on
+// the same mount, not too deep.
+func (s *Snapshot) visit(fd int, name, label string, st entryStat, mnt uint64, depth, max int) {
+	if st.mode&unix.S_IFMT != unix.S_IFDIR {
+		s.entries[label] = metaOf(fd, name, st)
+		if s.hook != nil {
+			s.hook.entry(label, st)
+		}
+		return
+	}
+	if st.mnt != mnt { // the stat of a mount point is the mounted tree's root's
+		s.unseenDir(label, errMount)
+		return
+	}
+	if depth+1 >= maxWalkDepth {
+		s.unseenDir(label, errTooDeep)
+		return
+	}
+	sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err != unix.ENOENT {
+			s.unseenDir(label, err)
+		} else if s.hook != nil {
+			s.hook.gone(label)
+		}
+		return
+	}
+	s.walk(sub, label, mnt, depth+1, max)
+	unix.Close(sub)
 }
 
 // entryStat is what the inventory keeps of an entry's stat, and the mount it is on.

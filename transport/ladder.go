@@ -29,6 +29,7 @@ type lifecycle struct {
 	mu         sync.Mutex
 	step       record.ExitCause // "" (running), then the step the ladder has reached
 	stdinClose time.Time        // when the ladder closed stdin
+	terminated time.Time        // when the ladder sent the group SIGTERM
 	exit       record.ExitInfo
 
 	finishOnce   sync.Once
@@ -67,8 +68,11 @@ func (l *lifecycle) finish(code *int, signal string) {
 func (l *lifecycle) setStep(step record.ExitCause) {
 	l.mu.Lock()
 	l.step = step
-	if step == record.ExitStdin {
+	switch step {
+	case record.ExitStdin:
 		l.stdinClose = time.Now()
+	case record.ExitSigterm:
+		l.terminated = time.Now()
 	}
 	l.mu.Unlock()
 }

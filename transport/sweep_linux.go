@@ -555,20 +555,30 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 	}
 	inGroup := func(t *target) bool { return t.PGID == p.pid }
 	settle := min(grace, SurvivorSettle)
-	// What is still alive a moment after the agent gets that moment to end by itself first: a
-	// child that got the ladder's SIGTERM with its parent is usually on its way out
-	// (claude-agent-acp 0.23.1's Claude CLI ended within the 125-150 ms of its teardown,
-	// codex-acp's native binary a moment after its node launcher), and is no survivor. What is
-	// still there after it is one.
-	k.waitGone(ctx, time.Now().Add(settle), nil)
+	p.mu.Lock()
+	groupSignalled := p.step == record.ExitSigterm || p.step == record.ExitSigkill
+	from := p.terminated
+	p.mu.Unlock()
+	if !groupSignalled || from.IsZero() {
+		from = time.Now()
+	}
+	// What is still alive a moment after the signal that told it to end (the group's SIGTERM,
+	// which a child got with its parent), or after the agent left when the ladder sent none, gets
+	// that moment to end by itself first: such a child is usually on its way out
+	// (claude-agent-acp 0.101.0's Claude CLI, when it ends on the SIGTERM, ends within 40 ms
+	// of it; codex-acp's native binary a moment after its node launcher), and is no survivor.
+	// What is still there after it is one. An agent slow to leave on the SIGTERM still leaves
+	// its children a third of the window after it has gone.
+	deadline := from.Add(settle)
+	if soonest := time.Now().Add(settle / 3); deadline.Before(soonest) {
+		deadline = soonest
+	}
+	k.waitGone(ctx, deadline, nil)
 	for _, t := range k.targets {
 		if t.gone {
 			t.alone = true
 		}
 	}
-	p.mu.Lock()
-	groupSignalled := p.step == record.ExitSigterm || p.step == record.ExitSigkill
-	p.mu.Unlock()
 	for _, t := range k.targets {
 		if inGroup(t) && !t.gone {
 			p.mu.Lock()

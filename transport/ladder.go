@@ -29,7 +29,7 @@ type lifecycle struct {
 	mu         sync.Mutex
 	step       record.ExitCause // "" (running), then the step the ladder has reached
 	stdinClose time.Time        // when the ladder closed stdin
-	terminated time.Time        // when the ladder sent the group SIGTERM
+	terminated time.Time        // when the ladder sent the group SIGTERM (zero: it sent none)
 	exit       record.ExitInfo
 
 	finishOnce   sync.Once
@@ -75,6 +75,29 @@ func (l *lifecycle) setStep(step record.ExitCause) {
 		l.terminated = time.Now()
 	}
 	l.mu.Unlock()
+}
+
+// settleDeadline is when what outlived the agent stops being given time to end by itself:
+// settle after the group's SIGTERM when the ladder sent one (signalled; its children got it
+// with the agent), else after now (the agent's end), and never sooner than a third of settle
+// from now, so that an agent slow to leave on the SIGTERM still leaves its children a moment.
+func (l *lifecycle) settleDeadline(settle time.Duration) (deadline time.Time, signalled bool) {
+	l.mu.Lock()
+	from := l.terminated
+	l.mu.Unlock()
+	now := time.Now()
+	if from.IsZero() {
+		return now.Add(settle), false
+	}
+	return later(from.Add(settle), now.Add(settle/3)), true
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ladder runs the teardown ladder (see Ladder) until the agent has ended. The step is set

@@ -106,3 +106,34 @@ func TestMarkerEntry(t *testing.T) {
 		t.Errorf("the list is not bounded, or lost the new marker: %q", got)
 	}
 }
+
+// The settle window counts from the group's SIGTERM when the ladder sent one, from the agent's
+// end otherwise, and leaves at least a third of it after that end.
+func TestSettleDeadline(t *testing.T) {
+	const settle = 150 * time.Millisecond
+	for _, tc := range []struct {
+		name       string
+		terminated time.Duration // before now; 0: no SIGTERM
+		signalled  bool
+		lo, hi     time.Duration // of the deadline, from now
+	}{
+		{"no SIGTERM: from the agent's end", 0, false, settle, settle + 50*time.Millisecond},
+		{"SIGTERM 100 ms ago: what is left of the window", 100 * time.Millisecond, true, 0, settle - 100*time.Millisecond + 20*time.Millisecond},
+		{"SIGTERM 2 s ago: a third of it", 2 * time.Second, true, settle / 3, settle/3 + 20*time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newLifecycle()
+			if tc.terminated > 0 {
+				l.terminated = time.Now().Add(-tc.terminated)
+			}
+			before := time.Now()
+			deadline, signalled := l.settleDeadline(settle)
+			if signalled != tc.signalled {
+				t.Errorf("signalled = %v, want %v", signalled, tc.signalled)
+			}
+			if d := deadline.Sub(before); d < tc.lo || d > tc.hi {
+				t.Errorf("deadline %v from now, want within [%v, %v]", d, tc.lo, tc.hi)
+			}
+		})
+	}
+}

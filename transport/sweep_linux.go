@@ -555,24 +555,12 @@ func (p *Process) cleanUp(ctx context.Context, grace time.Duration) {
 	}
 	inGroup := func(t *target) bool { return t.PGID == p.pid }
 	settle := min(grace, SurvivorSettle)
-	p.mu.Lock()
-	groupSignalled := p.step == record.ExitSigterm || p.step == record.ExitSigkill
-	from := p.terminated
-	p.mu.Unlock()
-	if !groupSignalled || from.IsZero() {
-		from = time.Now()
-	}
-	// What is still alive a moment after the signal that told it to end (the group's SIGTERM,
-	// which a child got with its parent), or after the agent left when the ladder sent none, gets
-	// that moment to end by itself first: such a child is usually on its way out
+	// What is still alive a moment after the signal that told it to end gets that moment to
+	// end by itself first (settleDeadline): such a child is usually on its way out
 	// (claude-agent-acp 0.101.0's Claude CLI, when it ends on the SIGTERM, ends within 40 ms
 	// of it; codex-acp's native binary a moment after its node launcher), and is no survivor.
-	// What is still there after it is one. An agent slow to leave on the SIGTERM still leaves
-	// its children a third of the window after it has gone.
-	deadline := from.Add(settle)
-	if soonest := time.Now().Add(settle / 3); deadline.Before(soonest) {
-		deadline = soonest
-	}
+	// What is still there after it is one.
+	deadline, groupSignalled := p.settleDeadline(settle)
 	k.waitGone(ctx, deadline, nil)
 	for _, t := range k.targets {
 		if t.gone {

@@ -54,6 +54,8 @@ func TestMain(m *testing.M) {
 		os.Exit(dirHolder())
 	case "over-host":
 		os.Exit(overHost())
+	case "starting-host":
+		os.Exit(startingHost())
 	case "secret-host":
 		os.Exit(secretHost())
 	default:

@@ -306,6 +306,47 @@ func overHost() int {
 	return 0
 }
 
+// startingHost makes directories for its watchdog to remove while that watchdog is being
+// started on another goroutine (its exec no longer holds the state's lock: what is told
+// meanwhile is told once it runs), prints "ready" once the start is over and waits to be killed.
+func startingHost() int {
+	parent := os.Getenv("TRANSPORT_TEST_PARENT")
+	started := make(chan error, 1)
+	go func() { started <- transport.StartWatchdog() }()
+	for i := range 8 {
+		dir := filepath.Join(parent, fmt.Sprintf("acpprobe-shims-%d", i))
+		if err := os.MkdirAll(filepath.Join(dir, "deep"), 0o700); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		transport.RemoveIfKilled(dir)
+	}
+	if err := <-started; err != nil {
+		fmt.Println("watchdog:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// Directories a host makes while its watchdog is starting are removed by that watchdog when
+// the host is killed, whichever side of the exec they were told on.
+func TestWatchdogLearnsWhatWasToldDuringItsStart(t *testing.T) {
+	parent := t.TempDir()
+	cmd := self(t, "starting-host")
+	cmd.Env = append(cmd.Env, "TRANSPORT_TEST_PARENT="+parent)
+	h := startHost(t, cmd)
+	if l := h.line(t, 10*time.Second); l != "ready" {
+		t.Fatalf("the host said %q", l)
+	}
+	_ = h.cmd.Process.Kill()
+	_ = h.cmd.Wait()
+	for i := range 8 {
+		waitRemoved(t, filepath.Join(parent, fmt.Sprintf("acpprobe-shims-%d", i)))
+	}
+}
+
 // A host whose run was over (RunOver: its watchdog skips the sweep of every process) and
 // that is then killed still has its directory removed by the watchdog, and its watchdog ends.
 func TestWatchdogAfterRunOver(t *testing.T) {

@@ -60,7 +60,10 @@ var watchdog struct {
 	// knows may be short of a launch), or a launch's teardown left a process it could not
 	// kill; the watchdog is then never told the run is over, and sweeps when the host ends.
 	mustSweep bool
-	prepared  bool // the run's cgroup and the first launch's are made
+	prepared  bool // the run's cgroup and the first launch's are made (or being made)
+	// starting is closed when the start under way (nil: none) is over; mu is not held
+	// meanwhile.
+	starting chan struct{}
 	// state is what a watchdog started again (the agent killed the first) is told at once.
 	cgroup   string
 	dirs     map[string]string // path -> its dir line
@@ -81,23 +84,44 @@ func StartWatchdog() error {
 	return startWatchdogLocked()
 }
 
+// startWatchdogLocked is called, and returns, with watchdog.mu held; it lets go of it while
+// the watchdog is exec'd (and, the first time, while the run's cgroups are made), so that
+// what is told meanwhile (RemoveIfKilled, a launch's end) is not held up by an exec: it is
+// kept in the state, and told to the watchdog once it runs. A second caller waits for the
+// start under way.
 func startWatchdogLocked() error {
+	for watchdog.starting != nil {
+		started := watchdog.starting
+		watchdog.mu.Unlock()
+		<-started
+		watchdog.mu.Lock()
+	}
 	if watchdog.running || watchdog.err != nil {
 		return watchdog.err
 	}
+	started := make(chan struct{})
+	watchdog.starting = started
+	first := !watchdog.prepared
+	watchdog.prepared = true
+	watchdog.mu.Unlock()
 	cmd, w, err := spawnWatchdog()
+	var run cgroupRun
+	if err == nil && first { // the first start, early: the run's and the first launch's cgroups are made here
+		if run = makeRunCgroup(); run.dir != "" {
+			prepareLaunchCgroup()
+		}
+	}
+	watchdog.mu.Lock()
+	watchdog.starting = nil
+	close(started)
 	if err != nil {
 		watchdog.err = err
 		return err
 	}
 	watchdog.running, watchdog.hostEnd = true, w
 	_ = unix.SetNonblock(int(w.Fd()), true) // a watchdog that stopped reading never blocks the host
-	if !watchdog.prepared {                 // the first start, early: the run's and the first launch's cgroups are made here
-		watchdog.prepared = true
-		if run := makeRunCgroup(); run.dir != "" {
-			watchdog.cgroup = run.dir
-			prepareLaunchCgroup()
-		}
+	if run.dir != "" {
+		watchdog.cgroup = run.dir
 	}
 	if watchdog.cgroup != "" {
 		tellLocked("cgroup " + watchdog.cgroup)

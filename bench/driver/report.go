@@ -270,8 +270,9 @@ func printTable(w io.Writer, rep *Report) {
 		fmt.Fprintln(w, "leave by itself (as acpprobe check does). × floor, +ms: median wall time over / minus that floor's.")
 		fmt.Fprintln(w, "own ms: wall time minus the agent's life (the client's start-up before the agent runs and its work")
 		fmt.Fprintln(w, "after the agent ended), free of the agent's own variance; +own ms: minus the floor's. client CPU/RSS:")
-		fmt.Fprintln(w, "the client process alone (user+sys, ru_maxrss; ≤: not above the shim's, an upper bound); agent: the")
-		fmt.Fprintln(w, "agent and its children.")
+		fmt.Fprintln(w, "the client process and what it reaped (user+sys, ru_maxrss; ≤: not above the shim's, an upper bound):")
+		fmt.Fprintln(w, "acpprobe is a subreaper, so an agent's child it kills after the agent has gone (claude-agent-acp's CLI)")
+		fmt.Fprintln(w, "counts there, not as acpprobe's own work; agent: the agent and the children it reaped itself.")
 		fmt.Fprintln(w, "\nwhat each variant got back (first successful run):")
 		width := 0
 		for _, s := range rep.Results {

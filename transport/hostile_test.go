@@ -307,8 +307,8 @@ func overHost() int {
 }
 
 // startingHost makes directories for its watchdog to remove while that watchdog is being
-// started on another goroutine (its exec no longer holds the state's lock: what is told
-// meanwhile is told once it runs), prints "ready" once the start is over and waits to be killed.
+// started on another goroutine (the exec holds no lock: what is told meanwhile is kept and
+// told once it runs), prints "ready" once the start is over and waits to be killed.
 func startingHost() int {
 	parent := os.Getenv("TRANSPORT_TEST_PARENT")
 	started := make(chan error, 1)
@@ -334,12 +334,7 @@ func startingHost() int {
 // the host is killed, whichever side of the exec they were told on.
 func TestWatchdogLearnsWhatWasToldDuringItsStart(t *testing.T) {
 	parent := t.TempDir()
-	cmd := self(t, "starting-host")
-	cmd.Env = append(cmd.Env, "TRANSPORT_TEST_PARENT="+parent)
-	h := startHost(t, cmd)
-	if l := h.line(t, 10*time.Second); l != "ready" {
-		t.Fatalf("the host said %q", l)
-	}
+	h := hostSaying(t, "starting-host", "ready", "TRANSPORT_TEST_PARENT="+parent)
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
 	for i := range 8 {
@@ -351,12 +346,7 @@ func TestWatchdogLearnsWhatWasToldDuringItsStart(t *testing.T) {
 // that is then killed still has its directory removed by the watchdog, and its watchdog ends.
 func TestWatchdogAfterRunOver(t *testing.T) {
 	parent := t.TempDir()
-	cmd := self(t, "over-host")
-	cmd.Env = append(cmd.Env, "TRANSPORT_TEST_PARENT="+parent)
-	h := startHost(t, cmd)
-	if l := h.line(t, 10*time.Second); l != "over" {
-		t.Fatalf("the host said %q", l)
-	}
+	h := hostSaying(t, "over-host", "over", "TRANSPORT_TEST_PARENT="+parent)
 	host := h.cmd.Process.Pid
 	if n := watchdogsOf(host); n != 1 {
 		t.Fatalf("the host has %d watchdogs, want 1", n)
@@ -364,6 +354,19 @@ func TestWatchdogAfterRunOver(t *testing.T) {
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
 	waitRemoved(t, filepath.Join(parent, "acpprobe-sandbox-over"))
+}
+
+// hostSaying starts this test binary as a host in role, with env added to its environment,
+// and fails unless its first line is want (within 10 s).
+func hostSaying(t *testing.T, role, want string, env ...string) *hostRole {
+	t.Helper()
+	cmd := self(t, role)
+	cmd.Env = append(cmd.Env, env...)
+	h := startHost(t, cmd)
+	if l := h.line(t, 10*time.Second); l != want {
+		t.Fatalf("the host said %q", l)
+	}
+	return h
 }
 
 // waitRemoved waits for the watchdog of a killed host to remove dir (it works after the
@@ -391,12 +394,7 @@ func TestWatchdogRemovesTheHostsDirectories(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(victim, "precious"), []byte("user data"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := self(t, "dir-holder")
-	cmd.Env = append(cmd.Env, "TRANSPORT_TEST_PARENT="+parent, "TRANSPORT_TEST_VICTIM="+victim)
-	h := startHost(t, cmd)
-	if l := h.line(t, 10*time.Second); l != "ready planted" {
-		t.Fatalf("the host said %q", l)
-	}
+	h := hostSaying(t, "dir-holder", "ready planted", "TRANSPORT_TEST_PARENT="+parent, "TRANSPORT_TEST_VICTIM="+victim)
 	_ = h.cmd.Process.Kill()
 	_ = h.cmd.Wait()
 	waitRemoved(t, filepath.Join(parent, "acpprobe-sandbox-a"))
